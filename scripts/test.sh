@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace against the real management plane.
+# On a fresh machine it first builds the plane's programs from their Go modules (cached afterwards).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== test-bed assets (etcd, kube-apiserver, kube-controller-manager, Cluster API core, clusterctl)"
+assets=$(bash testbed/build-assets.sh)
+export TESTBED_ASSETS="$assets"
+cat "$assets/VERSIONS"
+
+echo "== cargo test"
+# Each integration test starts its own plane; two at a time fit this machine's two cores.
+cargo test --workspace --all-targets -- --test-threads="${TEST_THREADS:-2}"
+cargo test --workspace --doc

@@ -1,0 +1,138 @@
+//! Child processes of the test bed: started with their output in a log file, killed when dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::process::{Child, Command};
+
+/// One running program of the test bed.
+#[derive(Debug)]
+pub struct Process {
+    name: String,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Process {
+    /// Starts `program` with `args`, writing stdout and stderr to `<log_dir>/<name>.log`.
+    /// The process is killed when the returned value is dropped.
+    pub fn spawn(name: &str, program: &Path, args: &[String], log_dir: &Path) -> Result<Self> {
+        let log = log_dir.join(format!("{name}.log"));
+        let out =
+            std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let err = out.try_clone()?;
+        let child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {name} ({})", program.display()))?;
+        Ok(Self {
+            name: name.to_string(),
+            child,
+            log,
+        })
+    }
+
+    /// The program's name in the bed (also its log file's stem).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The log file.
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// The OS process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Fails with the tail of the log if the process has exited.
+    pub fn ensure_running(&mut self) -> Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!(
+                "{} exited ({status}); last lines of {}:\n{}",
+                self.name,
+                self.log.display(),
+                tail(&self.log, 30)
+            );
+        }
+        Ok(())
+    }
+
+    /// Stops the process: SIGTERM, then SIGKILL after `grace`.
+    pub async fn stop(&mut self, grace: Duration) {
+        if let Some(pid) = self.child.id() {
+            // `kill` from procps: no unsafe signal code in this crate.
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .stderr(Stdio::null())
+                .status();
+            if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+                return;
+            }
+        }
+        let _ = self.child.kill().await;
+    }
+}
+
+/// The last `lines` lines of a log file (empty if unreadable).
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; the kernel does not hand it out again at once).
+pub fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).context("binding a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// Polls `probe` every `every` until it returns `Ok(true)`, or fails after `timeout` with the last error.
+pub async fn wait_until<F, Fut>(
+    what: &str,
+    timeout: Duration,
+    every: Duration,
+    mut probe: F,
+) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut last = String::from("not ready");
+    loop {
+        match probe().await {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(e) => last = format!("{e:#}"),
+        }
+        if tokio::time::Instant::now() >= deadline {
+            bail!("timed out after {timeout:?} waiting for {what}: {last}");
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// A plain-HTTP GET on loopback returning the status code (for health endpoints).
+pub async fn http_status(port: u16, path: &str) -> Result<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut head = vec![0u8; 64];
+    let n = stream.read(&mut head).await?;
+    let line = String::from_utf8_lossy(&head[..n]);
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .with_context(|| format!("no HTTP status in {line:?}"))
+}
