@@ -1,1 +1,28 @@
-//! placeholder
+//! The Cluster API v1beta2 contract for managed Kubernetes providers, and the managed API shared
+//! by every provider: pure types and rules, no I/O.
+//!
+//! - [`capi`]: typed read views of core's `Cluster` and `MachinePool`, the well-known labels and
+//!   annotations, pause / ownership / watch-filter rules, and versioned field-path accessors
+//!   for each provider role ([`capi::accessors`]).
+//! - [`api`]: the spec and status blocks every provider composes into its CRDs, with their CEL
+//!   admission rules.
+//! - [`conditions`]: condition maths (`lastTransitionTime`, `observedGeneration`, summaries).
+//! - [`kubeconfig`]: the `<cluster>-kubeconfig` and `<cluster>-user-kubeconfig` Secrets.
+//! - [`version`]: Kubernetes versions and pure upgrade planning.
+//! - [`naming`]: the ownership tag and cloud-name derivation within each cloud's limits.
+//! - [`crd`]: contract labels and CRD names.
+//! - [`corpus`]: invalid specs with the admission messages they must produce.
+//! - [`schema`]: checks on generated CRD schemas (structural, CEL rules present, bounded).
+//!
+//! Nothing here performs I/O or reads the clock: time is always an argument.
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod capi;
+pub mod conditions;
+pub mod corpus;
+pub mod crd;
+pub mod kubeconfig;
+pub mod naming;
+pub mod schema;
+pub mod version;

@@ -1,0 +1,607 @@
+//! Names and ownership of cloud resources.
+//!
+//! # Ownership tag
+//! Every cloud resource a provider creates carries one tag (a label on GCP) that names the
+//! provider and the owning Cluster as `<namespace>/<cluster>`. It survives `clusterctl move`
+//! (object UIDs do not), so it is what "ours" means when a provider meets an existing resource.
+//!
+//! The format has to be a valid AWS tag, Azure tag, GCP label and OCI freeform tag at once, and
+//! GCP labels are the strictest (keys and values: lowercase letters, digits, `-` and `_`, at
+//! most 63 characters, keys start with a letter). So:
+//!
+//! - key: `capi-managed-<provider>`, e.g. `capi-managed-eks`;
+//! - value: `<namespace>_<cluster>`. Kubernetes names never contain `_`, so the separator is
+//!   unambiguous. When that string is longer than 63 characters or holds a character GCP
+//!   refuses (a `.` in a cluster name, upper case), it is shortened and made label-safe, and a
+//!   hash of the exact `<namespace>/<cluster>` is appended, so distinct owners keep distinct
+//!   values.
+//!
+//! The `capi-managed-` key prefix ([`OWNERSHIP_TAG_PREFIX`]) is reserved: the CRD rejects it in
+//! `spec.additionalTags`, so a user cannot forge ownership.
+//!
+//! # Cloud names
+//! [`derive_cloud_name`] turns a namespace and object name into a name every cloud accepts,
+//! within its documented limits ([`NameLimits`] presets), deterministically.
+
+use std::collections::BTreeMap;
+
+/// The reserved key prefix of ownership tags.
+pub const OWNERSHIP_TAG_PREFIX: &str = "capi-managed-";
+
+/// Longest ownership tag key or value (the GCP label limit).
+pub const OWNERSHIP_TAG_MAX_LEN: usize = 63;
+
+const HASH_LEN: usize = 10;
+
+/// The ownership tag `(key, value)` for resources of `namespace/cluster` created by `provider`.
+///
+/// `provider` is the short provider name (`eks`, `aks`, `gke`, `oke`); it is lowercased and any
+/// character outside `[a-z0-9-]` becomes `-`. The value is deterministic, so [`is_owned_by`]
+/// recomputes it rather than parsing it.
+pub fn ownership_tag(provider: &str, namespace: &str, cluster: &str) -> (String, String) {
+    (
+        ownership_tag_key(provider),
+        ownership_tag_value(namespace, cluster),
+    )
+}
+
+/// The ownership tag key for `provider`: `capi-managed-<provider>`.
+pub fn ownership_tag_key(provider: &str) -> String {
+    let provider: String = provider
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let mut key = format!("{OWNERSHIP_TAG_PREFIX}{provider}");
+    key.truncate(OWNERSHIP_TAG_MAX_LEN);
+    key
+}
+
+fn ownership_tag_value(namespace: &str, cluster: &str) -> String {
+    let plain = format!("{namespace}_{cluster}");
+    let label_safe = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+    if plain.len() <= OWNERSHIP_TAG_MAX_LEN && plain.chars().all(label_safe) {
+        return plain;
+    }
+    let hash = short_hash(&format!("{namespace}/{cluster}"));
+    let keep = OWNERSHIP_TAG_MAX_LEN - HASH_LEN - 1;
+    let prefix: String = plain
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| if label_safe(c) { c } else { '-' })
+        .take(keep)
+        .collect();
+    format!("{prefix}_{hash}")
+}
+
+/// Whether `tags` carry the ownership tag of `provider` for `namespace/cluster`.
+///
+/// Only an exact match counts: a resource tagged for another cluster, or by another provider,
+/// is not ours (and must be neither adopted silently nor deleted).
+pub fn is_owned_by(
+    tags: &BTreeMap<String, String>,
+    provider: &str,
+    namespace: &str,
+    cluster: &str,
+) -> bool {
+    let (key, value) = ownership_tag(provider, namespace, cluster);
+    tags.get(&key) == Some(&value)
+}
+
+/// The value of `provider`'s ownership tag on a resource, whoever it names (for messages such
+/// as "owned by another cluster").
+pub fn ownership_tag_of<'a>(tags: &'a BTreeMap<String, String>, provider: &str) -> Option<&'a str> {
+    tags.get(&ownership_tag_key(provider)).map(String::as_str)
+}
+
+/// What the first character of a name may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstChar {
+    /// An ASCII letter.
+    Letter,
+    /// An ASCII letter or digit.
+    Alphanumeric,
+}
+
+/// A cloud's rules for a resource name. ASCII letters and digits are always allowed;
+/// `punctuation` lists the other characters allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameLimits {
+    /// What the name is, for messages, e.g. "EKS cluster name".
+    pub what: &'static str,
+    /// Longest allowed name, in characters (at least 2 for [`derive_cloud_name`] to work).
+    pub max_len: usize,
+    /// Allowed characters besides ASCII letters and digits.
+    pub punctuation: &'static str,
+    /// What the first character may be.
+    pub first: FirstChar,
+    /// Whether the last character must be a letter or digit.
+    pub must_end_alphanumeric: bool,
+    /// Whether upper-case letters are refused.
+    pub lowercase: bool,
+}
+
+/// EKS cluster names: 1–100 characters, letters (case-sensitive), digits, `-` and `_`,
+/// starting with a letter or digit (pattern `^[0-9A-Za-z][A-Za-z0-9\-_]*`).
+/// Source: Amazon EKS API reference, `CreateCluster` request, `name`.
+pub const EKS_CLUSTER: NameLimits = NameLimits {
+    what: "EKS cluster name",
+    max_len: 100,
+    punctuation: "-_",
+    first: FirstChar::Alphanumeric,
+    must_end_alphanumeric: false,
+    lowercase: false,
+};
+
+/// EKS managed node group names: 1–63 characters, letters, digits, `-` and `_`, starting with
+/// a letter or digit. Source: Amazon EKS API reference, `CreateNodegroup`, `nodegroupName`.
+pub const EKS_NODEGROUP: NameLimits = NameLimits {
+    what: "EKS node group name",
+    max_len: 63,
+    punctuation: "-_",
+    first: FirstChar::Alphanumeric,
+    must_end_alphanumeric: false,
+    lowercase: false,
+};
+
+/// AKS managed cluster names: 1–63 characters, letters, digits, `-` and `_`, starting and
+/// ending with a letter or digit. Source: Microsoft Learn, "Naming rules and restrictions for
+/// Azure resources", `Microsoft.ContainerService/managedClusters`.
+pub const AKS_CLUSTER: NameLimits = NameLimits {
+    what: "AKS cluster name",
+    max_len: 63,
+    punctuation: "-_",
+    first: FirstChar::Alphanumeric,
+    must_end_alphanumeric: true,
+    lowercase: false,
+};
+
+/// AKS agent pool (node pool) names: 1–12 lower-case letters and digits, starting with a
+/// letter (Linux pools). Source: Microsoft Learn, AKS "Create node pools", naming limits.
+pub const AKS_AGENT_POOL: NameLimits = NameLimits {
+    what: "AKS node pool name",
+    max_len: 12,
+    punctuation: "",
+    first: FirstChar::Letter,
+    must_end_alphanumeric: true,
+    lowercase: true,
+};
+
+/// GKE cluster names: up to 40 characters, lower-case letters, digits and `-`, starting with a
+/// letter and ending with a letter or digit. Source: Google Kubernetes Engine API reference,
+/// `projects.locations.clusters`, `Cluster.name`.
+pub const GKE_CLUSTER: NameLimits = NameLimits {
+    what: "GKE cluster name",
+    max_len: 40,
+    punctuation: "-",
+    first: FirstChar::Letter,
+    must_end_alphanumeric: true,
+    lowercase: true,
+};
+
+/// OKE cluster names: 1–255 characters. OCI documents only the length
+/// (Container Engine API reference, `CreateClusterDetails.name`); the character rules here are
+/// a conservative choice (letters, digits, `-`, `_`; starting with a letter, ending with a
+/// letter or digit) so derived names also read well in the console and the CLI.
+pub const OKE_CLUSTER: NameLimits = NameLimits {
+    what: "OKE cluster name",
+    max_len: 255,
+    punctuation: "-_",
+    first: FirstChar::Letter,
+    must_end_alphanumeric: true,
+    lowercase: false,
+};
+
+/// Why a name breaks a cloud's rules; the message names the cloud and the rule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The name is empty.
+    #[error("{what} must not be empty")]
+    Empty {
+        /// What the name is.
+        what: &'static str,
+    },
+    /// The name is too long.
+    #[error("{what} \"{name}\" is {len} characters long; the limit is {max}")]
+    TooLong {
+        /// What the name is.
+        what: &'static str,
+        /// The name.
+        name: String,
+        /// Its length in characters.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The name holds a character the cloud refuses.
+    #[error("{what} \"{name}\" contains '{found}'; allowed are {allowed}")]
+    BadCharacter {
+        /// What the name is.
+        what: &'static str,
+        /// The name.
+        name: String,
+        /// The first refused character.
+        found: char,
+        /// The allowed characters, in words.
+        allowed: String,
+    },
+    /// The first or last character is not allowed there.
+    #[error("{what} \"{name}\" must {rule}")]
+    BadEdge {
+        /// What the name is.
+        what: &'static str,
+        /// The name.
+        name: String,
+        /// The rule, e.g. "start with a letter".
+        rule: &'static str,
+    },
+}
+
+impl NameLimits {
+    fn allows(&self, c: char) -> bool {
+        if c.is_ascii_digit() || c.is_ascii_lowercase() {
+            return true;
+        }
+        if c.is_ascii_uppercase() {
+            return !self.lowercase;
+        }
+        self.punctuation.contains(c)
+    }
+
+    fn allowed_in_words(&self) -> String {
+        let letters = if self.lowercase {
+            "lower-case letters"
+        } else {
+            "letters"
+        };
+        if self.punctuation.is_empty() {
+            format!("{letters} and digits")
+        } else {
+            let punct: Vec<String> = self.punctuation.chars().map(|c| format!("'{c}'")).collect();
+            format!("{letters}, digits and {}", punct.join(", "))
+        }
+    }
+
+    /// Checks `name` against these rules.
+    ///
+    /// # Errors
+    /// The first rule broken, as a [`NameError`] whose message names the cloud's resource.
+    pub fn check(&self, name: &str) -> Result<(), NameError> {
+        let what = self.what;
+        let len = name.chars().count();
+        if len == 0 {
+            return Err(NameError::Empty { what });
+        }
+        if len > self.max_len {
+            return Err(NameError::TooLong {
+                what,
+                name: name.to_owned(),
+                len,
+                max: self.max_len,
+            });
+        }
+        if let Some(found) = name.chars().find(|c| !self.allows(*c)) {
+            return Err(NameError::BadCharacter {
+                what,
+                name: name.to_owned(),
+                found,
+                allowed: self.allowed_in_words(),
+            });
+        }
+        let first_ok = name.chars().next().is_some_and(|c| match self.first {
+            FirstChar::Letter => c.is_ascii_alphabetic(),
+            FirstChar::Alphanumeric => c.is_ascii_alphanumeric(),
+        });
+        if !first_ok {
+            let rule = match self.first {
+                FirstChar::Letter => "start with a letter",
+                FirstChar::Alphanumeric => "start with a letter or digit",
+            };
+            return Err(NameError::BadEdge {
+                what,
+                name: name.to_owned(),
+                rule,
+            });
+        }
+        if self.must_end_alphanumeric
+            && !name
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            return Err(NameError::BadEdge {
+                what,
+                name: name.to_owned(),
+                rule: "end with a letter or digit",
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether `name` satisfies these rules.
+    pub fn is_valid(&self, name: &str) -> bool {
+        self.check(name).is_ok()
+    }
+}
+
+/// A cloud name for the object `namespace/name`, valid under `limits`.
+///
+/// Guarantees (for `limits.max_len >= 2`):
+/// - always valid under `limits`, for any input;
+/// - deterministic: the same inputs give the same name (it is safe to recompute on every pass);
+/// - readable when possible: `<namespace>-<name>` as is when that is already valid;
+/// - otherwise the readable part is made valid (upper case folded where refused, refused
+///   characters replaced by `-` or dropped), shortened, and followed by a hash of the exact
+///   `namespace/name`, so distinct inputs that needed this get distinct names with high
+///   probability (a 40-bit hash).
+///
+/// Two different objects can share the plain form (`a-b/c` and `a/b-c` both give `a-b-c`); the
+/// ownership tag tells them apart and the second one stops with `NameConflict`; set
+/// `spec.cloudName` to choose another name.
+pub fn derive_cloud_name(namespace: &str, name: &str, limits: &NameLimits) -> String {
+    let plain = format!("{namespace}-{name}");
+    if limits.is_valid(&plain) {
+        return plain;
+    }
+    let hash = short_hash(&format!("{namespace}/{name}"));
+    let separator = if limits.punctuation.contains('-') {
+        "-"
+    } else {
+        ""
+    };
+    let max_len = limits.max_len.max(2);
+    // Room for the hash: as much of it as fits, leaving at least one character for the prefix.
+    let hash_len = HASH_LEN.min(max_len - 1);
+    let hash = &hash[..hash_len];
+    let budget = max_len.saturating_sub(hash_len + separator.len());
+
+    let fold = |c: char| {
+        if limits.lowercase {
+            c.to_ascii_lowercase()
+        } else {
+            c
+        }
+    };
+    let replacement = limits.punctuation.contains('-').then_some('-');
+    let mut prefix: String = plain
+        .chars()
+        .map(fold)
+        .filter_map(|c| {
+            if limits.allows(c) {
+                Some(c)
+            } else {
+                replacement
+            }
+        })
+        .take(budget)
+        .collect();
+    // Edges: the prefix must start as the rules require; it is always followed by the hash.
+    while prefix
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_ascii_alphanumeric())
+    {
+        prefix.remove(0);
+    }
+    while prefix.ends_with(|c: char| !c.is_ascii_alphanumeric()) {
+        prefix.pop();
+    }
+    let needs_letter = limits.first == FirstChar::Letter;
+    let starts_ok = |s: &str| {
+        s.chars().next().is_some_and(|c| {
+            if needs_letter {
+                c.is_ascii_alphabetic()
+            } else {
+                c.is_ascii_alphanumeric()
+            }
+        })
+    };
+    if prefix.is_empty() || !starts_ok(&prefix) {
+        // A letter is always acceptable as the first character.
+        prefix.insert(0, 'c');
+        prefix.truncate(budget.max(1));
+        while prefix.ends_with(|c: char| !c.is_ascii_alphanumeric()) {
+            prefix.pop();
+        }
+    }
+    let mut out = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}{separator}")
+    };
+    out.push_str(hash);
+    if out.chars().count() > max_len {
+        out = out.chars().take(max_len).collect();
+    }
+    if !starts_ok(&out) {
+        out.replace_range(..1, "c");
+    }
+    out
+}
+
+/// 64-bit FNV-1a of `input`, as lower-case base-32 (digits and `a`–`v`), [`HASH_LEN`] long.
+/// Stable across releases: changing it would rename derived cloud resources.
+fn short_hash(input: &str) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    for byte in input.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(PRIME);
+    }
+    const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+    (0..HASH_LEN)
+        .map(|i| ALPHABET[((hash >> (i * 5)) & 31) as usize] as char)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALL: [NameLimits; 6] = [
+        EKS_CLUSTER,
+        EKS_NODEGROUP,
+        AKS_CLUSTER,
+        AKS_AGENT_POOL,
+        GKE_CLUSTER,
+        OKE_CLUSTER,
+    ];
+
+    #[test]
+    fn the_ownership_tag_names_the_provider_and_the_cluster() {
+        let (key, value) = ownership_tag("eks", "team-a", "prod");
+        assert_eq!(key, "capi-managed-eks");
+        assert_eq!(value, "team-a_prod");
+    }
+
+    #[test]
+    fn a_long_or_dotted_owner_gets_a_label_safe_hashed_value() {
+        let (_, value) = ownership_tag("gke", &"n".repeat(63), &"c".repeat(63));
+        assert!(value.len() <= OWNERSHIP_TAG_MAX_LEN);
+        let (_, dotted) = ownership_tag("gke", "ns", "my.cluster");
+        let (_, dashed) = ownership_tag("gke", "ns", "my-cluster");
+        assert_ne!(dotted, dashed);
+        assert!(!dotted.contains('.'));
+    }
+
+    #[test]
+    fn ownership_tags_are_valid_gcp_labels() {
+        let label_ok = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 63
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        };
+        for (p, ns, c) in [
+            ("gke", "default", "c1"),
+            ("GKE", "Upper", "x.y.z"),
+            ("oke", &*"a".repeat(70), "b"),
+        ] {
+            let (k, v) = ownership_tag(p, ns, c);
+            assert!(label_ok(&k), "{k}");
+            assert!(label_ok(&v), "{v}");
+            assert!(k.starts_with(OWNERSHIP_TAG_PREFIX));
+        }
+    }
+
+    #[test]
+    fn ownership_requires_the_exact_provider_namespace_and_cluster() {
+        let (k, v) = ownership_tag("eks", "ns", "c1");
+        let tags = BTreeMap::from([(k, v), ("env".to_string(), "prod".to_string())]);
+        assert!(is_owned_by(&tags, "eks", "ns", "c1"));
+        assert!(!is_owned_by(&tags, "eks", "ns", "c2"));
+        assert!(!is_owned_by(&tags, "eks", "other", "c1"));
+        assert!(!is_owned_by(&tags, "aks", "ns", "c1"));
+        assert!(!is_owned_by(&BTreeMap::new(), "eks", "ns", "c1"));
+        assert_eq!(ownership_tag_of(&tags, "eks"), Some("ns_c1"));
+    }
+
+    #[test]
+    fn a_short_valid_name_is_kept_readable() {
+        assert_eq!(
+            derive_cloud_name("team-a", "prod", &GKE_CLUSTER),
+            "team-a-prod"
+        );
+        assert_eq!(
+            derive_cloud_name("default", "c1", &EKS_CLUSTER),
+            "default-c1"
+        );
+    }
+
+    #[test]
+    fn a_long_name_is_truncated_with_a_hash_and_stays_within_the_limit() {
+        let name = derive_cloud_name("platform-team", &"x".repeat(80), &GKE_CLUSTER);
+        assert_eq!(name.len(), 40);
+        assert!(name.starts_with("platform-team-xxx"));
+        assert!(GKE_CLUSTER.is_valid(&name));
+        let other = derive_cloud_name("platform-team", &"x".repeat(81), &GKE_CLUSTER);
+        assert_ne!(name, other);
+    }
+
+    #[test]
+    fn a_namespace_starting_with_a_digit_gets_a_letter_where_one_is_required() {
+        let name = derive_cloud_name("1team", "c", &GKE_CLUSTER);
+        assert!(GKE_CLUSTER.is_valid(&name), "{name}");
+        assert!(name.starts_with('c'));
+        assert_eq!(derive_cloud_name("1team", "c", &EKS_CLUSTER), "1team-c");
+    }
+
+    #[test]
+    fn aks_pool_names_drop_punctuation_and_fit_twelve_characters() {
+        let name = derive_cloud_name("default", "pool-1", &AKS_AGENT_POOL);
+        assert!(AKS_AGENT_POOL.is_valid(&name), "{name}");
+        assert!(name.len() <= 12);
+    }
+
+    #[test]
+    fn check_messages_name_the_cloud_and_the_rule() {
+        let err = GKE_CLUSTER.check(&"a".repeat(41)).unwrap_err().to_string();
+        assert!(
+            err.contains("GKE cluster name") && err.contains("40"),
+            "{err}"
+        );
+        let err = GKE_CLUSTER.check("Abc").unwrap_err().to_string();
+        assert!(err.contains("'A'") && err.contains("lower-case"), "{err}");
+        let err = AKS_CLUSTER.check("abc-").unwrap_err().to_string();
+        assert!(err.contains("end with a letter or digit"), "{err}");
+        let err = EKS_CLUSTER.check("-abc").unwrap_err().to_string();
+        assert!(err.contains("start with a letter or digit"), "{err}");
+        assert!(EKS_CLUSTER.check("").is_err());
+    }
+
+    #[test]
+    fn the_hash_is_stable_across_releases() {
+        // Changing the hash would rename every derived cloud resource: pin it. The expected
+        // value was computed independently (FNV-1a 64, low 50 bits as base-32, low bits first).
+        assert_eq!(short_hash("ns/name"), "grdq2gukbc");
+        assert_ne!(short_hash("ns/name"), short_hash("ns/namf"));
+    }
+
+    proptest! {
+        #[test]
+        fn derived_names_are_always_valid(ns in "\\PC{0,80}", name in "\\PC{0,120}") {
+            for limits in ALL {
+                let derived = derive_cloud_name(&ns, &name, &limits);
+                prop_assert!(limits.is_valid(&derived), "{:?} for {}: {:?}", derived, limits.what, limits.check(&derived));
+            }
+        }
+
+        #[test]
+        fn derived_names_are_deterministic(ns in "[a-z0-9-]{1,63}", name in "[a-z0-9.-]{1,63}") {
+            for limits in ALL {
+                prop_assert_eq!(derive_cloud_name(&ns, &name, &limits), derive_cloud_name(&ns, &name, &limits));
+            }
+        }
+
+        #[test]
+        fn distinct_names_that_truncate_stay_distinct(
+            ns in "[a-z][a-z0-9-]{20,62}",
+            a in "[a-z][a-z0-9-]{30,62}",
+            b in "[a-z][a-z0-9-]{30,62}",
+        ) {
+            prop_assume!(a != b);
+            // Both exceed GKE's 40 characters, so both are hashed.
+            prop_assert_ne!(
+                derive_cloud_name(&ns, &a, &GKE_CLUSTER),
+                derive_cloud_name(&ns, &b, &GKE_CLUSTER)
+            );
+        }
+
+        #[test]
+        fn ownership_values_are_distinct_for_distinct_owners(
+            ns1 in "[a-z0-9.-]{1,63}", c1 in "[a-z0-9.-]{1,63}",
+            ns2 in "[a-z0-9.-]{1,63}", c2 in "[a-z0-9.-]{1,63}",
+        ) {
+            prop_assume!((&ns1, &c1) != (&ns2, &c2));
+            prop_assert_ne!(ownership_tag("x", &ns1, &c1), ownership_tag("x", &ns2, &c2));
+        }
+    }
+}
