@@ -1,1 +1,54 @@
-//! placeholder
+//! Shared controller plumbing for the managed-Kubernetes providers.
+//!
+//! A provider crate supplies only what is about its cloud: for each of its three kinds a
+//! [`ProviderObject`] impl and a [`Reconciler`] (observe → plan → act). This crate does the rest,
+//! the same way for every cloud:
+//!
+//! - [`flags::CommonArgs`]: the standard flags (`--namespace`, `--watch-filter`, leader election,
+//!   metrics and health addresses, logging);
+//! - [`reconcile`]: the engine — watch filter, owner and pause gates, finalizer, one
+//!   server-side-apply status write per pass (skipped at rest), condition maths, events on
+//!   transitions, retries with jittered backoff honouring `Retry-After`;
+//! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
+//! - [`Operator`]: the entry point a provider's `main` calls.
+//!
+//! ```no_run
+//! use clap::Parser;
+//! use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+//!
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     common: CommonArgs,
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> anyhow::Result<()> {
+//!     let cli = Cli::parse();
+//!     Operator::new(ProviderSpec::new("eks"), cli.common)
+//!         // .controller::<EksCluster, _>(ClusterReconciler::new(..))
+//!         .run()
+//!         .await
+//! }
+//! ```
+#![warn(missing_docs)]
+
+pub mod backoff;
+pub mod error;
+pub mod flags;
+pub mod health;
+pub mod leader;
+pub mod metrics;
+mod operator;
+pub mod reconcile;
+pub mod shutdown;
+pub mod telemetry;
+mod watches;
+
+pub use error::ProviderError;
+pub use flags::CommonArgs;
+pub use metrics::{CallOutcome, CloudCalls, Metrics};
+pub use operator::{Operator, ProviderSpec, shutdown_signal};
+pub use reconcile::{
+    Cleanup, CleanupContext, ObjectEvents, Pass, PassContext, ProviderObject, Reconciler, Role,
+};

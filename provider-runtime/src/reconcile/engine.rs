@@ -1,0 +1,690 @@
+//! The per-kind controller: watches, gate, finalizer, provider call, status write, retries.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use contract::capi::{
+    Cluster, MachinePool, WATCH_FILTER_LABEL, cluster_name_of, owner_cluster, owner_machine_pool,
+};
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::runtime::controller::{
+    Action, Config as ControllerConfig, Controller, Error as ControllerError,
+};
+use kube::runtime::events::Recorder;
+use kube::runtime::finalizer::{self, Event as FinalizerEvent};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource, ResourceExt};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::gate::{Gate, gate, owner_names};
+use super::status::{
+    DesiredStatus, active_status, deleting_conditions, fields_of, pass_conditions, paused_status,
+    transitions,
+};
+use super::{
+    Cleanup, CleanupContext, ObjectEvents, Pass, PassContext, ProviderObject, Reconciler, Role,
+};
+use crate::backoff::Backoffs;
+use crate::error::{ProviderError, kube_category};
+use crate::metrics::Metrics;
+use crate::shutdown::Stop;
+use crate::telemetry;
+use crate::watches::{SharedWatch, map_touched, slim};
+
+/// What every controller of the process shares.
+pub(crate) struct Env {
+    pub client: kube::Client,
+    /// Provider name: field manager and event reporter.
+    pub provider: &'static str,
+    pub namespace: Option<String>,
+    pub watch_filter: Option<String>,
+    pub concurrency: u16,
+    pub sync_period: Duration,
+    pub metrics: Metrics,
+    pub recorder: Recorder,
+}
+
+impl Env {
+    pub(crate) fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match &self.namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        }
+    }
+}
+
+/// Why a pass did not finish cleanly.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EngineError {
+    #[error(transparent)]
+    Provider(ProviderError),
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// Not an error: cleanup is in progress and the finalizer must stay.
+    #[error("cleanup in progress")]
+    CleanupPending(Duration),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    fn category(&self) -> &'static str {
+        match self {
+            Self::Provider(e) => e.category(),
+            Self::Kube(e) => kube_category(e),
+            Self::CleanupPending(_) => "cleanup_pending",
+            Self::Internal(_) => "internal",
+        }
+    }
+}
+
+/// A registered kind, type-erased so the operator can hold all three.
+pub(crate) trait KindController: Send + Sync {
+    fn role(&self) -> Role;
+    fn kind(&self) -> String;
+    /// Lists at most one object to prove the CRD is installed and readable.
+    fn check_installed(&self, env: &Env) -> BoxFuture<'static, Result<(), kube::Error>>;
+    /// Subscribes to the shared watches and returns the controller's future.
+    fn start(
+        self: Box<Self>,
+        env: Arc<Env>,
+        clusters: &mut SharedWatch<Cluster>,
+        pools: Option<&mut SharedWatch<MachinePool>>,
+        stop: Stop,
+    ) -> BoxFuture<'static, ()>;
+}
+
+/// Wraps a provider's reconciler for kind `K`.
+pub(crate) fn controller<K: ProviderObject, R: Reconciler<K>>(
+    reconciler: R,
+) -> Box<dyn KindController> {
+    Box::new(Registered::<K, R> {
+        reconciler,
+        _kind: PhantomData,
+    })
+}
+
+struct Registered<K, R> {
+    reconciler: R,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K: ProviderObject, R: Reconciler<K>> KindController for Registered<K, R> {
+    fn role(&self) -> Role {
+        K::ROLE
+    }
+
+    fn kind(&self) -> String {
+        K::kind(&()).into_owned()
+    }
+
+    fn check_installed(&self, env: &Env) -> BoxFuture<'static, Result<(), kube::Error>> {
+        let api = env.api::<K>();
+        async move {
+            api.list_metadata(&ListParams::default().limit(1))
+                .await
+                .map(|_| ())
+        }
+        .boxed()
+    }
+
+    fn start(
+        self: Box<Self>,
+        env: Arc<Env>,
+        clusters: &mut SharedWatch<Cluster>,
+        pools: Option<&mut SharedWatch<MachinePool>>,
+        stop: Stop,
+    ) -> BoxFuture<'static, ()> {
+        let kind: &'static str = Box::leak(K::kind(&()).into_owned().into_boxed_str());
+        let group = K::group(&());
+        let finalizer = format!("{}.{group}/finalizer", env.provider);
+
+        let mut wc = watcher::Config::default();
+        if let Some(filter) = &env.watch_filter {
+            wc = wc.labels(&format!("{WATCH_FILTER_LABEL}={filter}"));
+        }
+        let (reader, writer) = reflector::store::<K>();
+        let trigger = watcher(env.api::<K>(), wc)
+            .modify(slim::<K>)
+            .reflect(writer)
+            .applied_objects()
+            .predicate_filter(trigger_hash::<K>, Default::default());
+
+        let by_cluster = map_touched(clusters.subscribe(), reader.clone(), |obj: &K, t| {
+            let meta = obj.meta();
+            cluster_name_of(meta) == Some(t.name.as_str())
+                || owner_cluster(meta).is_some_and(|o| o.name == t.name)
+        });
+        let mut controller = Controller::for_stream(trigger, reader.clone())
+            .with_config(ControllerConfig::default().concurrency(env.concurrency))
+            .reconcile_on(by_cluster);
+        let mut pool_store = None;
+        if K::ROLE == Role::InfraMachinePool
+            && let Some(pools) = pools
+        {
+            pool_store = Some(pools.store());
+            let by_pool = map_touched(pools.subscribe(), reader.clone(), |obj: &K, t| {
+                owner_machine_pool(obj.meta()).is_some_and(|o| o.name == t.name)
+            });
+            controller = controller.reconcile_on(by_pool);
+        }
+
+        let engine = Arc::new(Engine {
+            env,
+            reconciler: self.reconciler,
+            kind,
+            finalizer,
+            clusters: clusters.store(),
+            pools: pool_store,
+            backoffs: Backoffs::default(),
+            _kind: PhantomData::<fn() -> K>,
+        });
+        controller
+            .graceful_shutdown_on(stop.wait())
+            .run(reconcile_entry::<K, R>, error_policy::<K, R>, engine)
+            .for_each(move |result| {
+                match result {
+                    Ok(_) => {}
+                    Err(ControllerError::ReconcilerFailed(..)) => {} // logged by error_policy
+                    Err(ControllerError::ObjectNotFound(obj)) => {
+                        tracing::debug!(kind, object = %obj, "object gone before its reconcile");
+                    }
+                    Err(ControllerError::QueueError(error)) => {
+                        tracing::warn!(kind, %error, "watch failed; retrying");
+                    }
+                    Err(error) => tracing::warn!(kind, %error, "controller error"),
+                }
+                futures::future::ready(())
+            })
+            .boxed()
+    }
+}
+
+/// The part of an object whose change warrants a pass; status-only changes (our own writes)
+/// do not.
+fn trigger_hash<K: Resource>(obj: &K) -> Option<u64> {
+    let meta = obj.meta();
+    let mut h = DefaultHasher::new();
+    meta.uid.hash(&mut h);
+    meta.generation.hash(&mut h);
+    meta.labels.hash(&mut h);
+    meta.annotations.hash(&mut h);
+    meta.finalizers.hash(&mut h);
+    meta.deletion_timestamp.is_some().hash(&mut h);
+    for o in meta.owner_references.iter().flatten() {
+        (&o.api_version, &o.kind, &o.name, &o.uid, o.controller).hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+struct Engine<K, R> {
+    env: Arc<Env>,
+    reconciler: R,
+    kind: &'static str,
+    finalizer: String,
+    clusters: Store<Cluster>,
+    pools: Option<Store<MachinePool>>,
+    backoffs: Backoffs,
+    _kind: PhantomData<fn() -> K>,
+}
+
+fn object_key<K: Resource>(obj: &K) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+async fn reconcile_entry<K: ProviderObject, R: Reconciler<K>>(
+    obj: Arc<K>,
+    engine: Arc<Engine<K, R>>,
+) -> Result<Action, EngineError> {
+    let namespace = obj.namespace().unwrap_or_default();
+    let name = obj.name_any();
+    let span = telemetry::reconcile_span(engine.kind, &namespace, &name);
+    let started = Instant::now();
+    let key = object_key(obj.as_ref());
+    let result = engine.pass(obj).instrument(span).await;
+    engine
+        .env
+        .metrics
+        .reconcile_finished(engine.kind, started.elapsed());
+    if result.is_ok() {
+        engine.backoffs.reset(&key);
+    }
+    result
+}
+
+fn error_policy<K: ProviderObject, R: Reconciler<K>>(
+    obj: Arc<K>,
+    error: &EngineError,
+    engine: Arc<Engine<K, R>>,
+) -> Action {
+    let key = object_key(obj.as_ref());
+    let delay = retry_delay_after(error, &engine.backoffs, &key, engine.env.sync_period);
+    if !matches!(error, EngineError::CleanupPending(_)) {
+        let category = error.category();
+        let kind = engine.kind;
+        let namespace = obj.namespace().unwrap_or_default();
+        let name = obj.name_any();
+        engine.env.metrics.reconcile_failed(kind, category);
+        tracing::warn!(kind, namespace, name, category, retry_in = ?delay, %error, "reconcile failed");
+    }
+    Action::requeue(delay)
+}
+
+/// When to try again after `error`: terminal errors wait for the resync period (or a change),
+/// everything else backs off per object, never sooner than the cloud's `Retry-After`.
+pub(crate) fn retry_delay_after(
+    error: &EngineError,
+    backoffs: &Backoffs,
+    key: &str,
+    sync_period: Duration,
+) -> Duration {
+    match error {
+        EngineError::CleanupPending(after) => *after,
+        EngineError::Provider(ProviderError::Terminal { .. }) => {
+            backoffs.reset(key);
+            sync_period
+        }
+        EngineError::Provider(ProviderError::Transient { retry_after, .. }) => {
+            backoffs.next(key, *retry_after)
+        }
+        EngineError::Provider(ProviderError::Kube(_))
+        | EngineError::Kube(_)
+        | EngineError::Internal(_) => backoffs.next(key, None),
+    }
+}
+
+impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
+    async fn pass(&self, obj: Arc<K>) -> Result<Action, EngineError> {
+        let namespace = obj.namespace().unwrap_or_default();
+        let owners = owner_names(K::ROLE, obj.meta());
+        let cluster = owners
+            .cluster
+            .and_then(|n| self.clusters.get(&ObjectRef::new(n).within(&namespace)));
+        let pool = match (&self.pools, owners.machine_pool) {
+            (Some(store), Some(n)) => store.get(&ObjectRef::new(n).within(&namespace)),
+            _ => None,
+        };
+        let decision = gate(
+            K::ROLE,
+            obj.meta(),
+            self.env.watch_filter.as_deref(),
+            &self.finalizer,
+            cluster.as_deref(),
+            pool.as_deref(),
+        );
+        match decision {
+            Gate::Ignore => {
+                tracing::debug!("not ours to reconcile");
+                Ok(Action::await_change())
+            }
+            Gate::WaitForOwner => {
+                tracing::debug!("waiting for the owner to be set and to exist");
+                Ok(Action::await_change())
+            }
+            Gate::Paused => {
+                tracing::debug!("paused");
+                self.write_paused(&obj).await?;
+                Ok(Action::await_change())
+            }
+            Gate::Proceed => {
+                let api: Api<K> = Api::namespaced(self.env.client.clone(), &namespace);
+                let result =
+                    finalizer::finalizer(&api, &self.finalizer, obj, move |event| async move {
+                        match event {
+                            FinalizerEvent::Apply(obj) => match cluster {
+                                Some(cluster) => self.apply(obj, cluster, pool).await,
+                                None => Ok(Action::await_change()),
+                            },
+                            FinalizerEvent::Cleanup(obj) => self.cleanup(obj, cluster, pool).await,
+                        }
+                    })
+                    .await;
+                match result {
+                    Ok(action) => Ok(action),
+                    Err(finalizer::Error::CleanupFailed(EngineError::CleanupPending(after))) => {
+                        Ok(Action::requeue(after))
+                    }
+                    Err(finalizer::Error::ApplyFailed(e) | finalizer::Error::CleanupFailed(e)) => {
+                        Err(e)
+                    }
+                    Err(
+                        finalizer::Error::AddFinalizer(e) | finalizer::Error::RemoveFinalizer(e),
+                    ) => Err(EngineError::Kube(e)),
+                    Err(other) => Err(EngineError::Internal(other.to_string())),
+                }
+            }
+        }
+    }
+
+    fn events(&self, obj: &K) -> ObjectEvents {
+        ObjectEvents::new(self.env.recorder.clone(), obj.object_ref(&()))
+    }
+
+    async fn apply(
+        &self,
+        obj: Arc<K>,
+        cluster: Arc<Cluster>,
+        machine_pool: Option<Arc<MachinePool>>,
+    ) -> Result<Action, EngineError> {
+        let now = jiff::Timestamp::now();
+        let events = self.events(&obj);
+        let ctx = PassContext {
+            client: self.env.client.clone(),
+            cluster,
+            machine_pool,
+            cloud_calls: self.env.metrics.cloud_calls(),
+            events: events.clone(),
+            now,
+            field_manager: self.env.provider,
+        };
+        let (mut pass, carry_previous, error) =
+            match self.reconciler.reconcile(obj.clone(), &ctx).await {
+                Ok(mut pass) => {
+                    let error = pass.error.take();
+                    (pass, false, error)
+                }
+                Err(error) => (Pass::default(), true, Some(error)),
+            };
+        if let Some(error @ ProviderError::Kube(_)) = error {
+            // Our own API trouble: nothing to tell the user through conditions.
+            return Err(EngineError::Provider(error));
+        }
+
+        let mut generation = obj.meta().generation;
+        if let Some(spec) = pass.spec.take() {
+            let spec = spec
+                .map_err(|e| EngineError::Internal(format!("spec fields do not serialise: {e}")))?;
+            if let Some(new_generation) = self.apply_spec(&obj, spec).await? {
+                generation = Some(new_generation);
+            }
+        }
+        let provider_status = pass
+            .status
+            .take()
+            .transpose()
+            .map_err(|e| EngineError::Internal(format!("status does not serialise: {e}")))?;
+        let current = current_status(obj.as_ref())?;
+        let previous = obj.conditions();
+        let desired_conditions =
+            pass_conditions(&pass.conditions, previous, carry_previous, error.as_ref());
+        let desired = active_status(
+            provider_status.as_ref(),
+            current.as_ref(),
+            previous,
+            &desired_conditions,
+            generation,
+            now,
+        );
+        self.write_status(&obj, current.as_ref(), desired, &events)
+            .await?;
+        match error {
+            Some(error) => Err(EngineError::Provider(error)),
+            None => Ok(Action::requeue(
+                pass.requeue_after.unwrap_or(self.env.sync_period),
+            )),
+        }
+    }
+
+    async fn cleanup(
+        &self,
+        obj: Arc<K>,
+        cluster: Option<Arc<Cluster>>,
+        machine_pool: Option<Arc<MachinePool>>,
+    ) -> Result<Action, EngineError> {
+        let now = jiff::Timestamp::now();
+        let events = self.events(&obj);
+        let ctx = CleanupContext {
+            client: self.env.client.clone(),
+            cluster,
+            machine_pool,
+            cloud_calls: self.env.metrics.cloud_calls(),
+            events: events.clone(),
+            now,
+            field_manager: self.env.provider,
+        };
+        let (message, error, after) = match self.reconciler.cleanup(obj.clone(), &ctx).await {
+            Ok(Cleanup::Done) => {
+                tracing::info!("cloud resources gone; releasing the finalizer");
+                return Ok(Action::await_change());
+            }
+            Ok(Cleanup::Pending {
+                requeue_after,
+                message,
+            }) => (message, None, Some(requeue_after)),
+            Err(error @ ProviderError::Kube(_)) => return Err(EngineError::Provider(error)),
+            Err(error) => (String::new(), Some(error), None),
+        };
+        let current = current_status(obj.as_ref())?;
+        let previous = obj.conditions();
+        let desired = DesiredStatus {
+            fields: fields_of(current.as_ref()),
+            conditions: contract::conditions::compute_conditions(
+                previous,
+                &deleting_conditions(previous, &message, error.as_ref()),
+                obj.meta().generation,
+                now,
+            ),
+            observed_generation: obj.meta().generation,
+        };
+        self.write_status(&obj, current.as_ref(), desired, &events)
+            .await?;
+        match (error, after) {
+            (Some(error), _) => Err(EngineError::Provider(error)),
+            (None, Some(after)) => Err(EngineError::CleanupPending(after)),
+            (None, None) => Err(EngineError::Internal(
+                "cleanup ended without an outcome".into(),
+            )),
+        }
+    }
+
+    async fn write_paused(&self, obj: &K) -> Result<(), EngineError> {
+        let current = current_status(obj)?;
+        let desired = paused_status(
+            current.as_ref(),
+            obj.conditions(),
+            obj.meta().generation,
+            jiff::Timestamp::now(),
+        );
+        self.write_status(obj, current.as_ref(), desired, &self.events(obj))
+            .await
+    }
+
+    /// The one status write of a pass, skipped when the object already has this status.
+    async fn write_status(
+        &self,
+        obj: &K,
+        current: Option<&Value>,
+        desired: DesiredStatus,
+        events: &ObjectEvents,
+    ) -> Result<(), EngineError> {
+        if desired.is_unchanged(current, obj.conditions()) {
+            tracing::debug!("status unchanged; no write");
+            return Ok(());
+        }
+        let api: Api<K> = Api::namespaced(
+            self.env.client.clone(),
+            &obj.namespace().unwrap_or_default(),
+        );
+        let body = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "metadata": { "name": obj.name_any() },
+            "status": desired.to_value(),
+        });
+        api.patch_status(
+            &obj.name_any(),
+            &PatchParams::apply(self.env.provider).force(),
+            &Patch::Apply(&body),
+        )
+        .await?;
+        tracing::debug!("status written");
+        for t in transitions(obj.conditions(), &desired.conditions) {
+            let action = if t.reason == "Paused" || t.reason == "NotPaused" {
+                "Pause"
+            } else {
+                "Reconcile"
+            };
+            if t.normal {
+                events.normal(&t.reason, action, t.note).await;
+            } else {
+                events.warning(&t.reason, action, t.note).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the provider's spec fields when they differ; returns the new generation.
+    async fn apply_spec(&self, obj: &K, fields: Value) -> Result<Option<i64>, EngineError> {
+        let current = serde_json::to_value(obj)
+            .map_err(|e| EngineError::Internal(format!("object does not serialise: {e}")))?;
+        if spec_fields_match(current.get("spec"), &fields) {
+            return Ok(None);
+        }
+        let api: Api<K> = Api::namespaced(
+            self.env.client.clone(),
+            &obj.namespace().unwrap_or_default(),
+        );
+        let body = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "metadata": { "name": obj.name_any() },
+            "spec": fields,
+        });
+        let updated = api
+            .patch(
+                &obj.name_any(),
+                &PatchParams::apply(self.env.provider).force(),
+                &Patch::Apply(&body),
+            )
+            .await?;
+        tracing::debug!("spec fields written");
+        Ok(updated.meta().generation)
+    }
+}
+
+/// The object's status as its own type serialises it.
+fn current_status<K: ProviderObject>(obj: &K) -> Result<Option<Value>, EngineError> {
+    let mut value = serde_json::to_value(obj)
+        .map_err(|e| EngineError::Internal(format!("object does not serialise: {e}")))?;
+    Ok(value
+        .get_mut("status")
+        .map(Value::take)
+        .filter(|s| !s.is_null()))
+}
+
+/// Whether every field the provider sets already has that value in `spec`.
+pub(crate) fn spec_fields_match(spec: Option<&Value>, fields: &Value) -> bool {
+    let Some(fields) = fields.as_object() else {
+        return false;
+    };
+    let want = fields_of(Some(&Value::Object(fields.clone())));
+    let have = spec.and_then(Value::as_object);
+    want.iter().all(|(k, v)| {
+        let current = have.and_then(|h| h.get(k)).cloned().map(|mut c| {
+            if let Value::Object(m) = &mut c {
+                *m = fields_of(Some(&Value::Object(std::mem::take(m))));
+            }
+            c
+        });
+        current.as_ref() == Some(v)
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_policy_matches_on_what_the_caller_should_do() {
+        let b = Backoffs::default();
+        let hour = Duration::from_secs(3600);
+        let throttled = EngineError::Provider(ProviderError::throttled(
+            "slow down",
+            Some(Duration::from_secs(40)),
+        ));
+        for _ in 0..3 {
+            assert!(retry_delay_after(&throttled, &b, "ns/a", hour) >= Duration::from_secs(40));
+        }
+        assert_eq!(b.attempts("ns/a"), 3);
+        let cloud = EngineError::Provider(ProviderError::cloud("cloud_5xx", "boom"));
+        let first = retry_delay_after(&cloud, &b, "ns/b", hour);
+        let second = retry_delay_after(&cloud, &b, "ns/b", hour);
+        assert!(
+            first <= Duration::from_secs(2) && second >= Duration::from_secs(2),
+            "{first:?} {second:?}"
+        );
+        let terminal = EngineError::Provider(ProviderError::terminal(
+            contract::conditions::Reason::InvalidSpec,
+            "bad",
+        ));
+        assert_eq!(
+            retry_delay_after(&terminal, &b, "ns/a", hour),
+            hour,
+            "no hot loop on terminal errors"
+        );
+        assert_eq!(b.attempts("ns/a"), 0);
+        let pending = EngineError::CleanupPending(Duration::from_secs(7));
+        assert_eq!(
+            retry_delay_after(&pending, &b, "ns/c", hour),
+            Duration::from_secs(7)
+        );
+        assert_eq!(b.attempts("ns/c"), 0);
+        let kube = EngineError::Kube(kube::Error::Api(Box::new(kube::core::Status {
+            code: 409,
+            ..Default::default()
+        })));
+        assert!(retry_delay_after(&kube, &b, "ns/d", hour) <= Duration::from_secs(2));
+        assert_eq!(kube.category(), "kube_conflict");
+    }
+
+    #[test]
+    fn spec_fields_match_ignores_fields_the_provider_does_not_set() {
+        let spec = json!({"version": "v1.31", "controlPlaneEndpoint": {"host": "h", "port": 443}});
+        assert!(spec_fields_match(
+            Some(&spec),
+            &json!({"controlPlaneEndpoint": {"host": "h", "port": 443}})
+        ));
+        assert!(!spec_fields_match(
+            Some(&spec),
+            &json!({"controlPlaneEndpoint": {"host": "other", "port": 443}})
+        ));
+        assert!(!spec_fields_match(
+            Some(&spec),
+            &json!({"providerIDList": ["aws:///a"]})
+        ));
+        assert!(!spec_fields_match(None, &json!({"providerIDList": []})));
+        assert!(spec_fields_match(Some(&spec), &json!({})));
+        assert!(!spec_fields_match(Some(&spec), &json!("not an object")));
+    }
+
+    #[test]
+    fn status_only_changes_do_not_trigger_a_pass() {
+        let mut a = contract::capi::Cluster::new("c", Default::default());
+        a.metadata.generation = Some(1);
+        let mut b = a.clone();
+        b.status = Some(Default::default());
+        b.metadata.resource_version = Some("42".into());
+        assert_eq!(trigger_hash(&a), trigger_hash(&b));
+        let mut c = a.clone();
+        c.metadata.generation = Some(2);
+        assert_ne!(trigger_hash(&a), trigger_hash(&c));
+        let mut d = a.clone();
+        d.metadata.finalizers = Some(vec!["f".into()]);
+        assert_ne!(trigger_hash(&a), trigger_hash(&d));
+        let mut e = a.clone();
+        e.metadata.annotations =
+            Some([("cluster.x-k8s.io/paused".to_string(), String::new())].into());
+        assert_ne!(trigger_hash(&a), trigger_hash(&e));
+    }
+}
