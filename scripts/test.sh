@@ -9,6 +9,10 @@ assets=$(bash testbed/build-assets.sh)
 export TESTBED_ASSETS="$assets"
 cat "$assets/VERSIONS"
 
+echo "== moto $(grep -o 'MOTO_VERSION=[0-9.]*' emulators/moto/ensure-moto.sh | cut -d= -f2) (EC2, IAM, STS) in a cached virtualenv"
+MOTO_SERVER=$(bash emulators/moto/ensure-moto.sh)
+export MOTO_SERVER
+
 echo "== cargo test"
 # Each integration test starts its own plane; two at a time fit this machine's two cores.
 cargo test --workspace --all-targets -- --test-threads="${TEST_THREADS:-2}"

@@ -1,0 +1,454 @@
+//! A minimal EC2 Query-protocol client for moto in server mode: the node instances of emulated
+//! nodegroups live there, so a provider (or a test) that looks at EC2 sees them.
+//!
+//! Requests are form-encoded POSTs (`Action=…&Version=2016-11-15&…`) over plain HTTP with an
+//! `Authorization` header whose credential scope tells moto the account and region; moto does not
+//! check the signature, so it is a placeholder. Responses are XML, read with a small parser that
+//! knows elements, text and the five predefined entities — all that EC2's responses use.
+
+use std::time::Duration;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use tokio::sync::OnceCell;
+
+const VERSION: &str = "2016-11-15";
+
+/// RFC 3986 unreserved characters stay; everything else is percent-encoded.
+const FORM: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Why an EC2 call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("EC2 {action}: {}{message}", code.as_deref().map(|c| format!("{c}: ")).unwrap_or_default())]
+pub struct Ec2Error {
+    /// The action called.
+    pub action: String,
+    /// EC2's error code (`InvalidSubnetID.NotFound`, …); `None` when no EC2 answer was had.
+    pub code: Option<String>,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// An instance EC2 launched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launched {
+    /// `i-…`.
+    pub id: String,
+    /// The availability zone.
+    pub az: String,
+    /// `ip-….<region>.compute.internal`.
+    pub private_dns: String,
+    /// The private IPv4 address.
+    pub private_ip: String,
+    /// The subnet it runs in.
+    pub subnet: String,
+}
+
+/// A subnet as DescribeSubnets reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subnet {
+    /// `subnet-…`.
+    pub id: String,
+    /// Its availability zone.
+    pub az: String,
+    /// Its VPC.
+    pub vpc: String,
+}
+
+/// The client.
+#[derive(Debug)]
+pub struct Ec2 {
+    endpoint: String,
+    region: String,
+    access_key: String,
+    http: reqwest::Client,
+    image: OnceCell<String>,
+}
+
+impl Ec2 {
+    /// A client for the EC2 endpoint at `endpoint` (e.g. `http://127.0.0.1:5000`), signing its
+    /// credential scope with `access_key` for `region`.
+    pub fn new(endpoint: &str, region: &str, access_key: &str) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        Self {
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            region: region.to_string(),
+            access_key: access_key.to_string(),
+            http,
+            image: OnceCell::new(),
+        }
+    }
+
+    /// Looks subnets up.
+    ///
+    /// # Errors
+    /// EC2's error (e.g. `InvalidSubnetID.NotFound`) or a transport failure.
+    pub async fn describe_subnets(&self, ids: &[String]) -> Result<Vec<Subnet>, Ec2Error> {
+        let mut params = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            params.push((format!("SubnetId.{}", i + 1), id.clone()));
+        }
+        let xml = self.call("DescribeSubnets", params).await?;
+        Ok(xml
+            .path(&["subnetSet"])
+            .map(|set| set.children_named("item").collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| Subnet {
+                id: item.text_at(&["subnetId"]),
+                az: item.text_at(&["availabilityZone"]),
+                vpc: item.text_at(&["vpcId"]),
+            })
+            .collect())
+    }
+
+    /// Launches `count` instances of `instance_type` in `subnet`, tagged with `tags`, from an
+    /// image found once with DescribeImages.
+    ///
+    /// # Errors
+    /// EC2's error or a transport failure.
+    pub async fn run_instances(
+        &self,
+        count: usize,
+        instance_type: &str,
+        subnet: &str,
+        tags: &[(String, String)],
+    ) -> Result<Vec<Launched>, Ec2Error> {
+        let image = self.image().await?;
+        let mut params = vec![
+            ("ImageId".to_string(), image),
+            ("MinCount".to_string(), count.to_string()),
+            ("MaxCount".to_string(), count.to_string()),
+            ("InstanceType".to_string(), instance_type.to_string()),
+            ("SubnetId".to_string(), subnet.to_string()),
+            (
+                "TagSpecification.1.ResourceType".to_string(),
+                "instance".to_string(),
+            ),
+        ];
+        for (i, (key, value)) in tags.iter().enumerate() {
+            params.push((format!("TagSpecification.1.Tag.{}.Key", i + 1), key.clone()));
+            params.push((
+                format!("TagSpecification.1.Tag.{}.Value", i + 1),
+                value.clone(),
+            ));
+        }
+        let xml = self.call("RunInstances", params).await?;
+        let launched: Vec<Launched> = xml
+            .path(&["instancesSet"])
+            .map(|set| set.children_named("item").collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| Launched {
+                id: item.text_at(&["instanceId"]),
+                az: item.text_at(&["placement", "availabilityZone"]),
+                private_dns: item.text_at(&["privateDnsName"]),
+                private_ip: item.text_at(&["privateIpAddress"]),
+                subnet: {
+                    let s = item.text_at(&["subnetId"]);
+                    if s.is_empty() { subnet.to_string() } else { s }
+                },
+            })
+            .collect();
+        if launched.len() != count || launched.iter().any(|l| l.id.is_empty()) {
+            return Err(Ec2Error {
+                action: "RunInstances".into(),
+                code: None,
+                message: format!(
+                    "asked for {count} instances, the response lists {}",
+                    launched.len()
+                ),
+            });
+        }
+        Ok(launched)
+    }
+
+    /// Terminates instances (a no-op for an empty list).
+    ///
+    /// # Errors
+    /// EC2's error or a transport failure.
+    pub async fn terminate_instances(&self, ids: &[String]) -> Result<(), Ec2Error> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let params = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (format!("InstanceId.{}", i + 1), id.clone()))
+            .collect();
+        self.call("TerminateInstances", params).await.map(|_| ())
+    }
+
+    async fn image(&self) -> Result<String, Ec2Error> {
+        self.image
+            .get_or_try_init(|| async {
+                let xml = self
+                    .call("DescribeImages", vec![("Owner.1".into(), "amazon".into())])
+                    .await?;
+                let mut first = xml
+                    .descendants("imageId")
+                    .map(|e| e.text.trim().to_string())
+                    .filter(|s| !s.is_empty());
+                if let Some(id) = first.next() {
+                    return Ok(id);
+                }
+                let xml = self.call("DescribeImages", Vec::new()).await?;
+                let mut any = xml
+                    .descendants("imageId")
+                    .map(|e| e.text.trim().to_string())
+                    .filter(|s| !s.is_empty());
+                any.next().ok_or_else(|| Ec2Error {
+                    action: "DescribeImages".into(),
+                    code: None,
+                    message: "no image is registered".into(),
+                })
+            })
+            .await
+            .cloned()
+    }
+
+    async fn call(&self, action: &str, params: Vec<(String, String)>) -> Result<Element, Ec2Error> {
+        let fail = |code: Option<String>, message: String| Ec2Error {
+            action: action.to_string(),
+            code,
+            message,
+        };
+        let mut body = format!("Action={action}&Version={VERSION}");
+        for (k, v) in &params {
+            body.push('&');
+            body.push_str(&utf8_percent_encode(k, FORM).to_string());
+            body.push('=');
+            body.push_str(&utf8_percent_encode(v, FORM).to_string());
+        }
+        let now = jiff::Timestamp::now();
+        let amz_date = now.strftime("%Y%m%dT%H%M%SZ").to_string();
+        let date = now.strftime("%Y%m%d").to_string();
+        let authorization = format!(
+            "AWS4-HMAC-SHA256 Credential={}/{date}/{}/ec2/aws4_request, SignedHeaders=host;x-amz-date, Signature={}",
+            self.access_key,
+            self.region,
+            "0".repeat(64)
+        );
+        let response = self
+            .http
+            .post(format!("{}/", self.endpoint))
+            .header(
+                "content-type",
+                "application/x-www-form-urlencoded; charset=utf-8",
+            )
+            .header("x-amz-date", amz_date)
+            .header("authorization", authorization)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| fail(None, format!("request failed: {e}")))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| fail(None, format!("reading the response: {e}")))?;
+        let xml =
+            parse(&text).map_err(|e| fail(None, format!("unreadable response ({status}): {e}")))?;
+        if !status.is_success() || xml.name == "Response" && xml.path(&["Errors"]).is_some() {
+            let error = xml.descendants("Error").next();
+            let code = error
+                .map(|e| e.text_at(&["Code"]))
+                .filter(|c| !c.is_empty());
+            let message = error
+                .map(|e| e.text_at(&["Message"]))
+                .unwrap_or_else(|| format!("HTTP {status}"));
+            return Err(fail(code, message));
+        }
+        Ok(xml)
+    }
+}
+
+/// An XML element: its local name, child elements and concatenated text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Element {
+    /// The name without namespace prefix.
+    pub name: String,
+    /// Child elements in order.
+    pub children: Vec<Element>,
+    /// The element's own text (entities decoded), child text excluded.
+    pub text: String,
+}
+
+impl Element {
+    /// Direct children named `name`.
+    pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+
+    /// The element reached by following direct children named by `path`.
+    pub fn path(&self, path: &[&str]) -> Option<&Element> {
+        let mut here = self;
+        for step in path {
+            here = here.children.iter().find(|c| c.name == *step)?;
+        }
+        Some(here)
+    }
+
+    /// The trimmed text at `path`, empty when absent.
+    pub fn text_at(&self, path: &[&str]) -> String {
+        self.path(path)
+            .map(|e| e.text.trim().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Every element named `name` at any depth, document order.
+    pub fn descendants<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        let mut stack: Vec<&Element> = self.children.iter().rev().collect();
+        std::iter::from_fn(move || {
+            while let Some(e) = stack.pop() {
+                stack.extend(e.children.iter().rev());
+                if e.name == name {
+                    return Some(e);
+                }
+            }
+            None
+        })
+    }
+}
+
+/// Parses an XML document into its root element.
+///
+/// # Errors
+/// On unbalanced or truncated markup.
+pub fn parse(xml: &str) -> Result<Element, String> {
+    let mut stack: Vec<Element> = vec![Element::default()];
+    let mut rest = xml;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("<?") {
+            rest = after
+                .find("?>")
+                .map(|i| &after[i + 2..])
+                .ok_or("unterminated declaration")?;
+        } else if let Some(after) = rest.strip_prefix("<!--") {
+            rest = after
+                .find("-->")
+                .map(|i| &after[i + 3..])
+                .ok_or("unterminated comment")?;
+        } else if let Some(after) = rest.strip_prefix("<![CDATA[") {
+            let end = after.find("]]>").ok_or("unterminated CDATA")?;
+            if let Some(top) = stack.last_mut() {
+                top.text.push_str(&after[..end]);
+            }
+            rest = &after[end + 3..];
+        } else if let Some(after) = rest.strip_prefix("<!") {
+            rest = after
+                .find('>')
+                .map(|i| &after[i + 1..])
+                .ok_or("unterminated doctype")?;
+        } else if let Some(after) = rest.strip_prefix("</") {
+            let end = after.find('>').ok_or("unterminated end tag")?;
+            let name = local(after[..end].trim());
+            let done = stack.pop().ok_or("unbalanced end tag")?;
+            if done.name != name || stack.is_empty() {
+                return Err(format!("end tag </{name}> does not close <{}>", done.name));
+            }
+            if let Some(parent) = stack.last_mut() {
+                parent.children.push(done);
+            }
+            rest = &after[end + 1..];
+        } else if let Some(after) = rest.strip_prefix('<') {
+            let end = after.find('>').ok_or("unterminated start tag")?;
+            let tag = &after[..end];
+            let self_closing = tag.ends_with('/');
+            let tag = tag.trim_end_matches('/');
+            let name = local(tag.split_whitespace().next().unwrap_or_default());
+            let element = Element {
+                name: name.to_string(),
+                ..Element::default()
+            };
+            if self_closing {
+                if let Some(parent) = stack.last_mut() {
+                    parent.children.push(element);
+                }
+            } else {
+                stack.push(element);
+            }
+            rest = &after[end + 1..];
+        } else {
+            let end = rest.find('<').unwrap_or(rest.len());
+            if let Some(top) = stack.last_mut() {
+                top.text.push_str(&decode_entities(&rest[..end]));
+            }
+            rest = &rest[end..];
+        }
+    }
+    if stack.len() != 1 {
+        return Err("unclosed element".into());
+    }
+    let document = stack.pop().unwrap_or_default();
+    document
+        .children
+        .into_iter()
+        .next()
+        .ok_or_else(|| "no root element".into())
+}
+
+fn local(name: &str) -> &str {
+    name.rsplit(':').next().unwrap_or(name)
+}
+
+fn decode_entities(text: &str) -> String {
+    if !text.contains('&') {
+        return text.to_string();
+    }
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parser_reads_nested_items_text_and_entities() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<RunInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">
+  <requestId>r-1</requestId>
+  <instancesSet>
+    <item>
+      <instanceId>i-0123</instanceId>
+      <placement><availabilityZone>us-west-2a</availabilityZone><tenancy/></placement>
+      <privateDnsName>ip-10-0-1-5.us-west-2.compute.internal</privateDnsName>
+      <tagSet><item><key>a&amp;b</key><value>c</value></item></tagSet>
+    </item>
+    <item><instanceId>i-0456</instanceId></item>
+  </instancesSet>
+</RunInstancesResponse>"#;
+        let root = parse(xml).unwrap();
+        assert_eq!(root.name, "RunInstancesResponse");
+        let items: Vec<_> = root
+            .path(&["instancesSet"])
+            .unwrap()
+            .children_named("item")
+            .collect();
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            items[0].text_at(&["placement", "availabilityZone"]),
+            "us-west-2a"
+        );
+        assert_eq!(items[0].text_at(&["tagSet", "item", "key"]), "a&b");
+        assert_eq!(items[1].text_at(&["privateDnsName"]), "");
+        assert_eq!(root.descendants("instanceId").count(), 2);
+    }
+
+    #[test]
+    fn unbalanced_markup_is_an_error() {
+        assert!(parse("<a><b></a>").is_err());
+        assert!(parse("<a>").is_err());
+        assert!(parse("").is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! The Amazon EKS API (REST-JSON), as the AWS SDK for Rust sends it.
+//!
+//! [`Eks`] holds the emulated account's clusters, nodegroups, add-ons, access entries and identity
+//! provider configs; [`router`] serves the EKS REST paths next to the kit's control endpoint;
+//! [`Eks::spawn_ticker`] moves resources through their lifecycles and performs the side effects
+//! (workload API servers, EC2 instances in moto, Kubernetes Nodes) outside of any request.
+//! [`server::serve_eks`] runs all of it on a listener.
+
+mod access;
+mod addons;
+pub mod api;
+pub mod catalog;
+mod clusters;
+pub mod ec2;
+pub mod error;
+mod nodegroups;
+pub mod server;
+pub mod sigv4;
+pub mod state;
+mod tags;
+mod ticker;
+pub mod token;
+pub mod verifier;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::task::JoinHandle;
+
+use crate::kit::idempotency::Tokens;
+use crate::kit::workload::WorkloadServers;
+use crate::kit::{Kit, Timing};
+
+pub use api::router;
+pub use error::EksError;
+pub use server::{ServerHandle, serve_eks};
+pub use state::State;
+
+/// How the emulated EKS is set up.
+#[derive(Debug, Clone)]
+pub struct EksConfig {
+    /// The region it serves (`us-west-2`).
+    pub region: String,
+    /// The account its ARNs name (`123456789012`).
+    pub account_id: String,
+    /// Access key ids and their secrets. Requests must be SigV4-signed with one of them; empty
+    /// means any caller is accepted unchecked.
+    pub credentials: Vec<(String, String)>,
+    /// Real workload API servers backing the clusters, if wanted.
+    pub workload: Option<Arc<WorkloadServers>>,
+    /// moto's EC2 endpoint (`http://127.0.0.1:5000`), where node instances are launched.
+    pub ec2_endpoint: Option<String>,
+}
+
+impl EksConfig {
+    /// A configuration for `region` and `account_id` with no credentials check, no workload
+    /// servers and no moto.
+    pub fn new(region: &str, account_id: &str) -> Self {
+        Self {
+            region: region.to_string(),
+            account_id: account_id.to_string(),
+            credentials: Vec::new(),
+            workload: None,
+            ec2_endpoint: None,
+        }
+    }
+}
+
+/// The emulated EKS service.
+#[derive(Debug)]
+pub struct Eks {
+    config: EksConfig,
+    kit: Arc<Kit>,
+    state: Mutex<State>,
+    tokens: Tokens,
+    ec2: Option<ec2::Ec2>,
+    node_sync: tokio::sync::Mutex<()>,
+    ticker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Eks {
+    /// An empty account.
+    pub fn new(config: EksConfig, kit: Arc<Kit>) -> Self {
+        let ec2 = config.ec2_endpoint.as_deref().map(|endpoint| {
+            let key = config
+                .credentials
+                .first()
+                .map(|(k, _)| k.as_str())
+                .unwrap_or("AKIAEMULATOREKS00000");
+            ec2::Ec2::new(endpoint, &config.region, key)
+        });
+        Self {
+            config,
+            kit,
+            state: Mutex::new(State::default()),
+            tokens: Tokens::default(),
+            ec2,
+            node_sync: tokio::sync::Mutex::new(()),
+            ticker: Mutex::new(None),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EksConfig {
+        &self.config
+    }
+
+    /// The kit (faults, counters, delays).
+    pub fn kit(&self) -> &Arc<Kit> {
+        &self.kit
+    }
+
+    /// The delays in force.
+    pub fn timing(&self) -> Timing {
+        self.kit.timing()
+    }
+
+    /// Read access to the state, for tests and diagnostics.
+    pub fn with_state<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+        f(&self.lock())
+    }
+
+    /// The secret of an access key id.
+    pub fn secret_of(&self, access_key_id: &str) -> Option<String> {
+        self.config
+            .credentials
+            .iter()
+            .find(|(k, _)| k == access_key_id)
+            .map(|(_, s)| s.clone())
+    }
+
+    /// Starts the background ticker (every 100 ms) that completes due transitions and runs their
+    /// side effects. It stops when the `Eks` is dropped or [`Eks::shutdown`] runs.
+    pub fn spawn_ticker(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let handle = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(std::time::Duration::from_millis(100));
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(eks) = weak.upgrade() else { break };
+                eks.tick();
+            }
+        });
+        if let Some(old) = self
+            .ticker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(handle)
+        {
+            old.abort();
+        }
+    }
+
+    /// Stops the ticker and every workload API server.
+    pub async fn shutdown(&self) {
+        if let Some(t) = self
+            .ticker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            t.abort();
+        }
+        if let Some(w) = &self.config.workload {
+            w.shutdown().await;
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every mutation leaves the state consistent before it can panic, so a poisoned lock is
+        // still usable.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn arn(&self, resource: &str) -> String {
+        format!(
+            "arn:aws:eks:{}:{}:{resource}",
+            self.config.region, self.config.account_id
+        )
+    }
+}
+
+/// Now, as epoch seconds with millisecond precision (how restJson1 carries timestamps).
+pub fn epoch_now() -> f64 {
+    jiff::Timestamp::now().as_millisecond() as f64 / 1000.0
+}
+
+/// A random version-4-shaped UUID.
+pub fn uuid() -> String {
+    let h = crate::kit::random_hex(16);
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
+}
+
+/// A request id for `x-amzn-RequestId`.
+pub fn request_id() -> String {
+    uuid()
+}
+
+/// `n` random hex digits, upper case.
+fn upper_hex(n: usize) -> String {
+    let mut h = crate::kit::random_hex(n.div_ceil(2));
+    h.truncate(n);
+    h.to_ascii_uppercase()
+}
+
+/// `n` random hex digits, lower case.
+fn lower_hex(n: usize) -> String {
+    let mut h = crate::kit::random_hex(n.div_ceil(2));
+    h.truncate(n);
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_have_their_aws_shapes() {
+        let u = uuid();
+        assert_eq!(u.len(), 36);
+        assert_eq!(u.matches('-').count(), 4);
+        assert_eq!(upper_hex(32).len(), 32);
+        assert!(
+            upper_hex(32)
+                .chars()
+                .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+        );
+        assert_eq!(lower_hex(17).len(), 17);
+    }
+}

@@ -1,0 +1,598 @@
+//! The ticker: completes due lifecycle transitions and runs their side effects in spawned tasks,
+//! never inside a request — workload API servers start and stop, node instances are launched and
+//! terminated (in moto when configured), and each cluster's Nodes are kept equal to its instances.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::addons::apply_addon_change;
+use super::catalog;
+use super::nodegroups::apply_nodegroup_change;
+use super::state::{Change, Cluster, Instance, Nodegroup, Status, UpdateStatus};
+use super::{Eks, epoch_now, lower_hex};
+use crate::kit::workload::NodeSpec;
+
+/// A side effect to run outside the state lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Effect {
+    /// Start the workload API server of a creating cluster.
+    StartWorkload { cluster: String, id: String },
+    /// Stop a deleted cluster's workload API server.
+    StopWorkload { id: String },
+    /// Bring a nodegroup's instances to its target.
+    Reconcile { cluster: String, nodegroup: String },
+    /// Rewrite a cluster's Nodes from its instances.
+    SyncNodes { cluster: String },
+}
+
+/// What a reconcile has to do, decided under the lock.
+#[derive(Debug)]
+struct Plan {
+    keep: Vec<Instance>,
+    terminate: Vec<String>,
+    launch: Vec<String>,
+    instance_type: String,
+    tags: Vec<(String, String)>,
+    version: String,
+    taken_names: BTreeSet<String>,
+}
+
+impl Eks {
+    /// One tick: completes due transitions and starts their side effects.
+    pub(super) fn tick(self: &Arc<Self>) {
+        let now = Instant::now();
+        let workload = self.config.workload.is_some();
+        let mut effects = Vec::new();
+        {
+            let mut st = self.lock();
+            let mut gone_clusters = Vec::new();
+            for cluster in st.clusters.values_mut() {
+                if workload && !cluster.start_requested && *cluster.life.state() == Status::Creating
+                {
+                    cluster.start_requested = true;
+                    effects.push(Effect::StartWorkload {
+                        cluster: cluster.name.clone(),
+                        id: cluster.workload_id.clone(),
+                    });
+                }
+                tick_nodegroups(cluster, now, workload, &mut effects);
+                tick_addons(cluster, now);
+                match cluster.life.advance(now) {
+                    Some(Status::Active) => complete_cluster_update(cluster),
+                    Some(Status::Gone) => gone_clusters.push(cluster.name.clone()),
+                    _ => {}
+                }
+            }
+            for name in gone_clusters {
+                if let Some(c) = st.clusters.remove(&name) {
+                    tracing::info!(cluster = %name, "cluster deleted");
+                    if workload {
+                        effects.push(Effect::StopWorkload { id: c.workload_id });
+                    }
+                }
+            }
+        }
+        for effect in effects {
+            let eks = Arc::clone(self);
+            tokio::spawn(async move { eks.run(effect).await });
+        }
+    }
+
+    async fn run(self: Arc<Self>, effect: Effect) {
+        match effect {
+            Effect::StartWorkload { cluster, id } => self.start_workload(&cluster, &id).await,
+            Effect::StopWorkload { id } => {
+                if let Some(w) = &self.config.workload {
+                    w.stop_cluster(&id).await;
+                }
+            }
+            Effect::Reconcile { cluster, nodegroup } => self.reconcile(&cluster, &nodegroup).await,
+            Effect::SyncNodes { cluster } => self.sync_nodes(&cluster).await,
+        }
+    }
+
+    async fn start_workload(&self, cluster: &str, id: &str) {
+        let Some(w) = &self.config.workload else {
+            return;
+        };
+        let result = w.start_cluster(id).await;
+        let keep = {
+            let mut st = self.lock();
+            let c = st
+                .clusters
+                .get_mut(cluster)
+                .filter(|c| c.workload_id == id && *c.life.state() == Status::Creating);
+            match (c, &result) {
+                (Some(c), Ok(ep)) => {
+                    c.endpoint = Some(ep.server.clone());
+                    c.ca_data = Some(STANDARD.encode(&ep.ca_pem));
+                    c.life.release();
+                    tracing::info!(cluster, server = %ep.server, "workload API server ready");
+                    true
+                }
+                (Some(c), Err(e)) => {
+                    tracing::error!(cluster, error = %format!("{e:#}"), "workload API server failed to start");
+                    c.life.set(Status::Failed);
+                    c.issues.push(json!({
+                        "code": "InternalFailure",
+                        "message": format!("The control plane failed to start: {e}"),
+                        "resourceIds": [cluster],
+                    }));
+                    false
+                }
+                (None, _) => false,
+            }
+        };
+        if !keep && result.is_ok() {
+            // Deleted while it started.
+            w.stop_cluster(id).await;
+        }
+    }
+
+    async fn reconcile(&self, cluster: &str, nodegroup: &str) {
+        let plan = {
+            let st = self.lock();
+            st.clusters
+                .get(cluster)
+                .and_then(|c| c.nodegroups.get(nodegroup).map(|n| plan(c, n)))
+        };
+        let Some(plan) = plan else { return };
+        let (launched, error) = self.execute(&plan, cluster, nodegroup).await;
+        {
+            let mut st = self.lock();
+            let Some(n) = st
+                .clusters
+                .get_mut(cluster)
+                .and_then(|c| c.nodegroups.get_mut(nodegroup))
+            else {
+                return;
+            };
+            let terminated: BTreeSet<&String> = if error.is_none() {
+                plan.terminate.iter().collect()
+            } else {
+                BTreeSet::new()
+            };
+            let mut instances: Vec<Instance> = plan.keep.clone();
+            if error.is_some() {
+                // What was to go is still there when the failure came first.
+                instances.extend(
+                    n.instances
+                        .iter()
+                        .filter(|i| plan.terminate.contains(&i.id))
+                        .cloned(),
+                );
+            }
+            instances.retain(|i| !terminated.contains(&i.id));
+            instances.extend(launched);
+            n.instances = instances;
+            n.reconciling = false;
+            n.life.release();
+            if let Some(e) = error {
+                tracing::warn!(cluster, nodegroup, error = %e, "nodegroup instances could not be reconciled");
+                fail_nodegroup(n, &e);
+            } else {
+                n.replace = false;
+            }
+        }
+        self.sync_nodes(cluster).await;
+    }
+
+    /// Terminates and launches what `plan` says; returns what was launched and the first error.
+    async fn execute(
+        &self,
+        plan: &Plan,
+        cluster: &str,
+        nodegroup: &str,
+    ) -> (Vec<Instance>, Option<String>) {
+        let Some(ec2) = &self.ec2 else {
+            let mut names = plan.taken_names.clone();
+            let launched = plan
+                .launch
+                .iter()
+                .map(|subnet| {
+                    let az = subnet_zone(&self.config.region, subnet);
+                    let mut dns = private_dns(&self.config.region);
+                    while names.contains(&dns) {
+                        dns = private_dns(&self.config.region);
+                    }
+                    names.insert(dns.clone());
+                    Instance {
+                        id: format!("i-{}", lower_hex(17)),
+                        az,
+                        private_dns: dns,
+                        subnet: subnet.clone(),
+                        version: plan.version.clone(),
+                    }
+                })
+                .collect();
+            return (launched, None);
+        };
+        let mut launched = Vec::new();
+        let mut per_subnet: BTreeMap<&String, usize> = BTreeMap::new();
+        for s in &plan.launch {
+            *per_subnet.entry(s).or_default() += 1;
+        }
+        for (subnet, count) in per_subnet {
+            match ec2
+                .run_instances(count, &plan.instance_type, subnet, &plan.tags)
+                .await
+            {
+                Ok(got) => launched.extend(got.into_iter().map(|l| Instance {
+                    id: l.id,
+                    az: if l.az.is_empty() {
+                        subnet_zone(&self.config.region, subnet)
+                    } else {
+                        l.az
+                    },
+                    private_dns: if l.private_dns.is_empty() {
+                        private_dns(&self.config.region)
+                    } else {
+                        l.private_dns
+                    },
+                    subnet: l.subnet,
+                    version: plan.version.clone(),
+                })),
+                Err(e) => {
+                    return (
+                        launched,
+                        Some(format!(
+                            "RunInstances for {cluster}/{nodegroup} failed: {e}"
+                        )),
+                    );
+                }
+            }
+        }
+        if let Err(e) = ec2.terminate_instances(&plan.terminate).await {
+            return (
+                launched,
+                Some(format!(
+                    "TerminateInstances for {cluster}/{nodegroup} failed: {e}"
+                )),
+            );
+        }
+        (launched, None)
+    }
+
+    /// Makes the cluster's Nodes equal to its instances (workload servers only).
+    async fn sync_nodes(&self, cluster: &str) {
+        let Some(w) = &self.config.workload else {
+            return;
+        };
+        let _serial = self.node_sync.lock().await;
+        let Some((id, specs)) = ({
+            let st = self.lock();
+            st.clusters
+                .get(cluster)
+                .filter(|c| {
+                    c.endpoint.is_some()
+                        && !matches!(c.life.state(), Status::Creating | Status::Failed)
+                })
+                .map(|c| (c.workload_id.clone(), node_specs(&self.config.region, c)))
+        }) else {
+            return;
+        };
+        if let Err(e) = w.set_nodes(&id, &specs).await {
+            tracing::warn!(cluster, error = %format!("{e:#}"), "could not update the cluster's Nodes");
+        }
+    }
+}
+
+fn tick_nodegroups(cluster: &mut Cluster, now: Instant, workload: bool, effects: &mut Vec<Effect>) {
+    let mut gone = Vec::new();
+    for n in cluster.nodegroups.values_mut() {
+        if n.life.due(now) && !n.applied && !n.reconciling {
+            n.applied = true;
+            let reconcile = match *n.life.state() {
+                Status::Creating => n.instances.len() as i64 != n.scaling.desired,
+                Status::Deleting => !n.instances.is_empty(),
+                Status::Updating => {
+                    let change = n.pending_update().map(|u| u.change.clone());
+                    let resize = change
+                        .as_ref()
+                        .is_some_and(|c| apply_nodegroup_change(n, c));
+                    resize || n.instances.len() as i64 != n.scaling.desired
+                }
+                _ => false,
+            };
+            if reconcile {
+                n.life.hold();
+                n.reconciling = true;
+                effects.push(Effect::Reconcile {
+                    cluster: cluster.name.clone(),
+                    nodegroup: n.name.clone(),
+                });
+            } else if workload && *n.life.state() == Status::Updating {
+                effects.push(Effect::SyncNodes {
+                    cluster: cluster.name.clone(),
+                });
+            }
+        }
+        match n.life.advance(now) {
+            Some(Status::Active) => {
+                n.applied = false;
+                n.modified_at = epoch_now();
+                if let Some(id) = n.pending.take()
+                    && let Some(u) = n.updates.iter_mut().find(|u| u.id == id)
+                {
+                    u.status = UpdateStatus::Successful;
+                }
+            }
+            Some(Status::Gone) => gone.push(n.name.clone()),
+            _ => {}
+        }
+    }
+    for name in gone {
+        cluster.nodegroups.remove(&name);
+        tracing::info!(cluster = %cluster.name, nodegroup = %name, "nodegroup deleted");
+        if workload {
+            effects.push(Effect::SyncNodes {
+                cluster: cluster.name.clone(),
+            });
+        }
+    }
+}
+
+fn tick_addons(cluster: &mut Cluster, now: Instant) {
+    let mut gone = Vec::new();
+    for a in cluster.addons.values_mut() {
+        match a.life.advance(now) {
+            Some(Status::Active) => {
+                if let Some(id) = a.pending.take() {
+                    let change = a
+                        .updates
+                        .iter()
+                        .find(|u| u.id == id)
+                        .map(|u| u.change.clone());
+                    if let Some(change) = change {
+                        apply_addon_change(a, &change);
+                    }
+                    if let Some(u) = a.updates.iter_mut().find(|u| u.id == id) {
+                        u.status = UpdateStatus::Successful;
+                    }
+                }
+            }
+            Some(Status::Gone) => gone.push(a.name.clone()),
+            _ => {}
+        }
+    }
+    for name in gone {
+        cluster.addons.remove(&name);
+    }
+}
+
+/// Applies the cluster's completed update and marks it successful.
+fn complete_cluster_update(cluster: &mut Cluster) {
+    let Some(id) = cluster.pending.take() else {
+        return;
+    };
+    let Some(change) = cluster
+        .updates
+        .iter()
+        .find(|u| u.id == id)
+        .map(|u| u.change.clone())
+    else {
+        return;
+    };
+    match change {
+        Change::ClusterVersion(v) => {
+            cluster.version = v;
+            cluster.platform_version = "eks.1".into();
+        }
+        Change::Endpoint {
+            public,
+            private,
+            cidrs,
+        } => {
+            cluster.public_access = public;
+            cluster.private_access = private;
+            cluster.public_cidrs = cidrs;
+        }
+        Change::Vpc {
+            subnets,
+            security_groups,
+        } => {
+            if let Some(s) = subnets {
+                cluster.subnets = s;
+            }
+            if let Some(s) = security_groups {
+                cluster.security_groups = s;
+            }
+        }
+        Change::Logging(l) => cluster.logging = l,
+        Change::AuthenticationMode(m) => cluster.authentication_mode = m,
+        Change::UpgradePolicy(s) => cluster.support_type = s,
+        Change::AssociateIdp(n) => {
+            if let Some(i) = cluster.idps.get_mut(&n) {
+                i.status = Status::Active;
+            }
+        }
+        Change::DisassociateIdp(n) => {
+            cluster.idps.remove(&n);
+        }
+        Change::NodegroupConfig(_) | Change::NodegroupVersion { .. } | Change::Addon { .. } => {}
+    }
+    if let Some(u) = cluster.updates.iter_mut().find(|u| u.id == id) {
+        u.status = UpdateStatus::Successful;
+    }
+    tracing::info!(cluster = %cluster.name, update = %id, "cluster update completed");
+}
+
+/// A reconcile failed: the nodegroup goes to its failed state and the update fails.
+fn fail_nodegroup(n: &mut Nodegroup, error: &str) {
+    let (code, status) = match *n.life.state() {
+        Status::Creating => ("NodeCreationFailure", Status::CreateFailed),
+        Status::Deleting => ("NodeTerminationFailure", Status::DeleteFailed),
+        _ => ("AsgInstanceLaunchFailures", Status::Active),
+    };
+    n.issues
+        .push(json!({"code": code, "message": error, "resourceIds": [n.asg_name]}));
+    n.life.set(status);
+    n.applied = false;
+    if let Some(id) = n.pending.take()
+        && let Some(u) = n.updates.iter_mut().find(|u| u.id == id)
+    {
+        u.status = UpdateStatus::Failed;
+        u.errors.push(json!({"errorCode": "NodeCreationFailure", "errorMessage": error, "resourceIds": [n.name]}));
+    }
+}
+
+fn plan(c: &Cluster, n: &Nodegroup) -> Plan {
+    let target = if *n.life.state() == Status::Deleting {
+        0
+    } else {
+        usize::try_from(n.scaling.desired).unwrap_or(0)
+    };
+    let (mut keep, mut terminate): (Vec<Instance>, Vec<String>) = if n.replace {
+        (
+            Vec::new(),
+            n.instances.iter().map(|i| i.id.clone()).collect(),
+        )
+    } else {
+        (n.instances.clone(), Vec::new())
+    };
+    while keep.len() > target {
+        // Scale in from the zone with the most instances, newest first.
+        let mut per_zone: BTreeMap<&str, usize> = BTreeMap::new();
+        for i in &keep {
+            *per_zone.entry(i.az.as_str()).or_default() += 1;
+        }
+        let busiest = per_zone
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(z, _)| z.to_string())
+            .unwrap_or_default();
+        let Some(pos) = keep.iter().rposition(|i| i.az == busiest) else {
+            break;
+        };
+        terminate.push(keep.remove(pos).id);
+    }
+    let mut per_subnet: BTreeMap<String, usize> =
+        n.subnets.iter().map(|s| (s.clone(), 0)).collect();
+    for i in &keep {
+        if let Some(count) = per_subnet.get_mut(&i.subnet) {
+            *count += 1;
+        }
+    }
+    let mut launch = Vec::new();
+    for _ in keep.len()..target {
+        let Some(subnet) = n
+            .subnets
+            .iter()
+            .min_by_key(|s| per_subnet.get(*s).copied().unwrap_or(0))
+            .cloned()
+        else {
+            break;
+        };
+        *per_subnet.entry(subnet.clone()).or_default() += 1;
+        launch.push(subnet);
+    }
+    let taken_names = c
+        .nodegroups
+        .values()
+        .flat_map(|n| n.instances.iter().map(|i| i.private_dns.clone()))
+        .collect();
+    Plan {
+        keep,
+        terminate,
+        launch,
+        instance_type: n
+            .instance_types
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "t3.medium".into()),
+        tags: vec![
+            ("eks:cluster-name".into(), c.name.clone()),
+            ("eks:nodegroup-name".into(), n.name.clone()),
+            (format!("kubernetes.io/cluster/{}", c.name), "owned".into()),
+            ("aws:autoscaling:groupName".into(), n.asg_name.clone()),
+        ],
+        version: n.version.clone(),
+        taken_names,
+    }
+}
+
+/// The Nodes of a cluster: one per instance of every nodegroup.
+fn node_specs(region: &str, c: &Cluster) -> Vec<NodeSpec> {
+    let mut specs = Vec::new();
+    for n in c.nodegroups.values() {
+        for i in &n.instances {
+            let mut labels = n.labels.clone();
+            labels.insert("eks.amazonaws.com/nodegroup".into(), n.name.clone());
+            labels.insert(
+                "eks.amazonaws.com/capacityType".into(),
+                n.capacity_type.clone(),
+            );
+            labels.insert("topology.kubernetes.io/zone".into(), i.az.clone());
+            labels.insert("topology.kubernetes.io/region".into(), region.to_string());
+            labels.insert(
+                "failure-domain.beta.kubernetes.io/zone".into(),
+                i.az.clone(),
+            );
+            if let Some(t) = n.instance_types.first() {
+                labels.insert("node.kubernetes.io/instance-type".into(), t.clone());
+            }
+            specs.push(NodeSpec {
+                name: i.private_dns.clone(),
+                provider_id: format!("aws:///{}/{}", i.az, i.id),
+                labels,
+                taints: n
+                    .taints
+                    .iter()
+                    .map(|t| {
+                        (
+                            t.key.clone(),
+                            t.value.clone().unwrap_or_default(),
+                            t.kubernetes_effect().to_string(),
+                        )
+                    })
+                    .collect(),
+                kubelet_version: Some(catalog::kubelet_version(&i.version)),
+            });
+        }
+    }
+    specs
+}
+
+/// The zone a subnet is in when no EC2 is there to say: spread by the subnet id.
+fn subnet_zone(region: &str, subnet: &str) -> String {
+    let sum: u32 = subnet.bytes().map(u32::from).sum();
+    let letter = char::from(b'a' + u8::try_from(sum % 3).unwrap_or(0));
+    format!("{region}{letter}")
+}
+
+fn private_dns(region: &str) -> String {
+    let bytes = hex_bytes(2);
+    let domain = if region == "us-east-1" {
+        "ec2.internal".to_string()
+    } else {
+        format!("{region}.compute.internal")
+    };
+    format!("ip-10-0-{}-{}.{domain}", bytes[0], bytes[1].max(4))
+}
+
+fn hex_bytes(n: usize) -> Vec<u8> {
+    hex::decode(crate::kit::random_hex(n)).unwrap_or_else(|_| vec![0; n])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_names_and_zones_look_like_ec2s() {
+        let dns = private_dns("us-west-2");
+        assert!(
+            dns.starts_with("ip-10-0-") && dns.ends_with(".us-west-2.compute.internal"),
+            "{dns}"
+        );
+        assert!(private_dns("us-east-1").ends_with(".ec2.internal"));
+        let z = subnet_zone("us-west-2", "subnet-1");
+        assert!(z.starts_with("us-west-2") && z.len() == "us-west-2a".len());
+        assert_eq!(z, subnet_zone("us-west-2", "subnet-1"));
+    }
+}

@@ -1,0 +1,102 @@
+//! Per-operation call counters, exposed as Prometheus metrics and as JSON for tests.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
+
+/// Labels of `emulator_calls_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    /// The cloud (`eks`, `aks`, …).
+    pub cloud: String,
+    /// The operation, as the cloud names it.
+    pub operation: String,
+    /// `ok`, `error` (the cloud answered with an error), or `fault` (injected).
+    pub outcome: String,
+}
+
+/// How a call ended, for counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Served.
+    Ok,
+    /// Answered with the cloud's error (validation, not found, conflict, …).
+    Error,
+    /// An injected fault.
+    Fault,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error => "error",
+            Outcome::Fault => "fault",
+        }
+    }
+}
+
+/// The counters of one emulator.
+#[derive(Debug)]
+pub struct Calls {
+    cloud: String,
+    family: Family<CallLabels, Counter>,
+    totals: Mutex<BTreeMap<String, BTreeMap<&'static str, u64>>>,
+}
+
+impl Calls {
+    /// Counters for `cloud`, registered in `registry`.
+    pub fn new(cloud: &str, registry: &mut Registry) -> Self {
+        let family = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "emulator_calls",
+            "Calls received by the cloud emulator, by operation and outcome",
+            family.clone(),
+        );
+        Self {
+            cloud: cloud.to_string(),
+            family,
+            totals: Mutex::default(),
+        }
+    }
+
+    /// Counts one call.
+    pub fn record(&self, operation: &str, outcome: Outcome) {
+        self.family
+            .get_or_create(&CallLabels {
+                cloud: self.cloud.clone(),
+                operation: operation.to_string(),
+                outcome: outcome.as_str().to_string(),
+            })
+            .inc();
+        let mut totals = self
+            .totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *totals
+            .entry(operation.to_string())
+            .or_default()
+            .entry(outcome.as_str())
+            .or_default() += 1;
+    }
+
+    /// Every operation's counts by outcome (`{"CreateCluster": {"ok": 1}}`).
+    pub fn snapshot(&self) -> BTreeMap<String, BTreeMap<&'static str, u64>> {
+        self.totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Forgets the JSON totals (Prometheus counters keep counting, as counters must).
+    pub fn reset(&self) {
+        self.totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+}

@@ -1,0 +1,241 @@
+//! The emulator kit shared by every cloud: [`Kit`] counts calls and injects faults per operation,
+//! holds the lifecycle delays in force, and serves the control endpoint (`/_emulator/...`) and
+//! Prometheus metrics (`/metrics`). A cloud module calls [`Kit::enter`] first in every handler and
+//! turns a [`Fault`] into its own error shape.
+
+pub mod calls;
+pub mod faults;
+pub mod idempotency;
+pub mod lifecycle;
+pub mod workload;
+
+use std::sync::{Arc, RwLock};
+
+use axum::Json;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use prometheus_client::registry::Registry;
+use serde::{Deserialize, Serialize};
+
+pub use calls::{Calls, Outcome};
+pub use faults::{Fault, FaultRule, Faults};
+pub use lifecycle::{Delays, Lifecycle, Timing};
+
+/// Who a workload API server's token webhook says the caller is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserInfo {
+    /// User name.
+    pub username: String,
+    /// Groups (e.g. `system:masters` for the cluster creator).
+    pub groups: Vec<String>,
+}
+
+/// A cloud's check of the bearer tokens its clusters accept (EKS: presigned STS URLs).
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// Verifies `token` for the cluster with emulator id `cluster_id`; the error says why not
+    /// (never echoing the token).
+    fn verify(&self, cluster_id: &str, token: &str) -> Result<UserInfo, String>;
+}
+
+/// Shared pieces of one cloud emulator.
+#[derive(Debug)]
+pub struct Kit {
+    cloud: &'static str,
+    /// Fault rules.
+    pub faults: Faults,
+    /// Call counters.
+    pub calls: Calls,
+    timing: RwLock<Timing>,
+    registry: Registry,
+}
+
+impl Kit {
+    /// A kit for `cloud` with the given initial delays.
+    pub fn new(cloud: &'static str, timing: Timing) -> Self {
+        let mut registry = Registry::default();
+        let calls = Calls::new(cloud, &mut registry);
+        Self {
+            cloud,
+            faults: Faults::default(),
+            calls,
+            timing: RwLock::new(timing),
+            registry,
+        }
+    }
+
+    /// The cloud's short name.
+    pub fn cloud(&self) -> &'static str {
+        self.cloud
+    }
+
+    /// The delays in force.
+    pub fn timing(&self) -> Timing {
+        *self
+            .timing
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Replaces the delays.
+    pub fn set_timing(&self, timing: Timing) {
+        *self
+            .timing
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = timing;
+    }
+
+    /// Starts a call of `operation`: applies an injected latency, or returns the injected fault
+    /// (already counted) for the cloud to answer with. The caller counts the call's own outcome
+    /// with [`Kit::finish`].
+    pub async fn enter(&self, operation: &str) -> Result<(), Fault> {
+        match self.faults.pick(operation, random_unit()) {
+            None => Ok(()),
+            Some(Fault::Latency(delay)) => {
+                tokio::time::sleep(delay).await;
+                Ok(())
+            }
+            Some(fault) => {
+                self.calls.record(operation, Outcome::Fault);
+                Err(fault)
+            }
+        }
+    }
+
+    /// Counts a served call.
+    pub fn finish(&self, operation: &str, ok: bool) {
+        self.calls
+            .record(operation, if ok { Outcome::Ok } else { Outcome::Error });
+    }
+
+    /// The Prometheus exposition of the counters.
+    pub fn metrics_text(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// A response whose body fails at once: the client gets the status line and headers, then the
+/// connection is cut (an injected "dropped connection").
+pub fn dropped_connection() -> Response {
+    let stream = futures::stream::once(async {
+        Err::<bytes::Bytes, std::io::Error>(std::io::Error::other(
+            "connection dropped by fault injection",
+        ))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        header::CONTENT_LENGTH,
+        header::HeaderValue::from_static("64"),
+    );
+    response
+}
+
+/// A uniform random number in [0, 1).
+pub fn random_unit() -> f64 {
+    let mut bytes = [0u8; 8];
+    random_fill(&mut bytes);
+    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// `n` random bytes as lowercase hex.
+pub fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    random_fill(&mut bytes);
+    hex::encode(bytes)
+}
+
+fn random_fill(bytes: &mut [u8]) {
+    use ring::rand::SecureRandom;
+    // The system RNG fails only if the OS has no entropy source; zeros are then still usable ids
+    // for an emulator, so the error is deliberately ignored.
+    let _ = ring::rand::SystemRandom::new().fill(bytes);
+}
+
+#[derive(Clone)]
+struct ControlState {
+    kit: Arc<Kit>,
+    verifier: Arc<dyn TokenVerifier>,
+}
+
+/// The control endpoint and metrics, merged into each cloud's router:
+/// - `GET|POST|DELETE /_emulator/faults` — list, add (a [`FaultRule`]), clear;
+/// - `GET|DELETE /_emulator/calls` — counts by operation and outcome, reset;
+/// - `GET|PUT /_emulator/timing` — the lifecycle delays ([`Timing`]);
+/// - `POST /_emulator/tokenreview/{cluster}` — the token webhook of workload API servers;
+/// - `GET /metrics` — Prometheus text.
+pub fn control_router(kit: Arc<Kit>, verifier: Arc<dyn TokenVerifier>) -> Router {
+    Router::new()
+        .route(
+            "/_emulator/faults",
+            get(list_faults).post(add_fault).delete(clear_faults),
+        )
+        .route("/_emulator/calls", get(calls).delete(reset_calls))
+        .route("/_emulator/timing", get(get_timing).put(put_timing))
+        .route("/_emulator/tokenreview/{cluster}", post(token_review))
+        .route("/metrics", get(metrics))
+        .with_state(ControlState { kit, verifier })
+}
+
+async fn list_faults(State(s): State<ControlState>) -> Json<Vec<FaultRule>> {
+    Json(s.kit.faults.rules())
+}
+async fn add_fault(State(s): State<ControlState>, Json(rule): Json<FaultRule>) -> StatusCode {
+    s.kit.faults.add(rule);
+    StatusCode::NO_CONTENT
+}
+async fn clear_faults(State(s): State<ControlState>) -> StatusCode {
+    s.kit.faults.clear();
+    StatusCode::NO_CONTENT
+}
+async fn calls(State(s): State<ControlState>) -> impl IntoResponse {
+    Json(s.kit.calls.snapshot())
+}
+async fn reset_calls(State(s): State<ControlState>) -> StatusCode {
+    s.kit.calls.reset();
+    StatusCode::NO_CONTENT
+}
+async fn get_timing(State(s): State<ControlState>) -> Json<Timing> {
+    Json(s.kit.timing())
+}
+async fn put_timing(State(s): State<ControlState>, Json(timing): Json<Timing>) -> StatusCode {
+    s.kit.set_timing(timing);
+    StatusCode::NO_CONTENT
+}
+async fn metrics(State(s): State<ControlState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        s.kit.metrics_text(),
+    )
+}
+
+/// `authentication.k8s.io/v1` TokenReview, as a kube-apiserver's token webhook sends it.
+async fn token_review(
+    State(s): State<ControlState>,
+    Path(cluster): Path<String>,
+    Json(review): Json<serde_json::Value>,
+) -> Json<serde_json::Value> {
+    let token = review["spec"]["token"].as_str().unwrap_or_default();
+    let status = match s.verifier.verify(&cluster, token) {
+        Ok(user) => serde_json::json!({
+            "authenticated": true,
+            "user": { "username": user.username, "groups": user.groups }
+        }),
+        Err(why) => {
+            tracing::info!(cluster, reason = %why, "token review refused");
+            serde_json::json!({ "authenticated": false, "error": why })
+        }
+    };
+    Json(serde_json::json!({
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenReview",
+        "status": status
+    }))
+}

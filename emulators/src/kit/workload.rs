@@ -1,0 +1,734 @@
+//! Real workload API servers behind emulated managed clusters.
+//!
+//! Every emulated cluster can be backed by a real kube-apiserver on loopback, so that a provider's
+//! kubeconfig can be checked against a server that really authenticates it, and so that Cluster API
+//! finds `Node` objects whose `spec.providerID` matches its Machines. All servers share one etcd
+//! (each under its own `--etcd-prefix=/workload/<cluster id>`) and one certificate authority, which
+//! signs every serving certificate: its PEM is what the cloud API returns as the cluster's
+//! certificate authority.
+//!
+//! Bearer tokens are authenticated by the emulator itself: each server's token webhook points at
+//! `<token_review_base>/<cluster id>`, where the cloud emulator answers an
+//! `authentication.k8s.io/v1` `TokenReview` (plain HTTP on loopback, which the API server's webhook
+//! client accepts). Results are cached by the API server for [`TOKEN_CACHE_TTL`] only, so a revoked
+//! or expired token stops working quickly. Authorization is RBAC.
+//!
+//! The emulator keeps an admin client certificate (group `system:masters`) per server to write
+//! Nodes; that credential never leaves the emulator.
+//!
+//! Every process is killed when the [`WorkloadServers`] is dropped (the processes are killed on
+//! drop); [`WorkloadServers::shutdown`] stops them gracefully.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use serde_json::{Value, json};
+use testbed::pki::{self, Authority};
+use testbed::process::{self, Process, free_port, wait_until};
+use testbed::{Assets, KubeconfigAuth, write_kubeconfig};
+use tokio::sync::OnceCell;
+
+/// How long an API server caches a token review's answer (`--authentication-token-webhook-cache-ttl`).
+pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
+
+/// The field manager the emulator writes Nodes with.
+pub const FIELD_MANAGER: &str = "cloud-emulator";
+
+/// The service CIDR of every workload cluster (EKS's default).
+const SERVICE_CIDR: &str = "10.100.0.0/16";
+
+/// The first address of [`SERVICE_CIDR`], the `kubernetes` Service's IP.
+const KUBERNETES_SERVICE_IP: &str = "10.100.0.1";
+
+/// How long one API server may take to become ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Where a workload API server listens and what it trusts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadEndpoint {
+    /// `https://127.0.0.1:<port>`.
+    pub server: String,
+    /// `127.0.0.1`.
+    pub host: String,
+    /// The secure port.
+    pub port: u16,
+    /// The PEM of the CA that signed the serving certificate.
+    pub ca_pem: String,
+}
+
+/// A Node the cloud has created for one instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// The Node's name, e.g. `ip-10-0-1-23.us-west-2.compute.internal`.
+    pub name: String,
+    /// `spec.providerID`, e.g. `aws:///us-west-2a/i-0abc…`.
+    pub provider_id: String,
+    /// Labels; `kubernetes.io/hostname`, `kubernetes.io/os` and `kubernetes.io/arch` are added as a
+    /// kubelet would unless given here.
+    pub labels: BTreeMap<String, String>,
+    /// Taints as `(key, value, effect)`; an empty value is omitted.
+    pub taints: Vec<(String, String, String)>,
+    /// `status.nodeInfo.kubeletVersion`; the API server's version if `None`.
+    pub kubelet_version: Option<String>,
+}
+
+/// The shared etcd.
+struct Etcd {
+    url: String,
+    process: Mutex<Option<Process>>,
+}
+
+/// A running workload API server.
+struct Running {
+    endpoint: WorkloadEndpoint,
+    client: kube::Client,
+    version: String,
+    process: Process,
+}
+
+enum Slot {
+    Starting,
+    Running(Box<Running>),
+}
+
+/// The workload API servers of one emulator.
+pub struct WorkloadServers {
+    assets: Assets,
+    dir: PathBuf,
+    token_review_base: String,
+    ca: Authority,
+    etcd: OnceCell<Etcd>,
+    clusters: Mutex<HashMap<String, Slot>>,
+    closed: Mutex<bool>,
+}
+
+impl std::fmt::Debug for WorkloadServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkloadServers")
+            .field("dir", &self.dir)
+            .field("token_review_base", &self.token_review_base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Removes a `Starting` slot if the start did not complete (error or cancellation).
+struct StartGuard<'a> {
+    servers: &'a WorkloadServers,
+    cluster_id: String,
+    armed: bool,
+}
+
+impl Drop for StartGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut clusters = self.servers.lock_clusters();
+            if matches!(clusters.get(&self.cluster_id), Some(Slot::Starting)) {
+                clusters.remove(&self.cluster_id);
+            }
+        }
+    }
+}
+
+impl WorkloadServers {
+    /// Prepares workload servers writing logs and certificates under `dir`, whose token webhooks
+    /// call `<token_review_base>/<cluster id>` (e.g.
+    /// `http://127.0.0.1:<emulator port>/_emulator/tokenreview`). Nothing is started yet: etcd
+    /// starts with the first cluster.
+    ///
+    /// # Errors
+    /// When `dir` cannot be created or the CA cannot be generated.
+    pub fn new(assets: Assets, dir: PathBuf, token_review_base: String) -> Result<Self> {
+        std::fs::create_dir_all(dir.join("logs"))
+            .with_context(|| format!("creating {}", dir.display()))?;
+        let ca = Authority::new("emulated-cluster-ca")?;
+        std::fs::write(dir.join("ca.crt"), ca.cert_pem())?;
+        Ok(Self {
+            assets,
+            dir,
+            token_review_base: token_review_base.trim_end_matches('/').to_string(),
+            ca,
+            etcd: OnceCell::new(),
+            clusters: Mutex::new(HashMap::new()),
+            closed: Mutex::new(false),
+        })
+    }
+
+    /// The PEM of the CA that signs every workload server's serving certificate.
+    pub fn ca_pem(&self) -> &str {
+        self.ca.cert_pem()
+    }
+
+    /// Starts a workload API server for `cluster_id` and returns once its `/readyz` answers OK.
+    /// Starting a cluster that already runs returns its endpoint. Other clusters may start at the
+    /// same time.
+    ///
+    /// # Errors
+    /// When `cluster_id` is not made of letters, digits, `-`, `_` and `.`, when the cluster is
+    /// being started by another call, after [`shutdown`](Self::shutdown), or when etcd or the API
+    /// server fails to start (with the tail of its log).
+    pub async fn start_cluster(&self, cluster_id: &str) -> Result<WorkloadEndpoint> {
+        check_cluster_id(cluster_id)?;
+        if *self.closed.lock().unwrap_or_else(PoisonError::into_inner) {
+            bail!("workload servers are shut down");
+        }
+        {
+            let mut clusters = self.lock_clusters();
+            match clusters.get(cluster_id) {
+                Some(Slot::Running(r)) => return Ok(r.endpoint.clone()),
+                Some(Slot::Starting) => {
+                    bail!("workload server for cluster {cluster_id} is already starting")
+                }
+                None => {
+                    clusters.insert(cluster_id.to_string(), Slot::Starting);
+                }
+            }
+        }
+        let mut guard = StartGuard {
+            servers: self,
+            cluster_id: cluster_id.to_string(),
+            armed: true,
+        };
+        let etcd_url = self.etcd().await?.url.clone();
+        let running = self.launch(cluster_id, &etcd_url).await?;
+        let endpoint = running.endpoint.clone();
+        self.lock_clusters()
+            .insert(cluster_id.to_string(), Slot::Running(Box::new(running)));
+        guard.armed = false;
+        Ok(endpoint)
+    }
+
+    /// Stops the workload API server of `cluster_id` (SIGTERM, then SIGKILL after 5 s). Its data
+    /// stays in etcd. Stopping a cluster that does not run does nothing.
+    pub async fn stop_cluster(&self, cluster_id: &str) {
+        let slot = {
+            let mut clusters = self.lock_clusters();
+            if matches!(clusters.get(cluster_id), Some(Slot::Running(_))) {
+                clusters.remove(cluster_id)
+            } else {
+                None
+            }
+        };
+        if let Some(Slot::Running(mut running)) = slot {
+            running.process.stop(Duration::from_secs(5)).await;
+        }
+    }
+
+    /// The endpoint of a running cluster.
+    pub fn endpoint(&self, cluster_id: &str) -> Option<WorkloadEndpoint> {
+        match self.lock_clusters().get(cluster_id) {
+            Some(Slot::Running(r)) => Some(r.endpoint.clone()),
+            _ => None,
+        }
+    }
+
+    /// The ids of the clusters whose servers run.
+    pub fn running(&self) -> Vec<String> {
+        let clusters = self.lock_clusters();
+        let mut ids: Vec<String> = clusters
+            .iter()
+            .filter(|(_, s)| matches!(s, Slot::Running(_)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// An admin (`system:masters`) client of a running cluster, for the emulator and its tests.
+    ///
+    /// # Errors
+    /// When the cluster does not run.
+    pub fn admin_client(&self, cluster_id: &str) -> Result<kube::Client> {
+        Ok(self.running_parts(cluster_id)?.0)
+    }
+
+    /// The process id of a running cluster's API server.
+    pub fn server_pid(&self, cluster_id: &str) -> Option<u32> {
+        match self.lock_clusters().get(cluster_id) {
+            Some(Slot::Running(r)) => r.process.pid(),
+            _ => None,
+        }
+    }
+
+    /// The process id of the shared etcd, once started.
+    pub fn etcd_pid(&self) -> Option<u32> {
+        let etcd = self.etcd.get()?;
+        let process = etcd.process.lock().unwrap_or_else(PoisonError::into_inner);
+        process.as_ref().and_then(Process::pid)
+    }
+
+    /// Makes the Nodes of `cluster_id` exactly `nodes`: missing ones are created with their
+    /// provider ID, labels and taints, existing ones updated (a Node whose provider ID differs is
+    /// replaced, as the field is immutable), every listed Node is marked `Ready` with its kubelet
+    /// version through the status subresource, and Nodes not listed are deleted.
+    ///
+    /// # Errors
+    /// When the cluster does not run, two specs share a name, or the API server refuses a write.
+    pub async fn set_nodes(&self, cluster_id: &str, nodes: &[NodeSpec]) -> Result<()> {
+        let (client, version) = self.running_parts(cluster_id)?;
+        let mut names = BTreeSet::new();
+        for node in nodes {
+            if !names.insert(node.name.as_str()) {
+                bail!("node {} is listed twice", node.name);
+            }
+        }
+        let api: Api<Node> = Api::all(client);
+        let existing: HashMap<String, Node> = api
+            .list(&ListParams::default())
+            .await
+            .context("listing Nodes")?
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name.clone().map(|name| (name, n)))
+            .collect();
+        let apply = PatchParams::apply(FIELD_MANAGER).force();
+        let now = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+
+        for spec in nodes {
+            let mut previous = existing.get(&spec.name);
+            let old_provider_id = previous
+                .and_then(|n| n.spec.as_ref())
+                .and_then(|s| s.provider_id.as_deref());
+            if old_provider_id.is_some_and(|p| p != spec.provider_id) {
+                delete_node(&api, &spec.name).await?;
+                previous = None;
+            }
+            api.patch(&spec.name, &apply, &Patch::Apply(node_object(spec)))
+                .await
+                .with_context(|| format!("applying Node {}", spec.name))?;
+            let since = previous
+                .and_then(ready_since)
+                .unwrap_or_else(|| now.clone());
+            let kubelet = spec.kubelet_version.as_deref().unwrap_or(&version);
+            api.patch_status(
+                &spec.name,
+                &apply,
+                &Patch::Apply(node_status(spec, kubelet, &now, &since)),
+            )
+            .await
+            .with_context(|| format!("setting the status of Node {}", spec.name))?;
+        }
+        for name in existing.keys() {
+            if !names.contains(name.as_str()) {
+                delete_node(&api, name).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops every API server, then etcd. Later starts fail.
+    pub async fn shutdown(&self) {
+        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        let running: Vec<Box<Running>> = self
+            .lock_clusters()
+            .drain()
+            .filter_map(|(_, s)| match s {
+                Slot::Running(r) => Some(r),
+                Slot::Starting => None,
+            })
+            .collect();
+        futures::future::join_all(running.into_iter().map(|mut r| async move {
+            r.process.stop(Duration::from_secs(5)).await;
+        }))
+        .await;
+        let etcd = self.etcd.get().and_then(|e| {
+            e.process
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        });
+        if let Some(mut etcd) = etcd {
+            etcd.stop(Duration::from_secs(5)).await;
+        }
+    }
+
+    fn lock_clusters(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.clusters.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn running_parts(&self, cluster_id: &str) -> Result<(kube::Client, String)> {
+        match self.lock_clusters().get(cluster_id) {
+            Some(Slot::Running(r)) => Ok((r.client.clone(), r.version.clone())),
+            _ => bail!("no workload server runs for cluster {cluster_id}"),
+        }
+    }
+
+    /// The shared etcd, started by the first caller; concurrent callers wait for the same start.
+    async fn etcd(&self) -> Result<&Etcd> {
+        self.etcd.get_or_try_init(|| self.start_etcd()).await
+    }
+
+    async fn start_etcd(&self) -> Result<Etcd> {
+        let logs = self.dir.join("logs");
+        let port = free_port()?;
+        let peer = free_port()?;
+        let url = format!("http://127.0.0.1:{port}");
+        let peer_url = format!("http://127.0.0.1:{peer}");
+        let args = vec![
+            format!("--data-dir={}", self.dir.join("etcd").display()),
+            format!("--listen-client-urls={url}"),
+            format!("--advertise-client-urls={url}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=default={peer_url}"),
+            "--unsafe-no-fsync=true".into(),
+            "--log-level=warn".into(),
+        ];
+        let mut etcd = Process::spawn("etcd", &self.assets.etcd(), &args, &logs)?;
+        let waited = wait_until(
+            "etcd /health",
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            || async move { Ok(process::http_status(port, "/health").await.unwrap_or(0) == 200) },
+        )
+        .await;
+        if let Err(e) = waited {
+            etcd.ensure_running()?;
+            return Err(e.context(format!(
+                "last lines of {}:\n{}",
+                etcd.log_path().display(),
+                process::tail(etcd.log_path(), 30)
+            )));
+        }
+        Ok(Etcd {
+            url,
+            process: Mutex::new(Some(etcd)),
+        })
+    }
+
+    /// Starts the API server, retrying with another port if the chosen one was taken meanwhile.
+    async fn launch(&self, cluster_id: &str, etcd_url: &str) -> Result<Running> {
+        let dir = self.dir.join("clusters").join(cluster_id);
+        let pki_dir = dir.join("pki");
+        std::fs::create_dir_all(&pki_dir)
+            .with_context(|| format!("creating {}", pki_dir.display()))?;
+        let serving = self.ca.serving(
+            &format!("workload-{cluster_id}"),
+            &[
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+            ],
+            &[KUBERNETES_SERVICE_IP.parse()?],
+        )?;
+        std::fs::write(pki_dir.join("apiserver.crt"), &serving.cert_pem)?;
+        std::fs::write(pki_dir.join("apiserver.key"), &serving.key_pem)?;
+        std::fs::write(pki_dir.join("ca.crt"), self.ca.cert_pem())?;
+        let (sa_private, sa_public) = pki::signing_key_pem()?;
+        std::fs::write(pki_dir.join("sa.key"), sa_private)?;
+        std::fs::write(pki_dir.join("sa.pub"), sa_public)?;
+        let webhook = dir.join("token-webhook.kubeconfig");
+        std::fs::write(
+            &webhook,
+            token_webhook_kubeconfig(&format!("{}/{cluster_id}", self.token_review_base)),
+        )?;
+        let admin = self
+            .ca
+            .client("cloud-emulator-admin", Some("system:masters"))?;
+
+        let mut last_error = None;
+        for _attempt in 0..3 {
+            let port = free_port()?;
+            let server = format!("https://127.0.0.1:{port}");
+            let kubeconfig = dir.join("admin.kubeconfig");
+            write_kubeconfig(
+                &kubeconfig,
+                &server,
+                self.ca.cert_pem(),
+                &KubeconfigAuth::ClientCertificate(admin.clone()),
+            )?;
+            let args = apiserver_args(cluster_id, etcd_url, port, &pki_dir, &webhook);
+            let process =
+                Process::spawn("kube-apiserver", &self.assets.kube_apiserver(), &args, &dir)?;
+            match wait_ready(process, &kubeconfig).await {
+                Ok((process, client)) => {
+                    let version = client
+                        .apiserver_version()
+                        .await
+                        .context("reading the workload API server's version")?
+                        .git_version;
+                    return Ok(Running {
+                        endpoint: WorkloadEndpoint {
+                            server,
+                            host: "127.0.0.1".to_string(),
+                            port,
+                            ca_pem: self.ca.cert_pem().to_string(),
+                        },
+                        client,
+                        version,
+                        process,
+                    });
+                }
+                Err((e, log)) => {
+                    let port_taken = log.contains("address already in use");
+                    last_error = Some(e.context(format!(
+                        "workload API server of cluster {cluster_id}; last lines of its log:\n{log}"
+                    )));
+                    if !port_taken {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| anyhow::anyhow!("workload API server did not start")))
+    }
+}
+
+/// Polls `/readyz` through the admin client until it answers `ok`, failing early if the process
+/// exits. On failure returns the error and the tail of the log (the process is killed).
+async fn wait_ready(
+    mut process: Process,
+    kubeconfig: &Path,
+) -> std::result::Result<(Process, kube::Client), (anyhow::Error, String)> {
+    let log = |p: &Process| process::tail(p.log_path(), 30);
+    let client = match testbed::client_from(kubeconfig).await {
+        Ok(c) => c,
+        Err(e) => return Err((e, log(&process))),
+    };
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    loop {
+        if let Err(e) = process.ensure_running() {
+            return Err((e, log(&process)));
+        }
+        let last = match readyz(&client).await {
+            Ok(()) => return Ok((process, client)),
+            Err(e) => format!("{e:#}"),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            let tail = log(&process);
+            process.stop(Duration::from_secs(1)).await;
+            return Err((
+                anyhow::anyhow!("not ready after {READY_TIMEOUT:?}: {last}"),
+                tail,
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn readyz(client: &kube::Client) -> Result<()> {
+    let request = axum::http::Request::get("/readyz").body(Vec::new())?;
+    let body = client.request_text(request).await?;
+    if body.trim() == "ok" {
+        Ok(())
+    } else {
+        bail!("/readyz said {body:?}")
+    }
+}
+
+fn apiserver_args(
+    cluster_id: &str,
+    etcd_url: &str,
+    port: u16,
+    pki_dir: &Path,
+    webhook: &Path,
+) -> Vec<String> {
+    let pki = |f: &str| pki_dir.join(f).display().to_string();
+    vec![
+        format!("--etcd-servers={etcd_url}"),
+        format!("--etcd-prefix=/workload/{cluster_id}"),
+        format!("--cert-dir={}", pki_dir.display()),
+        format!("--tls-cert-file={}", pki("apiserver.crt")),
+        format!("--tls-private-key-file={}", pki("apiserver.key")),
+        format!("--client-ca-file={}", pki("ca.crt")),
+        format!("--secure-port={port}"),
+        "--bind-address=127.0.0.1".into(),
+        "--advertise-address=127.0.0.1".into(),
+        format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+        "--allow-privileged=true".into(),
+        "--disable-admission-plugins=ServiceAccount".into(),
+        "--authorization-mode=RBAC".into(),
+        format!(
+            "--authentication-token-webhook-config-file={}",
+            webhook.display()
+        ),
+        "--authentication-token-webhook-version=v1".into(),
+        format!(
+            "--authentication-token-webhook-cache-ttl={}s",
+            TOKEN_CACHE_TTL.as_secs()
+        ),
+        format!("--service-account-issuer=https://127.0.0.1:{port}/"),
+        format!("--service-account-key-file={}", pki("sa.pub")),
+        format!("--service-account-signing-key-file={}", pki("sa.key")),
+        "--endpoint-reconciler-type=none".into(),
+        "--v=1".into(),
+    ]
+}
+
+/// The kubeconfig the API server's token webhook client reads: `clusters` is the remote service,
+/// `users` the API server's own credentials towards it (none, on loopback).
+fn token_webhook_kubeconfig(server: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: token-review\n  cluster:\n    server: {server}\nusers:\n- name: kube-apiserver\n  user: {{}}\ncontexts:\n- name: webhook\n  context:\n    cluster: token-review\n    user: kube-apiserver\ncurrent-context: webhook\n"
+    )
+}
+
+/// Letters, digits, `-`, `_` and `.` (not leading), at most 255: safe in a path, a URL and an
+/// etcd prefix.
+fn check_cluster_id(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 255
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !ok {
+        bail!("invalid cluster id {id:?}: use letters, digits, '-', '_' and '.'");
+    }
+    Ok(())
+}
+
+fn node_object(spec: &NodeSpec) -> Value {
+    let mut labels = BTreeMap::from([
+        ("kubernetes.io/hostname".to_string(), spec.name.clone()),
+        ("kubernetes.io/os".to_string(), "linux".to_string()),
+        ("kubernetes.io/arch".to_string(), "amd64".to_string()),
+    ]);
+    labels.extend(spec.labels.clone());
+    let taints: Vec<Value> = spec
+        .taints
+        .iter()
+        .map(|(key, value, effect)| {
+            let mut t = json!({ "key": key, "effect": effect });
+            if !value.is_empty() {
+                t["value"] = json!(value);
+            }
+            t
+        })
+        .collect();
+    let mut node = json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": { "name": spec.name, "labels": labels },
+        "spec": { "providerID": spec.provider_id },
+    });
+    if !taints.is_empty() {
+        node["spec"]["taints"] = json!(taints);
+    }
+    node
+}
+
+fn node_status(spec: &NodeSpec, kubelet_version: &str, now: &str, ready_since: &str) -> Value {
+    let arch = spec
+        .labels
+        .get("kubernetes.io/arch")
+        .map_or("amd64", String::as_str);
+    let id = stable_id(&spec.provider_id);
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": { "name": spec.name },
+        "status": {
+            "conditions": [{
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status (emulated)",
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": ready_since,
+            }],
+            "addresses": [{ "type": "Hostname", "address": spec.name }],
+            "capacity": { "cpu": "2", "memory": "8Gi", "pods": "110" },
+            "allocatable": { "cpu": "2", "memory": "8Gi", "pods": "110" },
+            "nodeInfo": {
+                "machineID": id,
+                "systemUUID": id,
+                "bootID": id,
+                "kernelVersion": "6.1.0-emulated",
+                "osImage": "Emulated Linux",
+                "containerRuntimeVersion": "containerd://2.0.0",
+                "kubeletVersion": kubelet_version,
+                "operatingSystem": "linux",
+                "architecture": arch,
+            },
+        },
+    })
+}
+
+/// When an existing Node became Ready, to keep `lastTransitionTime` across updates.
+fn ready_since(node: &Node) -> Option<String> {
+    let conditions = node.status.as_ref()?.conditions.as_ref()?;
+    let ready = conditions
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status == "True")?;
+    let value = serde_json::to_value(ready.last_transition_time.as_ref()?).ok()?;
+    value.as_str().map(str::to_string)
+}
+
+/// A hex id derived from the provider ID, stable across calls.
+fn stable_id(provider_id: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, provider_id.as_bytes());
+    hex::encode(&digest.as_ref()[..16])
+}
+
+async fn delete_node(api: &Api<Node>, name: &str) -> Result<()> {
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("deleting Node {name}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_ids_are_restricted_to_path_safe_characters() {
+        for ok in ["demo", "my_cluster-1", "ocid1.cluster.oc1..aaaa"] {
+            assert!(check_cluster_id(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "..", ".hidden", "a/b", "a b", "a%2fb", &"x".repeat(256)] {
+            assert!(check_cluster_id(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_node_object_carries_kubelet_labels_unless_overridden_and_omits_empty_taint_values() {
+        let spec = NodeSpec {
+            name: "ip-10-0-1-23.us-west-2.compute.internal".into(),
+            provider_id: "aws:///us-west-2a/i-0abc".into(),
+            labels: BTreeMap::from([("kubernetes.io/arch".into(), "arm64".into())]),
+            taints: vec![
+                ("dedicated".into(), "gpu".into(), "NoSchedule".into()),
+                ("spot".into(), String::new(), "PreferNoSchedule".into()),
+            ],
+            kubelet_version: None,
+        };
+        let node = node_object(&spec);
+        assert_eq!(node["metadata"]["labels"]["kubernetes.io/arch"], "arm64");
+        assert_eq!(
+            node["metadata"]["labels"]["kubernetes.io/hostname"],
+            spec.name.as_str()
+        );
+        assert_eq!(node["spec"]["providerID"], "aws:///us-west-2a/i-0abc");
+        assert_eq!(node["spec"]["taints"][0]["value"], "gpu");
+        assert!(node["spec"]["taints"][1].get("value").is_none());
+        let status = node_status(
+            &spec,
+            "v1.33.1",
+            "2025-01-01T00:00:00Z",
+            "2024-12-31T00:00:00Z",
+        );
+        assert_eq!(status["status"]["nodeInfo"]["architecture"], "arm64");
+        assert_eq!(status["status"]["nodeInfo"]["kubeletVersion"], "v1.33.1");
+        assert_eq!(
+            status["status"]["conditions"][0]["lastTransitionTime"],
+            "2024-12-31T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn the_webhook_kubeconfig_names_the_review_url() {
+        let text = token_webhook_kubeconfig("http://127.0.0.1:1234/_emulator/tokenreview/demo");
+        assert!(text.contains("server: http://127.0.0.1:1234/_emulator/tokenreview/demo\n"));
+        assert!(text.contains("current-context: webhook"));
+    }
+}
