@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The demo on the local default: a real management plane on loopback, each component proven by
-# using it, and the Cluster API objects on it. Ctrl-C stops everything.
+# The demo on the local default: a real management plane, an emulated EKS (moto + our emulator
+# with real workload API servers) and provider-aws; one managed cluster created from the eks
+# cluster template with the real clusterctl, its progress shown as conditions change, and its
+# nodes listed through the new kubeconfig. Options go on from there:
+#   --upgrade-to v1.33.0   --scale 3   --delete   --keep   --cluster-delay 30   (see --help)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-assets=$(bash testbed/build-assets.sh)
-export TESTBED_ASSETS="$assets"
-exec cargo run --quiet -p conformance -- demo "$@"
+TESTBED_ASSETS=$(bash testbed/build-assets.sh)
+MOTO_SERVER=$(bash emulators/moto/ensure-moto.sh)
+export TESTBED_ASSETS MOTO_SERVER
+cargo build --quiet -p provider-aws -p demo
+exec target/debug/demo eks "$@"

@@ -1,0 +1,345 @@
+//! `demo eks`: the whole flow on the local default — a real management plane, an emulated EKS
+//! (moto for EC2, our emulator for EKS with real workload API servers), `provider-aws`, and one
+//! managed cluster created from the provider's cluster template with the real clusterctl, shown
+//! as its conditions change; then, if asked, upgraded, scaled and deleted.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use demo::env::{EnvOptions, Environment};
+use demo::progress::{Snapshot, Tracker};
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
+};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(
+    name = "demo",
+    about = "Cluster API managed Kubernetes on the local default"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cloud: Cloud,
+}
+
+#[derive(Subcommand)]
+enum Cloud {
+    /// Amazon EKS (emulated): create a cluster, then optionally upgrade, scale and delete it.
+    Eks(EksDemo),
+}
+
+#[derive(Args)]
+struct EksDemo {
+    /// The Cluster's name.
+    #[arg(long, default_value = "demo")]
+    name: String,
+    /// The namespace it lives in.
+    #[arg(long, default_value = "demo")]
+    namespace: String,
+    /// Kubernetes version to create.
+    #[arg(long, default_value = "v1.31.0")]
+    version: String,
+    /// Worker nodes.
+    #[arg(long, default_value_t = 2)]
+    workers: u32,
+    /// Seconds the emulated EKS takes per cluster operation (EKS itself takes ~15 minutes).
+    #[arg(long, default_value_t = 8.0)]
+    cluster_delay: f64,
+    /// Seconds per node-group operation.
+    #[arg(long, default_value_t = 4.0)]
+    pool_delay: f64,
+    /// Then upgrade to this version (one minor at a time, control plane first).
+    #[arg(long)]
+    upgrade_to: Option<String>,
+    /// Then scale the node pool to this many nodes.
+    #[arg(long)]
+    scale: Option<u32>,
+    /// Then delete the cluster and show that nothing is left.
+    #[arg(long)]
+    delete: bool,
+    /// Keep everything running at the end until Ctrl-C.
+    #[arg(long)]
+    keep: bool,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,kube_client=off".into()),
+        )
+        .init();
+    match Cli::parse().cloud {
+        Cloud::Eks(args) => eks(args).await,
+    }
+}
+
+async fn eks(args: EksDemo) -> Result<()> {
+    println!(
+        "Starting the local default: management plane (etcd, kube-apiserver, kube-controller-manager, Cluster API core), moto, the EKS emulator, provider-aws ..."
+    );
+    let options = EnvOptions {
+        cluster_delay: args.cluster_delay,
+        pool_delay: args.pool_delay,
+        poll_interval: "2s",
+    };
+    let mut env = Environment::start(options).await?;
+    println!(
+        "  management plane: {}  (KUBECONFIG={})",
+        env.plane.server(),
+        env.plane.kubeconfig_path().display()
+    );
+    println!(
+        "  moto: {}   EKS emulator: {}   logs: {}",
+        env.moto.url(),
+        env.eks.url(),
+        env.dir().join("logs").display()
+    );
+    let result = run(&mut env, &args).await;
+    if let Err(e) = &result {
+        println!(
+            "\nThe demo stopped: {e:#}\nprovider log: {}",
+            env.provider_log().display()
+        );
+        let _ = env.plane_keep();
+    }
+    if args.keep && result.is_ok() {
+        println!("\nEverything keeps running; press Ctrl-C to stop.");
+        tokio::signal::ctrl_c().await?;
+    }
+    env.stop().await;
+    result
+}
+
+trait KeepDir {
+    fn plane_keep(&mut self) -> std::path::PathBuf;
+}
+impl KeepDir for Environment {
+    fn plane_keep(&mut self) -> std::path::PathBuf {
+        self.plane.keep()
+    }
+}
+
+async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
+    let client = env.plane.client().await?;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    if namespaces.get_opt(&args.namespace).await?.is_none() {
+        namespaces
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"metadata": {"name": args.namespace}}))?,
+            )
+            .await?;
+    }
+    println!(
+        "\n$ clusterctl generate cluster {} --from provider-aws/templates/cluster-template.yaml --kubernetes-version {} --worker-machine-count {} --target-namespace {}",
+        args.name, args.version, args.workers, args.namespace
+    );
+    let yaml = env
+        .generate_cluster(&args.name, &args.namespace, &args.version, args.workers)
+        .await?;
+    for obj in env.apply_yaml(&yaml, &args.namespace).await? {
+        let kind = obj.types.map(|t| t.kind).unwrap_or_default();
+        println!("  applied {kind}/{}", obj.metadata.name.unwrap_or_default());
+    }
+    println!("\nProgress (object, condition, status, reason, message):");
+    let mut tracker = Tracker::default();
+    wait(
+        env,
+        &client,
+        &args.namespace,
+        &mut tracker,
+        Duration::from_secs(600),
+        "the cluster to be provisioned with its nodes",
+        Snapshot::settled,
+    )
+    .await?;
+    show_nodes(&client, &args.namespace, &args.name).await?;
+
+    if let Some(target) = &args.upgrade_to {
+        println!(
+            "\nUpgrading to {target}: control plane first, one minor at a time, then the node pool."
+        );
+        patch(
+            &client,
+            &args.namespace,
+            "controlplane.cluster.x-k8s.io",
+            "v1alpha1",
+            "EKSControlPlane",
+            &args.name,
+            json!({"spec": {"version": target}}),
+        )
+        .await?;
+        patch(
+            &client,
+            &args.namespace,
+            "cluster.x-k8s.io",
+            "v1beta2",
+            "MachinePool",
+            &format!("{}-pool-0", args.name),
+            json!({"spec": {"template": {"spec": {"version": target}}}}),
+        )
+        .await?;
+        wait(
+            env,
+            &client,
+            &args.namespace,
+            &mut tracker,
+            Duration::from_secs(900),
+            "the upgrade",
+            |s| s.upgraded_to(target),
+        )
+        .await?;
+        show_nodes(&client, &args.namespace, &args.name).await?;
+    }
+    if let Some(count) = args.scale {
+        println!("\nScaling the node pool to {count}.");
+        patch(
+            &client,
+            &args.namespace,
+            "cluster.x-k8s.io",
+            "v1beta2",
+            "MachinePool",
+            &format!("{}-pool-0", args.name),
+            json!({"spec": {"replicas": count}}),
+        )
+        .await?;
+        wait(
+            env,
+            &client,
+            &args.namespace,
+            &mut tracker,
+            Duration::from_secs(600),
+            "the new size",
+            |s| {
+                s.settled()
+                    && s.pools
+                        .values()
+                        .all(|(desired, _, _)| *desired == i64::from(count))
+            },
+        )
+        .await?;
+        show_nodes(&client, &args.namespace, &args.name).await?;
+    }
+    if args.delete {
+        println!(
+            "\nDeleting the Cluster: node pools first, then the control plane, then the network."
+        );
+        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "cluster.x-k8s.io",
+            "v1beta2",
+            "Cluster",
+        ));
+        Api::<DynamicObject>::namespaced_with(client.clone(), &args.namespace, &resource)
+            .delete(&args.name, &DeleteParams::default())
+            .await?;
+        wait(
+            env,
+            &client,
+            &args.namespace,
+            &mut tracker,
+            Duration::from_secs(900),
+            "every object to be gone",
+            |s| !s.any_left,
+        )
+        .await?;
+        println!(
+            "All gone: the EKS emulator holds {} workload API servers.",
+            env.workload.running().len()
+        );
+    }
+    Ok(())
+}
+
+async fn wait(
+    env: &mut Environment,
+    client: &kube::Client,
+    namespace: &str,
+    tracker: &mut Tracker,
+    timeout: Duration,
+    what: &str,
+    done: impl Fn(&Snapshot) -> bool,
+) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        env.ensure_provider_running()?;
+        let snapshot = tracker.poll(client, namespace).await?;
+        if done(&snapshot) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!("timed out after {timeout:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+async fn patch(
+    client: &kube::Client,
+    namespace: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+    name: &str,
+    body: serde_json::Value,
+) -> Result<()> {
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource)
+        .patch(name, &PatchParams::default(), &Patch::Merge(body))
+        .await
+        .with_context(|| format!("patching {kind}/{name}"))?;
+    Ok(())
+}
+
+/// `kubectl get nodes` through the cluster's own kubeconfig Secret.
+async fn show_nodes(client: &kube::Client, namespace: &str, cluster: &str) -> Result<()> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = secrets.get(&format!("{cluster}-kubeconfig")).await?;
+    let bytes = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get("value"))
+        .context("kubeconfig Secret without data.value")?;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(&path, &bytes.0)?;
+    let workload = testbed::client_from(&path).await?;
+    let nodes = Api::<Node>::all(workload)
+        .list(&ListParams::default())
+        .await?;
+    println!(
+        "\n$ kubectl --kubeconfig <(kubectl get secret {cluster}-kubeconfig -o jsonpath='{{.data.value}}' | base64 -d) get nodes"
+    );
+    println!(
+        "{:<44} {:<8} {:<10} PROVIDER-ID",
+        "NAME", "STATUS", "VERSION"
+    );
+    for node in nodes {
+        let ready = node
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+            .map(|c| c.status == "True");
+        println!(
+            "{:<44} {:<8} {:<10} {}",
+            node.metadata.name.unwrap_or_default(),
+            if ready == Some(true) {
+                "Ready"
+            } else {
+                "NotReady"
+            },
+            node.status
+                .and_then(|s| s.node_info)
+                .map(|i| i.kubelet_version)
+                .unwrap_or_default(),
+            node.spec.and_then(|s| s.provider_id).unwrap_or_default()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! A progress display a person would want to watch: every condition change of the cluster's
+//! objects, as it happens, one line each.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::Result;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::Value;
+
+/// The kinds shown, with the condition types worth a line (empty: all).
+const KINDS: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "cluster.x-k8s.io",
+        "v1beta2",
+        "Cluster",
+        &[
+            "InfrastructureReady",
+            "ControlPlaneInitialized",
+            "ControlPlaneAvailable",
+            "RemoteConnectionProbe",
+            "Available",
+        ],
+    ),
+    (
+        "infrastructure.cluster.x-k8s.io",
+        "v1alpha1",
+        "EKSCluster",
+        &[],
+    ),
+    (
+        "controlplane.cluster.x-k8s.io",
+        "v1alpha1",
+        "EKSControlPlane",
+        &[],
+    ),
+    (
+        "cluster.x-k8s.io",
+        "v1beta2",
+        "MachinePool",
+        &["Available", "Ready"],
+    ),
+    (
+        "infrastructure.cluster.x-k8s.io",
+        "v1alpha1",
+        "EKSMachinePool",
+        &[],
+    ),
+];
+
+/// What the cluster looks like now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// Cluster phase.
+    pub cluster_phase: Option<String>,
+    /// Cluster `status.initialization.controlPlaneInitialized`.
+    pub control_plane_initialized: bool,
+    /// EKSControlPlane `status.version`.
+    pub control_plane_version: Option<String>,
+    /// Per MachinePool: (desired replicas, nodeRefs, phase).
+    pub pools: BTreeMap<String, (i64, usize, String)>,
+    /// Per EKSMachinePool: `status.version`.
+    pub pool_versions: BTreeMap<String, String>,
+    /// Whether any object of the cluster still exists.
+    pub any_left: bool,
+}
+
+impl Snapshot {
+    /// Settled, with the control plane and every pool on `version`'s minor (`v1.33`).
+    pub fn upgraded_to(&self, version: &str) -> bool {
+        let minor: String = version
+            .trim_start_matches('v')
+            .split('.')
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(".");
+        let want = format!("v{minor}");
+        let on = |v: &str| v == want || v.starts_with(&format!("{want}."));
+        self.settled()
+            && self.control_plane_version.as_deref().is_some_and(on)
+            && !self.pool_versions.is_empty()
+            && self.pool_versions.values().all(|v| on(v))
+    }
+
+    /// Provisioned, initialized, and every pool Running with one nodeRef per desired replica.
+    pub fn settled(&self) -> bool {
+        self.cluster_phase.as_deref() == Some("Provisioned")
+            && self.control_plane_initialized
+            && !self.pools.is_empty()
+            && self
+                .pools
+                .values()
+                .all(|(desired, refs, phase)| *refs as i64 == *desired && phase == "Running")
+    }
+}
+
+/// Remembers what was shown and prints what changed.
+pub struct Tracker {
+    started: Instant,
+    shown: BTreeMap<String, String>,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Self {
+            started: Instant::now(),
+            shown: BTreeMap::new(),
+        }
+    }
+}
+
+impl Tracker {
+    /// Reads every shown kind in `namespace`, prints new condition states and phases, and returns
+    /// a snapshot.
+    pub async fn poll(&mut self, client: &kube::Client, namespace: &str) -> Result<Snapshot> {
+        let mut snapshot = Snapshot::default();
+        for (group, version, kind, types) in KINDS {
+            let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(client.clone(), namespace, &resource);
+            for obj in api.list(&ListParams::default()).await? {
+                snapshot.any_left = true;
+                let name = obj.metadata.name.clone().unwrap_or_default();
+                let label = format!("{kind}/{name}");
+                let status = &obj.data["status"];
+                if let Some(phase) = status["phase"].as_str() {
+                    self.show(
+                        &format!("{label} phase"),
+                        &format!("{label:<34} phase {phase}"),
+                    );
+                }
+                if obj.metadata.deletion_timestamp.is_some() {
+                    self.show(
+                        &format!("{label} deleting"),
+                        &format!("{label:<34} deleting"),
+                    );
+                }
+                for c in status["conditions"].as_array().into_iter().flatten() {
+                    let ctype = c["type"].as_str().unwrap_or_default();
+                    if !types.is_empty() && !types.contains(&ctype) {
+                        continue;
+                    }
+                    let line = format!(
+                        "{label:<34} {ctype:<24} {:<7} {:<26} {}",
+                        c["status"].as_str().unwrap_or_default(),
+                        c["reason"].as_str().unwrap_or_default(),
+                        one_line(c["message"].as_str().unwrap_or_default())
+                    );
+                    self.show(&format!("{label} {ctype}"), &line);
+                }
+                match *kind {
+                    "Cluster" => {
+                        snapshot.cluster_phase = status["phase"].as_str().map(str::to_string);
+                        snapshot.control_plane_initialized = status["initialization"]["controlPlaneInitialized"]
+                            == Value::Bool(true);
+                    }
+                    "EKSControlPlane" => {
+                        snapshot.control_plane_version =
+                            status["version"].as_str().map(str::to_string)
+                    }
+                    "EKSMachinePool" => {
+                        snapshot.pool_versions.insert(
+                            name,
+                            status["version"].as_str().unwrap_or_default().to_string(),
+                        );
+                    }
+                    "MachinePool" => {
+                        let desired = obj.data["spec"]["replicas"].as_i64().unwrap_or(0);
+                        let refs = status["nodeRefs"].as_array().map_or(0, Vec::len);
+                        let phase = status["phase"].as_str().unwrap_or_default().to_string();
+                        let key = format!("{label} replicas");
+                        self.show(
+                            &key,
+                            &format!("{label:<34} replicas {refs}/{desired} nodes"),
+                        );
+                        snapshot.pools.insert(name, (desired, refs, phase));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(snapshot)
+    }
+
+    fn show(&mut self, key: &str, line: &str) {
+        if self.shown.get(key).map(String::as_str) != Some(line) {
+            println!("[{:>6.1}s] {line}", self.started.elapsed().as_secs_f64());
+            self.shown.insert(key.to_string(), line.to_string());
+        }
+    }
+}
+
+fn one_line(message: &str) -> String {
+    let flat: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 90 {
+        format!("{}…", flat.chars().take(89).collect::<String>())
+    } else {
+        flat
+    }
+}

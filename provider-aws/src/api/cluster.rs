@@ -1,0 +1,228 @@
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// Where the cluster's AWS resources live: region, network (created from a CIDR or brought as
+/// ids), credentials and tags. Never sets a control-plane endpoint: the EKSControlPlane owns it.
+///
+/// The network is either brought by the user (`network.id` and/or `network.subnetIDs`: the
+/// provider only reads it, checks that it spans at least two availability zones, and never
+/// changes or deletes it) or created by the provider (`network.cidrBlock`, or no `network` at all
+/// for 10.0.0.0/16): a VPC, one public and one private subnet per zone, an internet gateway, one
+/// NAT gateway, route tables and a security group, all tagged as this cluster's and deleted with
+/// it. A VPC or subnet that carries the provider's name but not this cluster's ownership tag is
+/// never adopted (`NameConflict`): to build on an existing network, bring it by id instead.
+// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "EKSCluster",
+    plural = "eksclusters",
+    namespaced,
+    status = "EKSClusterStatus",
+    category = "cluster-api",
+    shortname = "ekscl",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
+    printcolumn(name = "VPC", type_ = "string", json_path = ".status.network.vpcID"),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 16 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
+        .message("spec.network.cidrBlock must be an IPv4 block from /16 to /24 (AWS VPCs are /16 to /28, and the provider carves a public and a private subnet per zone out of it), e.g. 10.0.0.0/16"),
+    validation = Rule::new("(has(self.eks) && has(self.eks.availabilityZones) ? self.eks.availabilityZones : 2) == (has(oldSelf.eks) && has(oldSelf.eks.availabilityZones) ? oldSelf.eks.availabilityZones : 2)")
+        .message("spec.eks.availabilityZones is immutable: the subnets of a created VPC are laid out for that many zones"),
+)]
+pub struct EKSClusterSpec {
+    /// Region, network, identity and tags, as on every cloud.
+    #[serde(flatten)]
+    pub common: ClusterSpecCommon,
+    /// What only EKS has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eks: Option<EKSClusterOptions>,
+}
+
+/// EKS-only infrastructure options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSClusterOptions {
+    /// How many availability zones a created VPC spans (EKS needs at least two). Default 2.
+    /// The zones are the region's first available ones by name. Ignored for a brought network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 2, max = 6))]
+    pub availability_zones: Option<i32>,
+}
+
+/// Observed state of an EKSCluster.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSClusterStatus {
+    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    #[serde(flatten)]
+    pub common: InfraClusterStatusCommon,
+    /// The network in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkStatus>,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The AWS network resources in use.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkStatus {
+    /// The VPC ID.
+    #[serde(rename = "vpcID", default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    /// The subnets, with their zones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub subnets: Vec<SubnetStatus>,
+    /// The security group the control plane and nodes share.
+    #[serde(
+        rename = "securityGroupID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub security_group_id: Option<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    #[serde(default)]
+    pub managed: bool,
+    /// The VPC's CIDR block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    pub cidr_block: Option<String>,
+    /// The internet gateway of a created network.
+    #[serde(
+        rename = "internetGatewayID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(length(max = 64))]
+    pub internet_gateway_id: Option<String>,
+    /// The NAT gateway of a created network (the private subnets' way out).
+    #[serde(
+        rename = "natGatewayID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(length(max = 64))]
+    pub nat_gateway_id: Option<String>,
+    /// The route table of a created network's public subnets.
+    #[serde(
+        rename = "publicRouteTableID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(length(max = 64))]
+    pub public_route_table_id: Option<String>,
+    /// The route table of a created network's private subnets.
+    #[serde(
+        rename = "privateRouteTableID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(length(max = 64))]
+    pub private_route_table_id: Option<String>,
+}
+
+/// One subnet in use.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SubnetStatus {
+    /// Subnet ID.
+    #[serde(rename = "id")]
+    pub id: String,
+    /// Availability zone.
+    pub availability_zone: String,
+    /// Whether it routes to an internet gateway.
+    #[serde(default)]
+    pub public: bool,
+    /// CIDR block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block: Option<String>,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use kube::CustomResourceExt;
+
+    use super::*;
+
+    fn spec_rules() -> Vec<(String, String)> {
+        let crd = serde_json::to_value(EKSCluster::crd()).unwrap();
+        let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        spec["x-kubernetes-validations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                (
+                    r["rule"].as_str().unwrap_or_default().to_string(),
+                    r["message"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_crd_bounds_the_cidr_block_and_freezes_the_zone_count() {
+        let rules = spec_rules();
+        assert!(
+            rules
+                .iter()
+                .any(|(r, m)| r.contains("prefixLength()")
+                    && m.starts_with("spec.network.cidrBlock")),
+            "{rules:?}"
+        );
+        assert!(
+            rules.iter().any(|(r, m)| r.contains("oldSelf.eks")
+                && m.starts_with("spec.eks.availabilityZones is immutable")),
+            "{rules:?}"
+        );
+    }
+
+    #[test]
+    fn network_status_uses_the_api_spelling_of_ids() {
+        let status = NetworkStatus {
+            vpc_id: Some("vpc-1".into()),
+            internet_gateway_id: Some("igw-1".into()),
+            nat_gateway_id: Some("nat-1".into()),
+            public_route_table_id: Some("rtb-1".into()),
+            private_route_table_id: Some("rtb-2".into()),
+            cidr_block: Some("10.0.0.0/16".into()),
+            ..NetworkStatus::default()
+        };
+        let v = serde_json::to_value(&status).unwrap();
+        for key in [
+            "vpcID",
+            "internetGatewayID",
+            "natGatewayID",
+            "publicRouteTableID",
+            "privateRouteTableID",
+            "cidrBlock",
+            "managed",
+        ] {
+            assert!(v.get(key).is_some(), "{key} in {v}");
+        }
+    }
+}

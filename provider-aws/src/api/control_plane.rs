@@ -1,0 +1,187 @@
+use contract::api::{ClusterSpecCommon, ControlPlaneSpecCommon, ControlPlaneStatusCommon};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// The EKS cluster itself: version, endpoint access, logging, encryption, add-ons, OIDC issuer,
+/// access entries. Publishes the endpoint in `spec.controlPlaneEndpoint` and the kubeconfig
+/// Secrets `<cluster>-kubeconfig` and `<cluster>-user-kubeconfig`.
+// kube-derive repeats `type_` across printcolumns, which trips this lint.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "controlplane.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "EKSControlPlane",
+    plural = "ekscontrolplanes",
+    namespaced,
+    status = "EKSControlPlaneStatus",
+    category = "cluster-api",
+    shortname = "ekscp",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
+    printcolumn(
+        name = "Endpoint",
+        type_ = "string",
+        json_path = ".spec.controlPlaneEndpoint.host"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSControlPlaneSpec {
+    /// Version, endpoint, access, logging, encryption, add-ons, OIDC issuer, cloud name, as on
+    /// every cloud.
+    #[serde(flatten)]
+    pub common: ControlPlaneSpecCommon,
+    /// Only for a Cluster without an EKSCluster (bring-your-own network): the region, the
+    /// network ids (spec.infrastructure.network.subnetIDs, at least two zones), identity and
+    /// tags. Ignored when the Cluster has an EKSCluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infrastructure: Option<ClusterSpecCommon>,
+    /// What only EKS has.
+    pub eks: EKSControlPlaneOptions,
+}
+
+/// EKS-only control-plane options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSControlPlaneOptions {
+    /// The IAM role EKS uses to manage the cluster (`arn:aws:iam::<account>:role/<name>`).
+    #[serde(rename = "roleARN")]
+    #[schemars(length(min = 20, max = 2048))]
+    #[x_kube(validation = kube::core::Rule::new("self.startsWith('arn:')").message("spec.eks.roleARN must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/eks-cluster"))]
+    pub role_arn: String,
+    /// Who may call the cluster's API, as EKS access entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<EKSAccess>,
+    /// The service CIDR of the cluster (EKS default 10.100.0.0/16 or 172.20.0.0/16). Immutable.
+    #[serde(
+        rename = "serviceCIDR",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(length(max = 43))]
+    #[x_kube(validation = kube::core::Rule::new("isCIDR(self)").message("spec.eks.serviceCIDR must be a CIDR block such as 10.100.0.0/16"))]
+    #[x_kube(validation = kube::core::Rule::new("self == oldSelf").message("spec.eks.serviceCIDR is immutable"))]
+    pub service_cidr: Option<String>,
+    /// Additional security groups for the control plane's network interfaces.
+    #[serde(
+        rename = "securityGroupIDs",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 5), inner(length(min = 1, max = 64)))]
+    pub security_group_ids: Vec<String>,
+    /// A JSON merge patch applied to the body of EKS CreateCluster requests, for features no
+    /// typed field covers yet (e.g. `{"upgradePolicy": {"supportType": "STANDARD"}}`). The
+    /// user's responsibility; every field the provider itself sends wins. Applied when the
+    /// cluster is created; status.requestOverrides shows when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::free_form_object")]
+    pub request_overrides: Option<serde_json::Value>,
+}
+
+/// EKS access configuration.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSAccess {
+    /// API (access entries only) or API_AND_CONFIG_MAP. Default API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication_mode: Option<AuthenticationMode>,
+    /// Make the identity that creates the cluster its administrator. Default true; the
+    /// provider's kubeconfig uses that identity. Immutable after creation in EKS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_cluster_creator_admin: Option<bool>,
+    /// Access entries: IAM principals and what they may do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["principalARN"]))]
+    pub entries: Vec<AccessEntry>,
+}
+
+/// EKS authentication modes.
+#[derive(schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthenticationMode {
+    /// Access entries only.
+    #[serde(rename = "API")]
+    Api,
+    /// Access entries and the aws-auth ConfigMap.
+    #[serde(rename = "API_AND_CONFIG_MAP")]
+    ApiAndConfigMap,
+}
+
+/// One access entry.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessEntry {
+    /// The IAM user or role ARN.
+    #[serde(rename = "principalARN")]
+    #[schemars(length(min = 20, max = 2048))]
+    pub principal_arn: String,
+    /// Kubernetes groups the principal is in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32), inner(length(min = 1, max = 256)))]
+    pub kubernetes_groups: Vec<String>,
+    /// Kubernetes user name; default from the ARN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 256))]
+    pub username: Option<String>,
+    /// EKS access policy ARNs associated cluster-wide (e.g.
+    /// arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy).
+    #[serde(rename = "policyARNs", default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16), inner(length(min = 1, max = 2048)))]
+    pub policy_arns: Vec<String>,
+}
+
+/// Observed state of an EKSControlPlane.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSControlPlaneStatus {
+    /// Initialization, version, endpoints, cloud id, operation, kubeconfig, conditions, as on
+    /// every cloud.
+    #[serde(flatten)]
+    pub common: ControlPlaneStatusCommon,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// EKS's platform version (eks.N).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform_version: Option<String>,
+    /// The cluster's OIDC issuer URL.
+    #[serde(
+        rename = "oidcIssuerURL",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub oidc_issuer_url: Option<String>,
+    /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_overrides: Option<RequestOverridesStatus>,
+}
+
+/// The last application of `spec.eks.requestOverrides`.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestOverridesStatus {
+    /// The EKS operation whose request body was patched, e.g. CreateCluster.
+    #[schemars(length(max = 64))]
+    pub operation: String,
+    /// When the patched request was sent.
+    pub applied_at: Time,
+    /// The object generation whose overrides were applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
+}

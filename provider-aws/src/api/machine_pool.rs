@@ -1,0 +1,202 @@
+use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// One EKS managed node group. Count, version and zones come from the owning MachinePool.
+// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "EKSMachinePool",
+    plural = "eksmachinepools",
+    namespaced,
+    status = "EKSMachinePoolStatus",
+    category = "cluster-api",
+    shortname = "eksmp",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
+    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.update) || !has(self.update.maxSurge)")
+        .message("spec.update.maxSurge is not supported on EKS: a managed node group replaces nodes by spec.update.maxUnavailable only; remove spec.update.maxSurge"),
+    validation = Rule::new("!has(self.update) || !has(self.update.maxUnavailable) || !(string(self.update.maxUnavailable) in ['0', '0%'])")
+        .message("spec.update.maxUnavailable must be at least 1 (or 1%) on EKS"),
+    validation = Rule::new("!has(self.update) || !has(self.update.maxUnavailable) || type(self.update.maxUnavailable) != int || self.update.maxUnavailable <= 100")
+        .message("spec.update.maxUnavailable must be at most 100 nodes on EKS (or a percentage)"),
+    validation = Rule::new("self.machineType == oldSelf.machineType")
+        .message("spec.machineType is immutable on EKS (a node group cannot change its instance types); create a new EKSMachinePool instead"),
+    validation = Rule::new("has(self.diskSizeGB) == has(oldSelf.diskSizeGB) && (!has(self.diskSizeGB) || self.diskSizeGB == oldSelf.diskSizeGB)")
+        .message("spec.diskSizeGB is immutable on EKS; create a new EKSMachinePool instead"),
+    validation = Rule::new("has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image)")
+        .message("spec.image (the EKS AMI type) is immutable on EKS; create a new EKSMachinePool instead"),
+    validation = Rule::new("(has(self.spot) && self.spot) == (has(oldSelf.spot) && oldSelf.spot)")
+        .message("spec.spot is immutable on EKS (the capacity type is fixed at creation); create a new EKSMachinePool instead"),
+    validation = Rule::new("has(self.subnetIDs) == has(oldSelf.subnetIDs) && (!has(self.subnetIDs) || self.subnetIDs == oldSelf.subnetIDs)")
+        .message("spec.subnetIDs is immutable on EKS; create a new EKSMachinePool instead"),
+)]
+pub struct EKSMachinePoolSpec {
+    /// Machine type, disk, image, labels, taints, scaling, spot, update, subnets, as on every cloud.
+    #[serde(flatten)]
+    pub common: MachinePoolSpecCommon,
+    /// What only EKS has.
+    pub eks: EKSMachinePoolOptions,
+}
+
+/// EKS-only node-group options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSMachinePoolOptions {
+    /// The IAM role the nodes run as.
+    #[serde(rename = "nodeRoleARN")]
+    #[schemars(length(min = 20, max = 2048))]
+    #[x_kube(validation = kube::core::Rule::new("self.startsWith('arn:')").message("spec.eks.nodeRoleARN must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/eks-nodes"))]
+    #[x_kube(validation = kube::core::Rule::new("self == oldSelf").message("spec.eks.nodeRoleARN is immutable on EKS; create a new EKSMachinePool instead"))]
+    pub node_role_arn: String,
+    /// More instance types beside spec.machineType (EKS picks among them, mostly for spot).
+    /// Immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 19), inner(length(min = 1, max = 64)))]
+    #[x_kube(validation = kube::core::Rule::new("self == oldSelf").message("spec.eks.additionalInstanceTypes is immutable on EKS; create a new EKSMachinePool instead"))]
+    pub additional_instance_types: Vec<String>,
+    /// A JSON merge patch applied to the body of EKS CreateNodegroup requests. The user's
+    /// responsibility; fields the provider manages win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::free_form_object")]
+    pub request_overrides: Option<serde_json::Value>,
+}
+
+/// Observed state of an EKSMachinePool.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSMachinePoolStatus {
+    /// Initialization, readiness, replicas, version, operation, conditions, as on every cloud.
+    #[serde(flatten)]
+    pub common: MachinePoolStatusCommon,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// The node group's ARN.
+    #[serde(
+        rename = "nodegroupARN",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub nodegroup_arn: Option<String>,
+    /// The node group's name in EKS (spec.cloudName, or the name derived from the namespace and
+    /// the object's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 63))]
+    pub nodegroup_name: Option<String>,
+    /// When spec.eks.requestOverrides was last applied to a CreateNodegroup request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_overrides_applied_at: Option<Time>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contract::schema::{structural_problems, validation_rules};
+    use kube::CustomResourceExt;
+
+    fn schema() -> serde_json::Value {
+        let crd = EKSMachinePool::crd();
+        serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .open_api_v3_schema
+                .as_ref()
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn rule_at(path: &str, fragment: &str) -> Option<String> {
+        validation_rules(&schema())
+            .into_iter()
+            .find(|r| r.path == path && r.rule.contains(fragment))
+            .and_then(|r| r.message)
+    }
+
+    #[test]
+    fn the_schema_is_structural() {
+        assert!(
+            structural_problems(&schema()).is_empty(),
+            "{:?}",
+            structural_problems(&schema())
+        );
+    }
+
+    #[test]
+    fn max_surge_is_rejected_at_admission_with_a_message_naming_the_field_and_eks() {
+        let message = rule_at(".spec", "self.update.maxSurge").expect("maxSurge rule");
+        assert!(
+            message.contains("spec.update.maxSurge") && message.contains("EKS"),
+            "{message}"
+        );
+        let message = rule_at(".spec", "['0', '0%']").expect("maxUnavailable rule");
+        assert!(message.contains("spec.update.maxUnavailable"), "{message}");
+    }
+
+    #[test]
+    fn what_eks_cannot_change_on_a_node_group_is_immutable() {
+        for (path, fragment, field) in [
+            (".spec", "oldSelf.machineType", "spec.machineType"),
+            (".spec", "oldSelf.diskSizeGB", "spec.diskSizeGB"),
+            (".spec", "oldSelf.image", "spec.image"),
+            (".spec", "oldSelf.spot", "spec.spot"),
+            (".spec", "oldSelf.subnetIDs", "spec.subnetIDs"),
+            (".spec.eks.nodeRoleARN", "oldSelf", "spec.eks.nodeRoleARN"),
+            (
+                ".spec.eks.additionalInstanceTypes",
+                "oldSelf",
+                "spec.eks.additionalInstanceTypes",
+            ),
+        ] {
+            let message = rule_at(path, fragment).unwrap_or_else(|| panic!("no rule for {field}"));
+            assert!(
+                message.contains(field) && message.contains("immutable"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_shared_machine_pool_rules_are_kept_beside_the_eks_ones() {
+        assert!(rule_at(".spec.scaling", "self.minReplicas <= self.maxReplicas").is_some());
+        assert!(rule_at(".spec", "has(oldSelf.cloudName)").is_some());
+    }
+
+    #[test]
+    fn status_names_what_eks_calls_the_node_group() {
+        let status = EKSMachinePoolStatus {
+            nodegroup_arn: Some("arn".into()),
+            nodegroup_name: Some("ng".into()),
+            ..EKSMachinePoolStatus::default()
+        };
+        let v = serde_json::to_value(&status).unwrap();
+        assert_eq!(v["nodegroupARN"], "arn");
+        assert_eq!(v["nodegroupName"], "ng");
+    }
+}

@@ -1,0 +1,40 @@
+//! `provider-aws`: the Cluster API provider for Amazon EKS (clusterctl name `eks`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use provider_aws::api::{EKSCluster, EKSControlPlane, EKSMachinePool};
+use provider_aws::reconcile::{
+    cluster::ClusterReconciler, control_plane::ControlPlaneReconciler,
+    machine_pool::MachinePoolReconciler,
+};
+use provider_aws::scope::{PROVIDER, Shared};
+use provider_runtime::flags::parse_duration;
+use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+
+/// Reconciles EKSCluster, EKSControlPlane and EKSMachinePool for Cluster API.
+#[derive(Parser)]
+#[command(name = "provider-aws", version)]
+struct Cli {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// How soon to look at a cluster again while AWS is creating, updating or deleting it.
+    #[arg(long, env = "EKS_POLL_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    poll_interval: Duration,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let shared = Arc::new(Shared {
+        poll_interval: cli.poll_interval,
+        ..Shared::default()
+    });
+    Operator::new(ProviderSpec::new(PROVIDER), cli.common)
+        .controller::<EKSCluster, _>(ClusterReconciler::new(shared.clone()))
+        .controller::<EKSControlPlane, _>(ControlPlaneReconciler::new(shared.clone()))
+        .controller::<EKSMachinePool, _>(MachinePoolReconciler::new(shared))
+        .run()
+        .await
+}

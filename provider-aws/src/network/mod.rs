@@ -1,0 +1,800 @@
+//! The cluster's AWS network, as an ordered list of services.
+//!
+//! A created network is six services, each one AWS resource kind in its own module, walked in
+//! [`Service::ORDER`] to build and in reverse to tear down:
+//!
+//! | service | builds | needs |
+//! | --- | --- | --- |
+//! | [`vpc`] | the VPC (DNS support and hostnames on) | |
+//! | [`subnets`] | one public and one private subnet per zone | VPC |
+//! | [`internet_gateway`] | an internet gateway attached to the VPC | VPC |
+//! | [`nat_gateway`] | an Elastic IP and one NAT gateway in the first public subnet | subnets, internet gateway |
+//! | [`route_tables`] | public (→ internet gateway) and private (→ NAT) route tables | all of the above |
+//! | [`security_group`] | the cluster's security group | VPC |
+//!
+//! Every service observes its resources (found by their `Name` tag and checked for this
+//! cluster's ownership tag), plans with a pure function, and makes **at most one write per
+//! pass**; the walk goes on past a service that is still working, so services that do not
+//! depend on each other progress in the same pass. Each reports its part of the `NetworkReady`
+//! condition ([`BuildOutcome::condition`]).
+//!
+//! Creation never runs twice for one resource: every create carries the tags (Name and
+//! ownership) in the request itself, so the next pass finds what a crashed pass created, and the
+//! EC2 calls that take a `ClientToken` (CreateNatGateway, CreateRouteTable) get one derived from
+//! the object's UID and what is being created ([`client_token`]).
+//!
+//! A resource with the provider's name but without this cluster's ownership tag is not ours:
+//! the pass stops with `NameConflict`. Networks are never adopted: bringing a network by id
+//! ([`bring_your_own`]) is how a cluster uses one it did not create.
+//!
+//! Tear-down finds resources by the ownership tag alone (so it works after `clusterctl move`,
+//! with no status) and deletes only those; a dependency still in place (EKS network interfaces,
+//! a NAT gateway still deleting) leaves the step pending.
+
+pub mod bring_your_own;
+pub mod cidr;
+pub mod ec2;
+pub mod internet_gateway;
+pub mod nat_gateway;
+pub mod route_tables;
+pub mod security_group;
+pub mod subnets;
+pub mod vpc;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use contract::api::FailureDomain;
+use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::naming;
+use provider_runtime::ProviderError;
+
+use crate::api::{NetworkStatus, SubnetStatus};
+use crate::scope::PROVIDER;
+use cidr::Ipv4Cidr;
+use ec2::Ec2;
+
+/// The VPC block used when the spec names none.
+pub const DEFAULT_CIDR: &str = "10.0.0.0/16";
+/// Zones of a created VPC when `spec.eks.availabilityZones` is not set.
+pub const DEFAULT_ZONES: usize = 2;
+/// EKS needs subnets in at least this many zones.
+pub const MIN_ZONES: usize = 2;
+
+/// The Cluster whose resources these are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// The Cluster's namespace.
+    pub namespace: String,
+    /// The Cluster's name.
+    pub cluster: String,
+}
+
+impl Owner {
+    /// Whether `tags` carry this cluster's ownership tag.
+    pub fn owns(&self, tags: &BTreeMap<String, String>) -> bool {
+        crate::scope::owned(tags, &self.namespace, &self.cluster)
+    }
+
+    /// The ownership tag `(key, value)`.
+    pub fn tag(&self) -> (String, String) {
+        naming::ownership_tag(PROVIDER, &self.namespace, &self.cluster)
+    }
+}
+
+/// The `Name` tags of a created network's resources: `<namespace>-<cluster>-<role>` (the
+/// namespace keeps two clusters of one name apart in one account).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Names {
+    base: String,
+}
+
+impl Names {
+    /// Names for the cluster `namespace/cluster`.
+    pub fn new(namespace: &str, cluster: &str) -> Self {
+        Self {
+            base: naming::derive_cloud_name(namespace, cluster, &naming::EKS_CLUSTER),
+        }
+    }
+
+    /// The VPC.
+    pub fn vpc(&self) -> String {
+        format!("{}-vpc", self.base)
+    }
+
+    /// A subnet.
+    pub fn subnet(&self, public: bool, zone: &str) -> String {
+        format!(
+            "{}-{}-{zone}",
+            self.base,
+            if public { "public" } else { "private" }
+        )
+    }
+
+    /// The internet gateway.
+    pub fn internet_gateway(&self) -> String {
+        format!("{}-igw", self.base)
+    }
+
+    /// The NAT gateway's Elastic IP.
+    pub fn nat_address(&self) -> String {
+        format!("{}-nat-eip", self.base)
+    }
+
+    /// The NAT gateway.
+    pub fn nat_gateway(&self) -> String {
+        format!("{}-nat", self.base)
+    }
+
+    /// A route table.
+    pub fn route_table(&self, public: bool) -> String {
+        format!(
+            "{}-{}-rt",
+            self.base,
+            if public { "public" } else { "private" }
+        )
+    }
+
+    /// The security group (its group name and Name tag).
+    pub fn security_group(&self) -> String {
+        format!("{}-sg", self.base)
+    }
+}
+
+/// What a created network should be, from the spec (validated).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Desired {
+    /// Whose network it is.
+    pub owner: Owner,
+    /// Resource names.
+    pub names: Names,
+    /// The VPC block.
+    pub cidr: Ipv4Cidr,
+    /// How many zones.
+    pub zones: usize,
+    /// Tags on every resource: the user's `additionalTags` and the ownership tag.
+    pub tags: BTreeMap<String, String>,
+    /// The EKS cluster's name, for the `kubernetes.io/cluster/<name>` subnet tag.
+    pub eks_cluster_name: String,
+    /// The EKSCluster's UID, the seed of idempotency tokens.
+    pub uid: String,
+}
+
+impl Desired {
+    /// The common tags plus `Name`.
+    pub fn tags_named(&self, name: &str) -> BTreeMap<String, String> {
+        let mut tags = self.tags.clone();
+        tags.insert("Name".into(), name.into());
+        tags
+    }
+}
+
+/// How soon to look again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// After a write that EC2 applies at once (a created VPC is visible a moment later).
+    pub settle: Duration,
+    /// While AWS works on something (a NAT gateway becoming available or being deleted).
+    pub poll: Duration,
+}
+
+/// What a service may use in a build pass.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// EC2.
+    pub ec2: &'a Ec2,
+    /// The network to build.
+    pub desired: &'a Desired,
+    /// The network recorded in status by earlier passes: hints only (status does not survive
+    /// `clusterctl move`), used to bridge EC2's eventual consistency and to vary tokens.
+    pub previous: Option<&'a NetworkStatus>,
+    /// Requeue delays.
+    pub timing: Timing,
+}
+
+/// What a service may use while tearing down.
+#[derive(Clone, Copy, Debug)]
+pub struct Teardown<'a> {
+    /// EC2.
+    pub ec2: &'a Ec2,
+    /// Whose resources to delete.
+    pub owner: &'a Owner,
+    /// Requeue delays.
+    pub timing: Timing,
+}
+
+/// A subnet the network has, with its zone slot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltSubnet {
+    /// Which zone slot (0-based) it fills.
+    pub slot: usize,
+    /// Its id, zone, block and role.
+    pub status: SubnetStatus,
+}
+
+/// What the services have found or made so far in a pass: each service's outputs, read by the
+/// services after it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Built {
+    /// The VPC id and block, once it is available.
+    pub vpc: Option<(String, Ipv4Cidr)>,
+    /// The subnets that exist, in slot order (public before private).
+    pub subnets: Vec<BuiltSubnet>,
+    /// The internet gateway, once attached to the VPC.
+    pub internet_gateway: Option<String>,
+    /// The NAT gateway, once available.
+    pub nat_gateway: Option<String>,
+    /// The public and private route tables, as listed by EC2.
+    pub route_tables: (Option<String>, Option<String>),
+    /// The security group.
+    pub security_group: Option<String>,
+}
+
+impl Built {
+    /// The subnets of one role.
+    pub fn subnets_of(&self, public: bool) -> impl Iterator<Item = &BuiltSubnet> {
+        self.subnets
+            .iter()
+            .filter(move |s| s.status.public == public)
+    }
+
+    /// The network status this describes.
+    pub fn status(&self) -> NetworkStatus {
+        NetworkStatus {
+            vpc_id: self.vpc.as_ref().map(|(id, _)| id.clone()),
+            subnets: self.subnets.iter().map(|s| s.status.clone()).collect(),
+            security_group_id: self.security_group.clone(),
+            managed: true,
+            cidr_block: self.vpc.as_ref().map(|(_, c)| c.to_string()),
+            internet_gateway_id: self.internet_gateway.clone(),
+            nat_gateway_id: self.nat_gateway.clone(),
+            public_route_table_id: self.route_tables.0.clone(),
+            private_route_table_id: self.route_tables.1.clone(),
+        }
+    }
+}
+
+/// The failure domains of a set of subnets: one per zone, in first-seen order.
+pub fn failure_domains(subnets: &[SubnetStatus]) -> Vec<FailureDomain> {
+    let mut zones: Vec<&str> = Vec::new();
+    for s in subnets {
+        if !zones.contains(&s.availability_zone.as_str()) {
+            zones.push(&s.availability_zone);
+        }
+    }
+    zones
+        .into_iter()
+        .map(|z| FailureDomain {
+            name: z.to_string(),
+            control_plane: Some(true),
+            attributes: BTreeMap::new(),
+        })
+        .collect()
+}
+
+/// When to look again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Soon: a write just went through.
+    Settle,
+    /// At the poll interval: AWS is working.
+    Poll,
+}
+
+/// A service's state after its turn in a build pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Exists as desired.
+    Ready,
+    /// Acted, or waits for AWS.
+    Working {
+        /// `Creating`, `Updating` or `WaitingForCloud`.
+        reason: Reason,
+        /// What is happening, in the user's terms.
+        message: String,
+        /// When to look again.
+        wait: Wait,
+    },
+    /// Waits for an earlier service.
+    Blocked(String),
+}
+
+impl Progress {
+    /// Creating something.
+    pub fn creating(message: impl Into<String>) -> Self {
+        Self::Working {
+            reason: Reason::Creating,
+            message: message.into(),
+            wait: Wait::Settle,
+        }
+    }
+
+    /// Changing something that exists.
+    pub fn updating(message: impl Into<String>) -> Self {
+        Self::Working {
+            reason: Reason::Updating,
+            message: message.into(),
+            wait: Wait::Settle,
+        }
+    }
+
+    /// Waiting for AWS.
+    pub fn waiting(message: impl Into<String>) -> Self {
+        Self::Working {
+            reason: Reason::WaitingForCloud,
+            message: message.into(),
+            wait: Wait::Poll,
+        }
+    }
+}
+
+/// A service's state after its turn in a tear-down pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// Nothing of ours is left.
+    Gone,
+    /// Deleting, or waiting for a dependency to go.
+    Pending {
+        /// What is being waited for.
+        message: String,
+        /// When to look again.
+        wait: Wait,
+    },
+}
+
+impl Removal {
+    /// Deleted one of several: look again soon.
+    pub fn deleting(message: impl Into<String>) -> Self {
+        Self::Pending {
+            message: message.into(),
+            wait: Wait::Settle,
+        }
+    }
+
+    /// AWS is deleting, or something still depends on it.
+    pub fn waiting(message: impl Into<String>) -> Self {
+        Self::Pending {
+            message: message.into(),
+            wait: Wait::Poll,
+        }
+    }
+}
+
+/// The services of a created network, in build order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// [`vpc`].
+    Vpc,
+    /// [`subnets`].
+    Subnets,
+    /// [`internet_gateway`].
+    InternetGateway,
+    /// [`nat_gateway`].
+    NatGateway,
+    /// [`route_tables`].
+    RouteTables,
+    /// [`security_group`].
+    SecurityGroup,
+}
+
+impl Service {
+    /// Build order; tear-down walks it backwards.
+    pub const ORDER: [Service; 6] = [
+        Service::Vpc,
+        Service::Subnets,
+        Service::InternetGateway,
+        Service::NatGateway,
+        Service::RouteTables,
+        Service::SecurityGroup,
+    ];
+
+    /// The service's name in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Service::Vpc => "VPC",
+            Service::Subnets => "subnets",
+            Service::InternetGateway => "internet gateway",
+            Service::NatGateway => "NAT gateway",
+            Service::RouteTables => "route tables",
+            Service::SecurityGroup => "security group",
+        }
+    }
+
+    /// One build turn: observe, plan, at most one write; outputs go into `built`.
+    pub async fn reconcile(
+        self,
+        scope: &Scope<'_>,
+        built: &mut Built,
+    ) -> Result<Progress, ProviderError> {
+        match self {
+            Service::Vpc => vpc::reconcile(scope, built).await,
+            Service::Subnets => subnets::reconcile(scope, built).await,
+            Service::InternetGateway => internet_gateway::reconcile(scope, built).await,
+            Service::NatGateway => nat_gateway::reconcile(scope, built).await,
+            Service::RouteTables => route_tables::reconcile(scope, built).await,
+            Service::SecurityGroup => security_group::reconcile(scope, built).await,
+        }
+    }
+
+    /// One tear-down turn: at most one delete of what carries the ownership tag.
+    pub async fn delete(self, scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
+        match self {
+            Service::Vpc => vpc::delete(scope).await,
+            Service::Subnets => subnets::delete(scope).await,
+            Service::InternetGateway => internet_gateway::delete(scope).await,
+            Service::NatGateway => nat_gateway::delete(scope).await,
+            Service::RouteTables => route_tables::delete(scope).await,
+            Service::SecurityGroup => security_group::delete(scope).await,
+        }
+    }
+}
+
+/// The result of walking the services forwards once.
+#[derive(Debug)]
+pub struct BuildOutcome {
+    /// What exists.
+    pub built: Built,
+    /// Each service's state, for the services that had their turn.
+    pub progress: Vec<(Service, Progress)>,
+    /// The failure that stopped the walk, and the service it happened in.
+    pub error: Option<(Service, ProviderError)>,
+}
+
+impl BuildOutcome {
+    /// Every service is ready.
+    pub fn complete(&self) -> bool {
+        self.error.is_none()
+            && self.progress.len() == Service::ORDER.len()
+            && self.progress.iter().all(|(_, p)| *p == Progress::Ready)
+    }
+
+    /// The `NetworkReady` condition: each service contributes its part.
+    pub fn condition(&self) -> DesiredCondition {
+        if let Some((service, error)) = &self.error {
+            let reason = match error {
+                ProviderError::Transient { reason, .. }
+                | ProviderError::Terminal { reason, .. } => *reason,
+                ProviderError::Kube(_) => Reason::CloudError,
+            };
+            return DesiredCondition::false_(
+                ConditionType::NetworkReady,
+                reason,
+                format!("{}: {error}", service.label()),
+            );
+        }
+        if self.complete() {
+            let zones: Vec<String> = failure_domains(&self.built.status().subnets)
+                .into_iter()
+                .map(|d| d.name)
+                .collect();
+            let vpc = self
+                .built
+                .vpc
+                .as_ref()
+                .map(|(id, _)| id.as_str())
+                .unwrap_or_default();
+            return DesiredCondition::true_(
+                ConditionType::NetworkReady,
+                Reason::Ready,
+                format!(
+                    "VPC {vpc} with {} subnets in {} is ready",
+                    self.built.subnets.len(),
+                    zones.join(", ")
+                ),
+            );
+        }
+        let reason = self
+            .progress
+            .iter()
+            .find_map(|(_, p)| match p {
+                Progress::Working { reason, .. } => Some(*reason),
+                _ => None,
+            })
+            .unwrap_or(Reason::Creating);
+        let parts: Vec<String> = self
+            .progress
+            .iter()
+            .filter_map(|(s, p)| match p {
+                Progress::Ready => None,
+                Progress::Working { message, .. } | Progress::Blocked(message) => {
+                    Some(format!("{}: {message}", s.label()))
+                }
+            })
+            .collect();
+        DesiredCondition::false_(ConditionType::NetworkReady, reason, parts.join("; "))
+    }
+
+    /// When to look again: soon after a write, at the poll interval while AWS works, at `rest`
+    /// once everything is ready.
+    pub fn requeue(&self, timing: Timing, rest: Duration) -> Duration {
+        // A blocked service waits on one before it, whose own wait decides.
+        let waits = self.progress.iter().filter_map(|(_, p)| match p {
+            Progress::Working { wait, .. } => Some(*wait),
+            Progress::Blocked(_) | Progress::Ready => None,
+        });
+        let mut soonest: Option<Duration> = None;
+        for wait in waits {
+            let d = match wait {
+                Wait::Settle => timing.settle,
+                Wait::Poll => timing.poll,
+            };
+            soonest = Some(soonest.map_or(d, |s| s.min(d)));
+        }
+        match soonest {
+            Some(d) => d,
+            None if self.complete() => rest,
+            None => timing.settle,
+        }
+    }
+}
+
+/// Walks the services forwards: each gets one turn; a failure stops the walk.
+pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
+    let mut built = Built::default();
+    let mut progress = Vec::new();
+    for service in Service::ORDER {
+        match service.reconcile(scope, &mut built).await {
+            Ok(p) => progress.push((service, p)),
+            Err(error) => {
+                return BuildOutcome {
+                    built,
+                    progress,
+                    error: Some((service, error)),
+                };
+            }
+        }
+    }
+    BuildOutcome {
+        built,
+        progress,
+        error: None,
+    }
+}
+
+/// Walks the services backwards, each deleting at most one resource, and stops at the first
+/// that still has something left.
+pub async fn tear_down(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
+    for service in Service::ORDER.iter().rev() {
+        match service.delete(scope).await? {
+            Removal::Gone => continue,
+            Removal::Pending { message, wait } => {
+                return Ok(Removal::Pending {
+                    message: format!("{}: {message}", service.label()),
+                    wait,
+                });
+            }
+        }
+    }
+    Ok(Removal::Gone)
+}
+
+/// A deterministic EC2 `ClientToken` (at most 64 ASCII characters): the operation and a hash of
+/// the object's UID and what makes this create distinct, so the retry of a create that crashed
+/// before its status was written repeats the same token.
+pub fn client_token(operation: &str, uid: &str, parts: &[&str]) -> String {
+    let mut input = String::from(uid);
+    for p in parts {
+        input.push('\u{1f}');
+        input.push_str(p);
+    }
+    let mut op: String = operation
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(24)
+        .collect();
+    op.push('-');
+    format!(
+        "{op}{:016x}{:016x}",
+        fnv1a(&input, 0xcbf2_9ce4_8422_2325),
+        fnv1a(&input, 0x6c62_272e_07bb_0142)
+    )
+}
+
+fn fnv1a(input: &str, offset: u64) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    input
+        .bytes()
+        .fold(offset, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use contract::conditions::ConditionStatus;
+
+    use super::*;
+
+    fn subnet(id: &str, zone: &str, public: bool) -> BuiltSubnet {
+        BuiltSubnet {
+            slot: 0,
+            status: SubnetStatus {
+                id: id.into(),
+                availability_zone: zone.into(),
+                public,
+                cidr_block: None,
+            },
+        }
+    }
+
+    fn outcome(progress: Vec<(Service, Progress)>) -> BuildOutcome {
+        BuildOutcome {
+            built: Built::default(),
+            progress,
+            error: None,
+        }
+    }
+
+    fn all_ready() -> Vec<(Service, Progress)> {
+        Service::ORDER
+            .iter()
+            .map(|s| (*s, Progress::Ready))
+            .collect()
+    }
+
+    const TIMING: Timing = Timing {
+        settle: Duration::from_secs(2),
+        poll: Duration::from_secs(30),
+    };
+    const REST: Duration = Duration::from_secs(900);
+
+    #[test]
+    fn tokens_are_deterministic_short_ascii_and_differ_by_every_part() {
+        let a = client_token("CreateNatGateway", "uid-1", &["subnet-1", "eipalloc-1", ""]);
+        assert_eq!(
+            a,
+            client_token("CreateNatGateway", "uid-1", &["subnet-1", "eipalloc-1", ""])
+        );
+        assert!(a.len() <= 64 && a.is_ascii(), "{a}");
+        assert!(a.starts_with("CreateNatGateway-"));
+        assert_ne!(
+            a,
+            client_token("CreateNatGateway", "uid-2", &["subnet-1", "eipalloc-1", ""])
+        );
+        assert_ne!(
+            a,
+            client_token(
+                "CreateNatGateway",
+                "uid-1",
+                &["subnet-1", "eipalloc-1", "nat-old"]
+            )
+        );
+        assert_ne!(
+            client_token("x", "u", &["ab", "c"]),
+            client_token("x", "u", &["a", "bc"])
+        );
+    }
+
+    #[test]
+    fn names_carry_the_namespace_so_equal_cluster_names_do_not_collide() {
+        let a = Names::new("team-a", "prod");
+        let b = Names::new("team-b", "prod");
+        assert_eq!(a.vpc(), "team-a-prod-vpc");
+        assert_ne!(a.vpc(), b.vpc());
+        assert_eq!(
+            a.subnet(true, "us-east-1a"),
+            "team-a-prod-public-us-east-1a"
+        );
+        assert_eq!(a.route_table(false), "team-a-prod-private-rt");
+    }
+
+    #[test]
+    fn failure_domains_are_one_per_zone_in_order_and_open_to_the_control_plane() {
+        let subnets: Vec<SubnetStatus> = [
+            subnet("a", "z1", true),
+            subnet("b", "z1", false),
+            subnet("c", "z2", true),
+        ]
+        .into_iter()
+        .map(|s| s.status)
+        .collect();
+        let domains = failure_domains(&subnets);
+        assert_eq!(
+            domains.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+            ["z1", "z2"]
+        );
+        assert!(domains.iter().all(|d| d.control_plane == Some(true)));
+    }
+
+    #[test]
+    fn the_network_is_ready_only_when_every_service_is() {
+        let mut o = outcome(all_ready());
+        o.built.vpc = Some(("vpc-1".into(), "10.0.0.0/16".parse().unwrap()));
+        o.built.subnets = vec![subnet("a", "z1", true), subnet("b", "z2", true)];
+        assert!(o.complete());
+        let c = o.condition();
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::True, "Ready")
+        );
+        assert_eq!(c.message, "VPC vpc-1 with 2 subnets in z1, z2 is ready");
+        assert_eq!(o.requeue(TIMING, REST), REST);
+
+        let partial = outcome(all_ready()[..5].to_vec());
+        assert!(
+            !partial.complete(),
+            "a service that had no turn is not ready"
+        );
+    }
+
+    #[test]
+    fn a_working_service_gives_its_reason_and_every_unready_service_its_message() {
+        let mut progress = all_ready();
+        progress[1].1 = Progress::Blocked("waiting for the VPC".into());
+        progress[3].1 = Progress::waiting("nat-1 is pending");
+        progress[4].1 = Progress::creating("created rtb-1");
+        let o = outcome(progress);
+        let c = o.condition();
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::False, "WaitingForCloud")
+        );
+        assert_eq!(
+            c.message,
+            "subnets: waiting for the VPC; NAT gateway: nat-1 is pending; route tables: created rtb-1"
+        );
+        assert_eq!(
+            o.requeue(TIMING, REST),
+            TIMING.settle,
+            "a write settles sooner than the poll"
+        );
+    }
+
+    #[test]
+    fn waiting_for_aws_requeues_at_the_poll_interval_even_with_services_blocked_behind_it() {
+        let mut progress = all_ready();
+        progress[3].1 = Progress::waiting("pending");
+        progress[4].1 = Progress::Blocked("private route table waits for its NAT gateway".into());
+        assert_eq!(outcome(progress).requeue(TIMING, REST), TIMING.poll);
+        let mut blocked_only = all_ready();
+        blocked_only[4].1 = Progress::Blocked("?".into());
+        assert_eq!(outcome(blocked_only).requeue(TIMING, REST), TIMING.settle);
+    }
+
+    #[test]
+    fn a_failure_names_the_service_and_keeps_the_errors_reason() {
+        let o = BuildOutcome {
+            built: Built::default(),
+            progress: vec![(Service::Vpc, Progress::Ready)],
+            error: Some((
+                Service::Subnets,
+                ProviderError::terminal(Reason::NameConflict, "subnet x is not ours"),
+            )),
+        };
+        let c = o.condition();
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::False, "NameConflict")
+        );
+        assert_eq!(c.message, "subnets: subnet x is not ours");
+        assert!(!o.complete());
+    }
+
+    #[test]
+    fn built_status_records_every_id_and_marks_the_network_managed() {
+        let built = Built {
+            vpc: Some(("vpc-1".into(), "10.0.0.0/16".parse().unwrap())),
+            subnets: vec![subnet("subnet-1", "z1", true)],
+            internet_gateway: Some("igw-1".into()),
+            nat_gateway: Some("nat-1".into()),
+            route_tables: (Some("rtb-1".into()), None),
+            security_group: Some("sg-1".into()),
+        };
+        let s = built.status();
+        assert!(s.managed);
+        assert_eq!(s.vpc_id.as_deref(), Some("vpc-1"));
+        assert_eq!(s.cidr_block.as_deref(), Some("10.0.0.0/16"));
+        assert_eq!(s.subnets.len(), 1);
+        assert_eq!(
+            (
+                s.internet_gateway_id.as_deref(),
+                s.nat_gateway_id.as_deref()
+            ),
+            (Some("igw-1"), Some("nat-1"))
+        );
+        assert_eq!(s.security_group_id.as_deref(), Some("sg-1"));
+        assert_eq!(
+            (s.public_route_table_id.as_deref(), s.private_route_table_id),
+            (Some("rtb-1"), None)
+        );
+    }
+}

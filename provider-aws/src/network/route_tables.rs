@@ -1,0 +1,703 @@
+//! The route table service: a public table (default route → internet gateway) for the public
+//! subnets and a private one (default route → NAT gateway) for the private subnets.
+//!
+//! Each table is created and its subnets associated as soon as the VPC and subnets exist; the
+//! default route follows once its target is there (the NAT gateway takes minutes). One write
+//! per pass for the service, public table first.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::ResourceType;
+use contract::conditions::Reason;
+use provider_runtime::ProviderError;
+
+use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown, client_token};
+
+/// The default route.
+pub const DEFAULT_ROUTE: &str = "0.0.0.0/0";
+
+/// A route table's association with a subnet (or the VPC's main association).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssociationView {
+    /// Association id.
+    pub id: String,
+    /// The subnet, for a subnet association.
+    pub subnet: Option<String>,
+    /// Whether this is the VPC's main association.
+    pub main: bool,
+}
+
+/// A route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteView {
+    /// Destination block.
+    pub destination: String,
+    /// Internet (or other) gateway target.
+    pub gateway: Option<String>,
+    /// NAT gateway target.
+    pub nat_gateway: Option<String>,
+    /// `active` or `blackhole`.
+    pub state: String,
+}
+
+/// A route table as the plan sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableView {
+    /// Route table id.
+    pub id: String,
+    /// Associations.
+    pub associations: Vec<AssociationView>,
+    /// Routes.
+    pub routes: Vec<RouteView>,
+    /// Tags.
+    pub tags: BTreeMap<String, String>,
+}
+
+impl TableView {
+    /// From the SDK's shape.
+    pub fn from_sdk(t: &aws_sdk_ec2::types::RouteTable) -> Self {
+        Self {
+            id: t.route_table_id().unwrap_or_default().to_string(),
+            associations: t
+                .associations()
+                .iter()
+                .filter(|a| {
+                    a.association_state()
+                        .and_then(|s| s.state())
+                        .is_none_or(|s| {
+                            !matches!(s.as_str(), "disassociating" | "disassociated" | "failed")
+                        })
+                })
+                .map(|a| AssociationView {
+                    id: a
+                        .route_table_association_id()
+                        .unwrap_or_default()
+                        .to_string(),
+                    subnet: a.subnet_id().map(str::to_string),
+                    main: a.main().unwrap_or(false),
+                })
+                .collect(),
+            routes: t
+                .routes()
+                .iter()
+                .map(|r| RouteView {
+                    destination: r.destination_cidr_block().unwrap_or_default().to_string(),
+                    gateway: r.gateway_id().map(str::to_string),
+                    nat_gateway: r.nat_gateway_id().map(str::to_string),
+                    state: r
+                        .state()
+                        .map(|s| s.as_str().to_string())
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            tags: tags_of(t.tags()),
+        }
+    }
+}
+
+/// Where a table's default route goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An internet gateway.
+    InternetGateway(String),
+    /// A NAT gateway.
+    NatGateway(String),
+}
+
+impl Target {
+    fn matches(&self, r: &RouteView) -> bool {
+        r.state != "blackhole"
+            && match self {
+                Target::InternetGateway(id) => r.gateway.as_deref() == Some(id),
+                Target::NatGateway(id) => r.nat_gateway.as_deref() == Some(id),
+            }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Target::InternetGateway(id) => format!("internet gateway {id}"),
+            Target::NatGateway(id) => format!("NAT gateway {id}"),
+        }
+    }
+}
+
+/// What one table should be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wanted<'a> {
+    /// Public or private.
+    pub public: bool,
+    /// Name tag.
+    pub name: &'a str,
+    /// Every tag.
+    pub tags: &'a BTreeMap<String, String>,
+    /// The default route's target, once it exists.
+    pub target: Option<Target>,
+    /// The subnets to associate.
+    pub subnets: Vec<String>,
+    /// The idempotency token for its creation.
+    pub token: String,
+}
+
+/// The next step for one table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Create it.
+    Create {
+        /// Idempotency token.
+        token: String,
+    },
+    /// Add missing tags.
+    Tag(String, BTreeMap<String, String>),
+    /// Associate a subnet that has no explicit association.
+    Associate {
+        /// Table.
+        table: String,
+        /// Subnet.
+        subnet: String,
+    },
+    /// Move a subnet's explicit association from another table to this one.
+    Reassociate {
+        /// The subnet's current association.
+        association: String,
+        /// Table.
+        table: String,
+        /// Subnet.
+        subnet: String,
+    },
+    /// Add the default route.
+    AddRoute(String, Target),
+    /// Point the default route at the target.
+    ReplaceRoute(String, Target),
+    /// Waits for the route's target.
+    NoTarget(String),
+    /// As desired.
+    Ready(String),
+    /// A table with our name in our VPC is not ours.
+    Conflict(String),
+}
+
+/// Decides one table's next step (pure). `tables` are all the VPC's route tables.
+pub fn plan(tables: &[TableView], owner: &Owner, wanted: &Wanted<'_>) -> Step {
+    let named = |t: &&TableView| t.tags.get("Name").map(String::as_str) == Some(wanted.name);
+    let Some(table) = tables
+        .iter()
+        .filter(named)
+        .filter(|t| owner.owns(&t.tags))
+        .min_by(|a, b| a.id.cmp(&b.id))
+    else {
+        return match tables.iter().find(named) {
+            Some(other) => Step::Conflict(format!(
+                "route table {} in the cluster's VPC is named {} but does not carry this cluster's ownership tag; delete or rename it",
+                other.id, wanted.name
+            )),
+            None => Step::Create {
+                token: wanted.token.clone(),
+            },
+        };
+    };
+    let missing = missing_tags(&table.tags, wanted.tags);
+    if !missing.is_empty() {
+        return Step::Tag(table.id.clone(), missing);
+    }
+    for subnet in &wanted.subnets {
+        if table
+            .associations
+            .iter()
+            .any(|a| a.subnet.as_ref() == Some(subnet))
+        {
+            continue;
+        }
+        let elsewhere = tables
+            .iter()
+            .flat_map(|t| t.associations.iter())
+            .find(|a| a.subnet.as_ref() == Some(subnet));
+        return match elsewhere {
+            Some(a) => Step::Reassociate {
+                association: a.id.clone(),
+                table: table.id.clone(),
+                subnet: subnet.clone(),
+            },
+            None => Step::Associate {
+                table: table.id.clone(),
+                subnet: subnet.clone(),
+            },
+        };
+    }
+    let Some(target) = &wanted.target else {
+        return Step::NoTarget(table.id.clone());
+    };
+    match table.routes.iter().find(|r| r.destination == DEFAULT_ROUTE) {
+        None => Step::AddRoute(table.id.clone(), target.clone()),
+        Some(r) if !target.matches(r) => Step::ReplaceRoute(table.id.clone(), target.clone()),
+        Some(_) => Step::Ready(table.id.clone()),
+    }
+}
+
+/// The id of our table with this name, if listed.
+fn ours_named(tables: &[TableView], owner: &Owner, name: &str) -> Option<String> {
+    tables
+        .iter()
+        .filter(|t| t.tags.get("Name").map(String::as_str) == Some(name) && owner.owns(&t.tags))
+        .map(|t| t.id.clone())
+        .min()
+}
+
+/// One build turn of the route table service.
+pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
+    let Some((vpc_id, _)) = built.vpc.clone() else {
+        return Ok(Progress::Blocked("waiting for the VPC".into()));
+    };
+    let ec2 = scope.ec2;
+    let desired = scope.desired;
+    let out = ec2
+        .call(
+            "DescribeRouteTables",
+            ec2.sdk()
+                .describe_route_tables()
+                .filters(filter("vpc-id", [&vpc_id]))
+                .send(),
+        )
+        .await?;
+    let tables: Vec<TableView> = out.route_tables().iter().map(TableView::from_sdk).collect();
+
+    let names = [
+        desired.names.route_table(true),
+        desired.names.route_table(false),
+    ];
+    let tags = [desired.tags_named(&names[0]), desired.tags_named(&names[1])];
+    built.route_tables = (
+        ours_named(&tables, &desired.owner, &names[0]),
+        ours_named(&tables, &desired.owner, &names[1]),
+    );
+    let previous = [
+        scope
+            .previous
+            .and_then(|p| p.public_route_table_id.as_deref()),
+        scope
+            .previous
+            .and_then(|p| p.private_route_table_id.as_deref()),
+    ];
+    let wanted: Vec<Wanted<'_>> = [true, false]
+        .into_iter()
+        .enumerate()
+        .map(|(i, public)| Wanted {
+            public,
+            name: &names[i],
+            tags: &tags[i],
+            target: if public {
+                built.internet_gateway.clone().map(Target::InternetGateway)
+            } else {
+                built.nat_gateway.clone().map(Target::NatGateway)
+            },
+            subnets: built
+                .subnets_of(public)
+                .map(|s| s.status.id.clone())
+                .collect(),
+            token: client_token(
+                "CreateRouteTable",
+                &desired.uid,
+                &[&vpc_id, &names[i], previous[i].unwrap_or_default()],
+            ),
+        })
+        .collect();
+
+    let steps: Vec<(bool, Step)> = wanted
+        .iter()
+        .map(|w| (w.public, plan(&tables, &desired.owner, w)))
+        .collect();
+    if let Some((_, Step::Conflict(message))) =
+        steps.iter().find(|(_, s)| matches!(s, Step::Conflict(_)))
+    {
+        return Err(ProviderError::terminal(
+            Reason::NameConflict,
+            message.clone(),
+        ));
+    }
+    let role = |public: bool| if public { "public" } else { "private" };
+    // One write: the first table with something to do.
+    for (public, step) in &steps {
+        let role = role(*public);
+        match step {
+            Step::Ready(_) | Step::NoTarget(_) | Step::Conflict(_) => continue,
+            Step::Create { token } => {
+                let name = &names[usize::from(!public)];
+                let request = ec2
+                    .sdk()
+                    .create_route_table()
+                    .vpc_id(&vpc_id)
+                    .client_token(token)
+                    .tag_specifications(ec2::tag_spec(
+                        ResourceType::RouteTable,
+                        &desired.tags_named(name),
+                    ));
+                let out = ec2.call("CreateRouteTable", request.send()).await?;
+                let id = out
+                    .route_table()
+                    .and_then(|t| t.route_table_id())
+                    .unwrap_or_default();
+                return Ok(Progress::creating(format!(
+                    "created {role} route table {id}"
+                )));
+            }
+            Step::Tag(table, tags) => {
+                ec2.call(
+                    "CreateTags",
+                    ec2.sdk()
+                        .create_tags()
+                        .resources(table)
+                        .set_tags(Some(ec2::sdk_tags(tags)))
+                        .send(),
+                )
+                .await?;
+                return Ok(Progress::updating(format!(
+                    "tagged {role} route table {table}"
+                )));
+            }
+            Step::Associate { table, subnet } => {
+                let request = ec2
+                    .sdk()
+                    .associate_route_table()
+                    .route_table_id(table)
+                    .subnet_id(subnet);
+                ec2.call("AssociateRouteTable", request.send()).await?;
+                return Ok(Progress::creating(format!(
+                    "associated subnet {subnet} with {role} route table {table}"
+                )));
+            }
+            Step::Reassociate {
+                association,
+                table,
+                subnet,
+            } => {
+                let request = ec2
+                    .sdk()
+                    .replace_route_table_association()
+                    .association_id(association)
+                    .route_table_id(table);
+                ec2.call("ReplaceRouteTableAssociation", request.send())
+                    .await?;
+                return Ok(Progress::updating(format!(
+                    "moved subnet {subnet} to {role} route table {table}"
+                )));
+            }
+            Step::AddRoute(table, target) | Step::ReplaceRoute(table, target) => {
+                let replace = matches!(step, Step::ReplaceRoute(..));
+                let describe = target.describe();
+                if replace {
+                    let mut request = ec2
+                        .sdk()
+                        .replace_route()
+                        .route_table_id(table)
+                        .destination_cidr_block(DEFAULT_ROUTE);
+                    request = match target {
+                        Target::InternetGateway(id) => request.gateway_id(id),
+                        Target::NatGateway(id) => request.nat_gateway_id(id),
+                    };
+                    ec2.call("ReplaceRoute", request.send()).await?;
+                } else {
+                    let mut request = ec2
+                        .sdk()
+                        .create_route()
+                        .route_table_id(table)
+                        .destination_cidr_block(DEFAULT_ROUTE);
+                    request = match target {
+                        Target::InternetGateway(id) => request.gateway_id(id),
+                        Target::NatGateway(id) => request.nat_gateway_id(id),
+                    };
+                    ec2.call("CreateRoute", request.send()).await?;
+                }
+                return Ok(Progress::creating(format!(
+                    "routed {role} route table {table} to {describe}"
+                )));
+            }
+        }
+    }
+    let waiting: Vec<String> = steps
+        .iter()
+        .filter_map(|(public, s)| match s {
+            Step::NoTarget(table) => Some(format!(
+                "{} route table {table} waits for its {}",
+                role(*public),
+                if *public {
+                    "internet gateway"
+                } else {
+                    "NAT gateway"
+                }
+            )),
+            _ => None,
+        })
+        .collect();
+    if waiting.is_empty() {
+        Ok(Progress::Ready)
+    } else {
+        Ok(Progress::Blocked(waiting.join("; ")))
+    }
+}
+
+/// One tear-down turn: disassociates the subnets of a table of ours one by one, then deletes it.
+pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
+    let (key, value) = scope.owner.tag();
+    let ec2 = scope.ec2;
+    let out = ec2
+        .call(
+            "DescribeRouteTables",
+            ec2.sdk()
+                .describe_route_tables()
+                .filters(tag_filter(&key, &value))
+                .send(),
+        )
+        .await?;
+    // A table of ours that became the VPC's main table goes with the VPC.
+    let tables: Vec<TableView> = out
+        .route_tables()
+        .iter()
+        .map(TableView::from_sdk)
+        .filter(|t| scope.owner.owns(&t.tags) && !t.associations.iter().any(|a| a.main))
+        .collect();
+    let Some(table) = tables.first() else {
+        return Ok(Removal::Gone);
+    };
+    if let Some(association) = table.associations.first() {
+        let request = ec2
+            .sdk()
+            .disassociate_route_table()
+            .association_id(&association.id);
+        return match ec2.call("DisassociateRouteTable", request.send()).await {
+            Ok(_) => Ok(Removal::deleting(format!(
+                "disassociated subnet {} from route table {}",
+                association.subnet.as_deref().unwrap_or("?"),
+                table.id
+            ))),
+            Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
+                "association {} is gone",
+                association.id
+            ))),
+            Err(e) => Err(e.into()),
+        };
+    }
+    match ec2
+        .call(
+            "DeleteRouteTable",
+            ec2.sdk()
+                .delete_route_table()
+                .route_table_id(&table.id)
+                .send(),
+        )
+        .await
+    {
+        Ok(_) if tables.len() == 1 => Ok(Removal::Gone),
+        Ok(_) => Ok(Removal::deleting(format!(
+            "deleted route table {}",
+            table.id
+        ))),
+        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
+            "route table {} is gone",
+            table.id
+        ))),
+        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
+            "route table {} is still in use: {}",
+            table.id,
+            ProviderError::from(e)
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn owner() -> Owner {
+        Owner {
+            namespace: "ns".into(),
+            cluster: "c1".into(),
+        }
+    }
+
+    fn tags(ours: bool) -> BTreeMap<String, String> {
+        let mut t: BTreeMap<String, String> =
+            [("Name".to_string(), "ns-c1-public-rt".to_string())].into();
+        if ours {
+            t.insert(owner().tag().0, owner().tag().1);
+        }
+        t
+    }
+
+    fn table(id: &str, ours: bool, subnets: &[&str], route: Option<RouteView>) -> TableView {
+        TableView {
+            id: id.into(),
+            associations: subnets
+                .iter()
+                .enumerate()
+                .map(|(i, s)| AssociationView {
+                    id: format!("rtbassoc-{id}-{i}"),
+                    subnet: Some(s.to_string()),
+                    main: false,
+                })
+                .collect(),
+            routes: route.into_iter().collect(),
+            tags: tags(ours),
+        }
+    }
+
+    fn main_table(subnets: &[&str]) -> TableView {
+        let mut t = table("rtb-main", false, subnets, None);
+        t.tags.clear();
+        t.associations.push(AssociationView {
+            id: "rtbassoc-main".into(),
+            subnet: None,
+            main: true,
+        });
+        t
+    }
+
+    fn to_igw(id: &str) -> RouteView {
+        RouteView {
+            destination: DEFAULT_ROUTE.into(),
+            gateway: Some(id.into()),
+            nat_gateway: None,
+            state: "active".into(),
+        }
+    }
+
+    fn run(tables: &[TableView], target: Option<Target>, subnets: &[&str]) -> Step {
+        let t = tags(true);
+        let wanted = Wanted {
+            public: true,
+            name: "ns-c1-public-rt",
+            tags: &t,
+            target,
+            subnets: subnets.iter().map(|s| s.to_string()).collect(),
+            token: "tok".into(),
+        };
+        plan(tables, &owner(), &wanted)
+    }
+
+    fn igw() -> Option<Target> {
+        Some(Target::InternetGateway("igw-1".into()))
+    }
+
+    #[test]
+    fn a_missing_table_is_created_with_its_token() {
+        assert_eq!(
+            run(&[main_table(&[])], igw(), &["s1"]),
+            Step::Create {
+                token: "tok".into()
+            }
+        );
+    }
+
+    #[test]
+    fn subnets_are_associated_one_at_a_time_before_the_route() {
+        let tables = [main_table(&[]), table("rtb-1", true, &["s1"], None)];
+        assert_eq!(
+            run(&tables, igw(), &["s1", "s2"]),
+            Step::Associate {
+                table: "rtb-1".into(),
+                subnet: "s2".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_subnet_explicitly_associated_elsewhere_is_moved() {
+        let tables = [
+            table("rtb-other", false, &["s1"], None),
+            table("rtb-1", true, &[], None),
+        ];
+        let mut other = tables[0].clone();
+        other.tags = [("Name".to_string(), "someone-else".to_string())].into();
+        let step = run(&[other, tables[1].clone()], igw(), &["s1"]);
+        assert_eq!(
+            step,
+            Step::Reassociate {
+                association: "rtbassoc-rtb-other-0".into(),
+                table: "rtb-1".into(),
+                subnet: "s1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn without_a_target_the_table_waits_for_it() {
+        assert_eq!(
+            run(&[table("rtb-1", true, &["s1"], None)], None, &["s1"]),
+            Step::NoTarget("rtb-1".into())
+        );
+    }
+
+    #[test]
+    fn the_default_route_is_added_then_the_table_is_ready() {
+        assert_eq!(
+            run(&[table("rtb-1", true, &["s1"], None)], igw(), &["s1"]),
+            Step::AddRoute("rtb-1".into(), igw().unwrap())
+        );
+        assert_eq!(
+            run(
+                &[table("rtb-1", true, &["s1"], Some(to_igw("igw-1")))],
+                igw(),
+                &["s1"]
+            ),
+            Step::Ready("rtb-1".into())
+        );
+    }
+
+    #[test]
+    fn a_route_to_an_old_or_dead_target_is_replaced() {
+        let nat = Target::NatGateway("nat-2".into());
+        let old = RouteView {
+            destination: DEFAULT_ROUTE.into(),
+            gateway: None,
+            nat_gateway: Some("nat-1".into()),
+            state: "blackhole".into(),
+        };
+        assert_eq!(
+            run(
+                &[table("rtb-1", true, &["s1"], Some(old))],
+                Some(nat.clone()),
+                &["s1"]
+            ),
+            Step::ReplaceRoute("rtb-1".into(), nat)
+        );
+        let dead = RouteView {
+            state: "blackhole".into(),
+            ..to_igw("igw-1")
+        };
+        assert!(matches!(
+            run(&[table("rtb-1", true, &["s1"], Some(dead))], igw(), &["s1"]),
+            Step::ReplaceRoute(..)
+        ));
+    }
+
+    #[test]
+    fn a_namesake_table_that_is_not_ours_is_a_conflict() {
+        assert!(
+            matches!(run(&[table("rtb-x", false, &[], None)], igw(), &[]), Step::Conflict(m) if m.contains("rtb-x"))
+        );
+    }
+
+    #[test]
+    fn missing_tags_come_before_associations() {
+        let mut t = table("rtb-1", true, &[], None);
+        t.tags.insert("Name".into(), "ns-c1-public-rt".into());
+        let mut want = tags(true);
+        want.insert("team".into(), "x".into());
+        let wanted = Wanted {
+            public: true,
+            name: "ns-c1-public-rt",
+            tags: &want,
+            target: igw(),
+            subnets: vec!["s1".into()],
+            token: "t".into(),
+        };
+        assert_eq!(
+            plan(&[t], &owner(), &wanted),
+            Step::Tag(
+                "rtb-1".into(),
+                [("team".to_string(), "x".to_string())].into()
+            )
+        );
+    }
+}

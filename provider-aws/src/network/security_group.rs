@@ -1,0 +1,270 @@
+//! The security group service: one group for the cluster, handed to EKS as the control plane's
+//! additional security group, with a rule letting its members (control plane network
+//! interfaces and nodes) reach each other on every port.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{IpPermission, ResourceType, UserIdGroupPair};
+use contract::conditions::Reason;
+use provider_runtime::ProviderError;
+
+use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown};
+
+/// A security group as the plan sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupView {
+    /// Group id.
+    pub id: String,
+    /// Whether an ingress rule admits all traffic from the group itself.
+    pub self_ingress: bool,
+    /// Tags.
+    pub tags: BTreeMap<String, String>,
+}
+
+impl GroupView {
+    fn from_sdk(g: &aws_sdk_ec2::types::SecurityGroup) -> Self {
+        let id = g.group_id().unwrap_or_default().to_string();
+        let self_ingress = g.ip_permissions().iter().any(|p| {
+            p.ip_protocol() == Some("-1")
+                && p.user_id_group_pairs()
+                    .iter()
+                    .any(|pair| pair.group_id() == Some(id.as_str()))
+        });
+        Self {
+            id,
+            self_ingress,
+            tags: tags_of(g.tags()),
+        }
+    }
+}
+
+/// The security group service's next step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Create the group.
+    Create,
+    /// Add missing tags.
+    Tag(String, BTreeMap<String, String>),
+    /// Add the rule admitting the group's own members.
+    AllowSelf(String),
+    /// As desired.
+    Ready(String),
+    /// A group of our name in our VPC is not ours.
+    Conflict(String),
+}
+
+/// Decides the security group service's step (pure); `named` are the VPC's groups with our name.
+pub fn plan(named: &[GroupView], owner: &Owner, want_tags: &BTreeMap<String, String>) -> Plan {
+    let Some(group) = named.iter().find(|g| owner.owns(&g.tags)) else {
+        return match named.first() {
+            Some(other) => Plan::Conflict(format!(
+                "security group {} in the cluster's VPC has the cluster's group name but not its ownership tag; delete or rename it",
+                other.id
+            )),
+            None => Plan::Create,
+        };
+    };
+    let missing = missing_tags(&group.tags, want_tags);
+    if !missing.is_empty() {
+        return Plan::Tag(group.id.clone(), missing);
+    }
+    if !group.self_ingress {
+        return Plan::AllowSelf(group.id.clone());
+    }
+    Plan::Ready(group.id.clone())
+}
+
+/// One build turn of the security group service.
+pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
+    let Some((vpc_id, _)) = built.vpc.clone() else {
+        return Ok(Progress::Blocked("waiting for the VPC".into()));
+    };
+    let ec2 = scope.ec2;
+    let desired = scope.desired;
+    let name = desired.names.security_group();
+    let want = desired.tags_named(&name);
+    let request = ec2
+        .sdk()
+        .describe_security_groups()
+        .filters(filter("vpc-id", [&vpc_id]))
+        .filters(filter("group-name", [&name]));
+    let out = ec2.call("DescribeSecurityGroups", request.send()).await?;
+    let named: Vec<GroupView> = out
+        .security_groups()
+        .iter()
+        .map(GroupView::from_sdk)
+        .collect();
+    match plan(&named, &desired.owner, &want) {
+        Plan::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
+        Plan::Create => {
+            let request = ec2
+                .sdk()
+                .create_security_group()
+                .group_name(&name)
+                .description(format!(
+                    "EKS cluster {}/{}: control plane and nodes (managed by Cluster API)",
+                    desired.owner.namespace, desired.owner.cluster
+                ))
+                .vpc_id(&vpc_id)
+                .tag_specifications(ec2::tag_spec(ResourceType::SecurityGroup, &want));
+            let out = ec2.call("CreateSecurityGroup", request.send()).await?;
+            let id = out.group_id().unwrap_or_default().to_string();
+            built.security_group = Some(id.clone());
+            Ok(Progress::creating(format!("created security group {id}")))
+        }
+        Plan::Tag(id, tags) => {
+            built.security_group = Some(id.clone());
+            ec2.call(
+                "CreateTags",
+                ec2.sdk()
+                    .create_tags()
+                    .resources(&id)
+                    .set_tags(Some(ec2::sdk_tags(&tags)))
+                    .send(),
+            )
+            .await?;
+            Ok(Progress::updating(format!("tagged security group {id}")))
+        }
+        Plan::AllowSelf(id) => {
+            built.security_group = Some(id.clone());
+            let rule = IpPermission::builder()
+                .ip_protocol("-1")
+                .user_id_group_pairs(
+                    UserIdGroupPair::builder()
+                        .group_id(&id)
+                        .description("cluster members reach each other")
+                        .build(),
+                )
+                .build();
+            let request = ec2
+                .sdk()
+                .authorize_security_group_ingress()
+                .group_id(&id)
+                .ip_permissions(rule);
+            match ec2
+                .call("AuthorizeSecurityGroupIngress", request.send())
+                .await
+            {
+                Ok(_) => {}
+                // Already there (a crash after the call, before the next look): nothing to do.
+                Err(crate::cloud::CloudError::Invalid { code, .. })
+                    if code == "InvalidPermission.Duplicate" => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Progress::updating(format!(
+                "allowed traffic between members of security group {id}"
+            )))
+        }
+        Plan::Ready(id) => {
+            built.security_group = Some(id);
+            Ok(Progress::Ready)
+        }
+    }
+}
+
+/// One tear-down turn: deletes a security group of ours.
+pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
+    let (key, value) = scope.owner.tag();
+    let ec2 = scope.ec2;
+    let out = ec2
+        .call(
+            "DescribeSecurityGroups",
+            ec2.sdk()
+                .describe_security_groups()
+                .filters(tag_filter(&key, &value))
+                .send(),
+        )
+        .await?;
+    let groups: Vec<GroupView> = out
+        .security_groups()
+        .iter()
+        .map(GroupView::from_sdk)
+        .filter(|g| scope.owner.owns(&g.tags))
+        .collect();
+    let Some(group) = groups.first() else {
+        return Ok(Removal::Gone);
+    };
+    match ec2
+        .call(
+            "DeleteSecurityGroup",
+            ec2.sdk().delete_security_group().group_id(&group.id).send(),
+        )
+        .await
+    {
+        Ok(_) if groups.len() == 1 => Ok(Removal::Gone),
+        Ok(_) => Ok(Removal::deleting(format!(
+            "deleted security group {}",
+            group.id
+        ))),
+        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
+            "security group {} is gone",
+            group.id
+        ))),
+        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
+            "security group {} is still in use (EKS releases its network interfaces a few minutes after the cluster is deleted): {}",
+            group.id,
+            ProviderError::from(e)
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn owner() -> Owner {
+        Owner {
+            namespace: "ns".into(),
+            cluster: "c1".into(),
+        }
+    }
+
+    fn want() -> BTreeMap<String, String> {
+        let (k, v) = owner().tag();
+        [("Name".to_string(), "ns-c1-sg".to_string()), (k, v)].into()
+    }
+
+    fn group(id: &str, ours: bool, self_ingress: bool) -> GroupView {
+        GroupView {
+            id: id.into(),
+            self_ingress,
+            tags: if ours { want() } else { BTreeMap::new() },
+        }
+    }
+
+    #[test]
+    fn no_group_is_created_then_opened_to_itself_then_ready() {
+        assert_eq!(plan(&[], &owner(), &want()), Plan::Create);
+        assert_eq!(
+            plan(&[group("sg-1", true, false)], &owner(), &want()),
+            Plan::AllowSelf("sg-1".into())
+        );
+        assert_eq!(
+            plan(&[group("sg-1", true, true)], &owner(), &want()),
+            Plan::Ready("sg-1".into())
+        );
+    }
+
+    #[test]
+    fn a_group_of_our_name_that_is_not_ours_is_a_conflict() {
+        assert!(
+            matches!(plan(&[group("sg-x", false, true)], &owner(), &want()), Plan::Conflict(m) if m.contains("sg-x"))
+        );
+    }
+
+    #[test]
+    fn new_additional_tags_reach_an_existing_group() {
+        let mut w = want();
+        w.insert("cost-center".into(), "42".into());
+        assert_eq!(
+            plan(&[group("sg-1", true, true)], &owner(), &w),
+            Plan::Tag(
+                "sg-1".into(),
+                [("cost-center".to_string(), "42".to_string())].into()
+            )
+        );
+    }
+}

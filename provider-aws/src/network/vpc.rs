@@ -1,0 +1,450 @@
+//! The VPC service: one VPC named `<namespace>-<cluster>-vpc`, DNS support and DNS hostnames
+//! on (EKS private endpoints and node registration need both).
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, VpcAttributeName};
+use contract::conditions::Reason;
+use provider_runtime::ProviderError;
+
+use super::cidr::Ipv4Cidr;
+use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown};
+
+/// A VPC as the plan sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VpcView {
+    /// VPC id.
+    pub id: String,
+    /// Primary CIDR block.
+    pub cidr: String,
+    /// `pending` or `available`.
+    pub state: String,
+    /// Tags.
+    pub tags: BTreeMap<String, String>,
+}
+
+impl VpcView {
+    fn from_sdk(v: &aws_sdk_ec2::types::Vpc) -> Self {
+        Self {
+            id: v.vpc_id().unwrap_or_default().to_string(),
+            cidr: v.cidr_block().unwrap_or_default().to_string(),
+            state: v
+                .state()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default(),
+            tags: tags_of(v.tags()),
+        }
+    }
+}
+
+/// What the VPC service found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// VPCs carrying our name (ours or not).
+    pub named: Vec<VpcView>,
+    /// `enableDnsSupport` of our VPC, when read.
+    pub dns_support: Option<bool>,
+    /// `enableDnsHostnames` of our VPC, when read.
+    pub dns_hostnames: Option<bool>,
+}
+
+/// The VPC service's next step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// No VPC of ours: create it.
+    Create,
+    /// Ours, still pending.
+    Wait(VpcView),
+    /// Ours: add missing tags.
+    Tag(VpcView, BTreeMap<String, String>),
+    /// Ours: turn DNS support on.
+    EnableDnsSupport(VpcView),
+    /// Ours: turn DNS hostnames on.
+    EnableDnsHostnames(VpcView),
+    /// Ours, as desired.
+    Ready(VpcView),
+    /// The name is taken by a VPC that is not ours.
+    Conflict(String),
+}
+
+/// Our VPC among those found (the lowest id if, against all odds, there are several).
+pub fn ours<'a>(named: &'a [VpcView], owner: &Owner) -> Option<&'a VpcView> {
+    named
+        .iter()
+        .filter(|v| owner.owns(&v.tags))
+        .min_by(|a, b| a.id.cmp(&b.id))
+}
+
+/// Decides the VPC service's step (pure).
+pub fn plan(
+    observed: &Observed,
+    owner: &Owner,
+    name: &str,
+    want_tags: &BTreeMap<String, String>,
+) -> Plan {
+    let Some(vpc) = ours(&observed.named, owner) else {
+        return match observed.named.first() {
+            Some(other) => Plan::Conflict(format!(
+                "VPC {} is named {name} but does not carry this cluster's ownership tag; the provider does not adopt networks: delete or rename it, or bring it with spec.network.id",
+                other.id
+            )),
+            None => Plan::Create,
+        };
+    };
+    if vpc.state == "pending" {
+        return Plan::Wait(vpc.clone());
+    }
+    let missing = missing_tags(&vpc.tags, want_tags);
+    if !missing.is_empty() {
+        return Plan::Tag(vpc.clone(), missing);
+    }
+    if observed.dns_support == Some(false) {
+        return Plan::EnableDnsSupport(vpc.clone());
+    }
+    if observed.dns_hostnames == Some(false) {
+        return Plan::EnableDnsHostnames(vpc.clone());
+    }
+    Plan::Ready(vpc.clone())
+}
+
+async fn describe(
+    scope: &Scope<'_>,
+    filters: Vec<aws_sdk_ec2::types::Filter>,
+) -> Result<Vec<VpcView>, ProviderError> {
+    let out = scope
+        .ec2
+        .call(
+            "DescribeVpcs",
+            scope
+                .ec2
+                .sdk()
+                .describe_vpcs()
+                .set_filters(Some(filters))
+                .send(),
+        )
+        .await?;
+    Ok(out.vpcs().iter().map(VpcView::from_sdk).collect())
+}
+
+async fn attribute(
+    scope: &Scope<'_>,
+    id: &str,
+    attribute: VpcAttributeName,
+) -> Result<Option<bool>, ProviderError> {
+    let out = scope
+        .ec2
+        .call(
+            "DescribeVpcAttribute",
+            scope
+                .ec2
+                .sdk()
+                .describe_vpc_attribute()
+                .vpc_id(id)
+                .attribute(attribute.clone())
+                .send(),
+        )
+        .await?;
+    let value = match attribute {
+        VpcAttributeName::EnableDnsSupport => out.enable_dns_support(),
+        _ => out.enable_dns_hostnames(),
+    };
+    Ok(value.and_then(AttributeBooleanValue::value))
+}
+
+async fn observe(scope: &Scope<'_>) -> Result<Observed, ProviderError> {
+    let desired = scope.desired;
+    let mut named = describe(scope, vec![tag_filter("Name", &desired.names.vpc())]).await?;
+    // EC2 lists a new VPC a moment after creating it: the id recorded in status bridges that.
+    if ours(&named, &desired.owner).is_none()
+        && let Some(hint) = scope.previous.and_then(|p| p.vpc_id.as_deref())
+    {
+        let by_id = describe(scope, vec![filter("vpc-id", [hint])]).await?;
+        named.extend(by_id.into_iter().filter(|v| desired.owner.owns(&v.tags)));
+    }
+    let mut observed = Observed {
+        named,
+        ..Observed::default()
+    };
+    if let Some(vpc) = ours(&observed.named, &desired.owner)
+        .filter(|v| v.state == "available")
+        .cloned()
+    {
+        observed.dns_support =
+            attribute(scope, &vpc.id, VpcAttributeName::EnableDnsSupport).await?;
+        observed.dns_hostnames =
+            attribute(scope, &vpc.id, VpcAttributeName::EnableDnsHostnames).await?;
+    }
+    Ok(observed)
+}
+
+fn record(built: &mut Built, vpc: &VpcView) -> Result<(), ProviderError> {
+    let cidr: Ipv4Cidr = vpc.cidr.parse().map_err(|e| {
+        ProviderError::terminal(
+            Reason::InvalidSpec,
+            format!("VPC {} has an unusable CIDR block: {e}", vpc.id),
+        )
+    })?;
+    built.vpc = Some((vpc.id.clone(), cidr));
+    Ok(())
+}
+
+fn enable(flag: bool) -> AttributeBooleanValue {
+    AttributeBooleanValue::builder().value(flag).build()
+}
+
+/// One build turn of the VPC service.
+pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
+    let desired = scope.desired;
+    let name = desired.names.vpc();
+    let observed = observe(scope).await?;
+    let ec2 = scope.ec2;
+    match plan(&observed, &desired.owner, &name, &desired.tags_named(&name)) {
+        Plan::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
+        Plan::Create => {
+            let request = ec2
+                .sdk()
+                .create_vpc()
+                .cidr_block(desired.cidr.to_string())
+                .tag_specifications(ec2::tag_spec(ResourceType::Vpc, &desired.tags_named(&name)));
+            let out = ec2.call("CreateVpc", request.send()).await?;
+            let vpc = out.vpc().map(VpcView::from_sdk);
+            match vpc {
+                Some(vpc) => {
+                    if vpc.state == "available" {
+                        record(built, &vpc)?;
+                    }
+                    Ok(Progress::creating(format!(
+                        "created VPC {} ({})",
+                        vpc.id, desired.cidr
+                    )))
+                }
+                None => Ok(Progress::creating(format!("requested VPC {name}"))),
+            }
+        }
+        Plan::Wait(vpc) => Ok(Progress::waiting(format!("VPC {} is pending", vpc.id))),
+        Plan::Tag(vpc, tags) => {
+            record(built, &vpc)?;
+            let request = ec2
+                .sdk()
+                .create_tags()
+                .resources(&vpc.id)
+                .set_tags(Some(ec2::sdk_tags(&tags)));
+            ec2.call("CreateTags", request.send()).await?;
+            Ok(Progress::updating(format!("tagged VPC {}", vpc.id)))
+        }
+        Plan::EnableDnsSupport(vpc) => {
+            record(built, &vpc)?;
+            let request = ec2
+                .sdk()
+                .modify_vpc_attribute()
+                .vpc_id(&vpc.id)
+                .enable_dns_support(enable(true));
+            ec2.call("ModifyVpcAttribute", request.send()).await?;
+            Ok(Progress::updating(format!(
+                "turned on DNS support in VPC {}",
+                vpc.id
+            )))
+        }
+        Plan::EnableDnsHostnames(vpc) => {
+            record(built, &vpc)?;
+            let request = ec2
+                .sdk()
+                .modify_vpc_attribute()
+                .vpc_id(&vpc.id)
+                .enable_dns_hostnames(enable(true));
+            ec2.call("ModifyVpcAttribute", request.send()).await?;
+            Ok(Progress::updating(format!(
+                "turned on DNS hostnames in VPC {}",
+                vpc.id
+            )))
+        }
+        Plan::Ready(vpc) => {
+            record(built, &vpc)?;
+            Ok(Progress::Ready)
+        }
+    }
+}
+
+/// One tear-down turn: deletes a VPC of ours (the last step; everything in it is gone by now).
+pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
+    let (key, value) = scope.owner.tag();
+    let ec2 = scope.ec2;
+    let out = ec2
+        .call(
+            "DescribeVpcs",
+            ec2.sdk()
+                .describe_vpcs()
+                .filters(tag_filter(&key, &value))
+                .send(),
+        )
+        .await?;
+    let vpcs: Vec<VpcView> = out
+        .vpcs()
+        .iter()
+        .map(VpcView::from_sdk)
+        .filter(|v| scope.owner.owns(&v.tags))
+        .collect();
+    let Some(vpc) = vpcs.first() else {
+        return Ok(Removal::Gone);
+    };
+    match ec2
+        .call("DeleteVpc", ec2.sdk().delete_vpc().vpc_id(&vpc.id).send())
+        .await
+    {
+        Ok(_) if vpcs.len() == 1 => Ok(Removal::Gone),
+        Ok(_) => Ok(Removal::deleting(format!("deleted VPC {}", vpc.id))),
+        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!("VPC {} is gone", vpc.id))),
+        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
+            "VPC {} still has dependencies (network interfaces, gateways or subnets created outside the provider?): {}",
+            vpc.id,
+            ProviderError::from(e)
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn owner() -> Owner {
+        Owner {
+            namespace: "ns".into(),
+            cluster: "c1".into(),
+        }
+    }
+
+    fn want() -> BTreeMap<String, String> {
+        let (k, v) = owner().tag();
+        [("Name".to_string(), "ns-c1-vpc".to_string()), (k, v)].into()
+    }
+
+    fn vpc(id: &str, state: &str, ours: bool) -> VpcView {
+        let mut tags: BTreeMap<String, String> =
+            [("Name".to_string(), "ns-c1-vpc".to_string())].into();
+        if ours {
+            tags = want();
+        }
+        VpcView {
+            id: id.into(),
+            cidr: "10.0.0.0/16".into(),
+            state: state.into(),
+            tags,
+        }
+    }
+
+    fn observed(named: Vec<VpcView>, support: Option<bool>, hostnames: Option<bool>) -> Observed {
+        Observed {
+            named,
+            dns_support: support,
+            dns_hostnames: hostnames,
+        }
+    }
+
+    fn run(o: &Observed) -> Plan {
+        plan(o, &owner(), "ns-c1-vpc", &want())
+    }
+
+    #[test]
+    fn no_vpc_with_our_name_is_created() {
+        assert_eq!(run(&observed(vec![], None, None)), Plan::Create);
+    }
+
+    #[test]
+    fn a_vpc_with_our_name_but_not_our_tag_is_a_conflict_never_adopted() {
+        match run(&observed(
+            vec![vpc("vpc-other", "available", false)],
+            None,
+            None,
+        )) {
+            Plan::Conflict(m) => {
+                assert!(
+                    m.contains("vpc-other") && m.contains("spec.network.id"),
+                    "{m}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ours_beside_a_foreign_namesake_is_used() {
+        let o = observed(
+            vec![
+                vpc("vpc-b", "available", false),
+                vpc("vpc-a", "available", true),
+            ],
+            Some(true),
+            Some(true),
+        );
+        assert_eq!(run(&o), Plan::Ready(vpc("vpc-a", "available", true)));
+    }
+
+    #[test]
+    fn a_pending_vpc_is_waited_for() {
+        assert_eq!(
+            run(&observed(vec![vpc("vpc-a", "pending", true)], None, None)),
+            Plan::Wait(vpc("vpc-a", "pending", true))
+        );
+    }
+
+    #[test]
+    fn dns_support_then_dns_hostnames_are_turned_on_one_per_pass() {
+        let v = vpc("vpc-a", "available", true);
+        assert_eq!(
+            run(&observed(vec![v.clone()], Some(false), Some(false))),
+            Plan::EnableDnsSupport(v.clone())
+        );
+        assert_eq!(
+            run(&observed(vec![v.clone()], Some(true), Some(false))),
+            Plan::EnableDnsHostnames(v.clone())
+        );
+        assert_eq!(
+            run(&observed(vec![v.clone()], Some(true), Some(true))),
+            Plan::Ready(v)
+        );
+    }
+
+    #[test]
+    fn missing_or_changed_tags_are_added_before_anything_else() {
+        let mut v = vpc("vpc-a", "available", true);
+        let mut w = want();
+        w.insert("team".into(), "blue".into());
+        match plan(
+            &observed(vec![v.clone()], Some(false), Some(false)),
+            &owner(),
+            "ns-c1-vpc",
+            &w,
+        ) {
+            Plan::Tag(_, tags) => {
+                assert_eq!(tags, [("team".to_string(), "blue".to_string())].into())
+            }
+            other => panic!("{other:?}"),
+        }
+        v.tags.insert("team".into(), "blue".into());
+        assert_eq!(
+            plan(
+                &observed(vec![v.clone()], Some(true), Some(true)),
+                &owner(),
+                "ns-c1-vpc",
+                &w
+            ),
+            Plan::Ready(v)
+        );
+    }
+
+    #[test]
+    fn of_two_vpcs_of_ours_the_lowest_id_is_used_every_time() {
+        let o = observed(
+            vec![
+                vpc("vpc-b", "available", true),
+                vpc("vpc-a", "available", true),
+            ],
+            Some(true),
+            Some(true),
+        );
+        assert_eq!(run(&o), Plan::Ready(vpc("vpc-a", "available", true)));
+    }
+}

@@ -1,0 +1,250 @@
+//! What every EKS reconciler needs to know about the cluster an object belongs to: the region,
+//! the credentials, the cluster's name in EKS, its network, and the tags to put on what it
+//! creates. Read from the Cluster, its EKSCluster (when it has one) and its EKSControlPlane.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use contract::api::{ClusterSpecCommon, IdentityRef};
+use contract::capi::Cluster;
+use contract::conditions::Reason;
+use contract::naming;
+use kube::{Api, ResourceExt};
+use provider_runtime::ProviderError;
+
+use crate::api::{EKSCluster, EKSControlPlane};
+use crate::cloud::{AwsCredentials, Clients, Endpoints, resolve_credentials};
+
+/// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
+pub const PROVIDER: &str = "eks";
+
+/// What every reconciler shares: the client cache and the provider's settings.
+pub struct Shared {
+    /// SDK clients per region and identity.
+    pub clients: ClientCache,
+    /// How soon to look again while the cloud is busy (creating, updating, deleting).
+    pub poll_interval: std::time::Duration,
+    /// How soon to look again at rest (drift detection; also the resync's upper bound).
+    pub rest_interval: std::time::Duration,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            clients: ClientCache::default(),
+            poll_interval: std::time::Duration::from_secs(30),
+            rest_interval: std::time::Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// SDK clients, cached per region and access key so a pass does not rebuild them.
+#[derive(Default)]
+pub struct ClientCache {
+    clients: Mutex<HashMap<(String, String), Clients>>,
+    endpoints: Endpoints,
+}
+
+impl ClientCache {
+    /// A cache whose clients talk to `endpoints` (tests and local emulators).
+    pub fn with_endpoints(endpoints: Endpoints) -> Self {
+        Self {
+            clients: Mutex::default(),
+            endpoints,
+        }
+    }
+
+    /// Clients for `region` and `credentials`, built once.
+    pub async fn get(&self, region: &str, credentials: AwsCredentials) -> Clients {
+        let key = (
+            region.to_string(),
+            format!("{:?}", credentials.access_key_id),
+        );
+        if let Some(c) = self
+            .lock()
+            .get(&key)
+            .filter(|c| c.credentials == credentials)
+        {
+            return c.clone();
+        }
+        let clients = Clients::with_endpoints(region, credentials, &self.endpoints).await;
+        self.lock().insert(key, clients.clone());
+        clients
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Clients>> {
+        self.clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Where the cluster's infrastructure settings come from.
+#[derive(Debug, Clone)]
+pub enum InfraSource {
+    /// The Cluster's EKSCluster.
+    EksCluster(Arc<EKSCluster>),
+    /// No EKSCluster: the control plane's `spec.infrastructure`.
+    ControlPlane(ClusterSpecCommon),
+}
+
+/// The infrastructure an object works within.
+#[derive(Debug, Clone)]
+pub struct Infra {
+    /// Region.
+    pub region: String,
+    /// Identity reference (in the Cluster's namespace).
+    pub identity_ref: Option<IdentityRef>,
+    /// User tags for every AWS resource.
+    pub additional_tags: BTreeMap<String, String>,
+    /// Subnet ids the control plane and default node groups use.
+    pub subnet_ids: Vec<String>,
+    /// Security groups for the control plane (besides EKS's own).
+    pub security_group_ids: Vec<String>,
+    /// Whether the infrastructure is ready to build on.
+    pub ready: bool,
+}
+
+impl Infra {
+    /// From the EKSCluster: its spec for region/identity/tags, its status for the network.
+    pub fn from_eks_cluster(c: &EKSCluster) -> Self {
+        let status = c.status.as_ref();
+        let network = status.and_then(|s| s.network.as_ref());
+        Self {
+            region: c.spec.common.region.clone(),
+            identity_ref: c.spec.common.identity_ref.clone(),
+            additional_tags: c.spec.common.additional_tags.0.clone(),
+            subnet_ids: network
+                .map(|n| n.subnets.iter().map(|s| s.id.clone()).collect())
+                .unwrap_or_default(),
+            security_group_ids: network
+                .and_then(|n| n.security_group_id.clone())
+                .into_iter()
+                .collect(),
+            ready: status.is_some_and(|s| s.common.ready),
+        }
+    }
+
+    /// From a control plane's own `spec.infrastructure` (bring-your-own network, no EKSCluster).
+    pub fn from_spec(spec: &ClusterSpecCommon) -> Self {
+        let network = spec.network.as_ref();
+        Self {
+            region: spec.region.clone(),
+            identity_ref: spec.identity_ref.clone(),
+            additional_tags: spec.additional_tags.0.clone(),
+            subnet_ids: network.map(|n| n.subnet_ids.clone()).unwrap_or_default(),
+            security_group_ids: Vec::new(),
+            ready: true,
+        }
+    }
+}
+
+/// Loads the Cluster's EKSCluster, if its `spec.infrastructureRef` names one.
+pub async fn eks_cluster_of(
+    client: &kube::Client,
+    cluster: &Cluster,
+) -> Result<Option<EKSCluster>, ProviderError> {
+    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
+        return Ok(None);
+    };
+    if reference.kind != "EKSCluster" {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            format!(
+                "the Cluster's infrastructureRef is a {}; EKS needs an EKSCluster or none",
+                reference.kind
+            ),
+        ));
+    }
+    let namespace = cluster.namespace().unwrap_or_default();
+    let api: Api<EKSCluster> = Api::namespaced(client.clone(), &namespace);
+    Ok(api.get_opt(&reference.name).await?)
+}
+
+/// Loads the Cluster's EKSControlPlane (named by `spec.controlPlaneRef`).
+pub async fn control_plane_of(
+    client: &kube::Client,
+    cluster: &Cluster,
+) -> Result<Option<EKSControlPlane>, ProviderError> {
+    let Some(reference) = cluster.spec.control_plane_ref.as_ref() else {
+        return Ok(None);
+    };
+    if reference.kind != "EKSControlPlane" {
+        return Ok(None);
+    }
+    let namespace = cluster.namespace().unwrap_or_default();
+    let api: Api<EKSControlPlane> = Api::namespaced(client.clone(), &namespace);
+    Ok(api.get_opt(&reference.name).await?)
+}
+
+/// The infrastructure for a control plane: its Cluster's EKSCluster, else its own
+/// `spec.infrastructure`.
+pub async fn infra_for_control_plane(
+    client: &kube::Client,
+    cluster: &Cluster,
+    cp: &EKSControlPlane,
+) -> Result<Infra, ProviderError> {
+    if let Some(eks_cluster) = eks_cluster_of(client, cluster).await? {
+        return Ok(Infra::from_eks_cluster(&eks_cluster));
+    }
+    if cluster.spec.infrastructure_ref.as_ref().is_some() {
+        // Named but not (yet) there: wait, without touching the cloud.
+        return Ok(Infra {
+            ready: false,
+            ..Infra::from_spec(&ClusterSpecCommon::default())
+        });
+    }
+    match &cp.spec.infrastructure {
+        Some(spec) => Ok(Infra::from_spec(spec)),
+        None => Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "the Cluster has no EKSCluster, so spec.infrastructure (region, network.subnetIDs) must be set on the EKSControlPlane",
+        )),
+    }
+}
+
+/// The EKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
+/// within EKS's limits.
+pub fn eks_cluster_name(cp: &EKSControlPlane, cluster_name: &str) -> String {
+    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
+        naming::derive_cloud_name(
+            &cp.namespace().unwrap_or_default(),
+            cluster_name,
+            &naming::EKS_CLUSTER,
+        )
+    })
+}
+
+/// Tags for every AWS resource made for `cluster` in `namespace`: the user's, then ours (ours win).
+pub fn resource_tags(
+    namespace: &str,
+    cluster: &str,
+    additional: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut tags = additional.clone();
+    let (key, value) = naming::ownership_tag(PROVIDER, namespace, cluster);
+    tags.insert(key, value);
+    tags
+}
+
+/// Whether `tags` mark a resource as ours for this cluster.
+pub fn owned(tags: &BTreeMap<String, String>, namespace: &str, cluster: &str) -> bool {
+    naming::is_owned_by(tags, PROVIDER, namespace, cluster)
+}
+
+/// Credentials and clients for `infra`, for an object in `namespace`.
+pub async fn clients_for(
+    cache: &ClientCache,
+    client: &kube::Client,
+    namespace: &str,
+    infra: &Infra,
+) -> Result<Clients, ProviderError> {
+    if infra.region.is_empty() {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "no AWS region: set spec.region on the EKSCluster",
+        ));
+    }
+    let credentials = resolve_credentials(client, namespace, infra.identity_ref.as_ref()).await?;
+    Ok(cache.get(&infra.region, credentials).await)
+}

@@ -1,0 +1,178 @@
+//! Bad input is rejected at admission by the real kube-apiserver, with a message that names the
+//! field: the shared corpus of `contract::corpus` replayed against the EKS CRDs, plus what only
+//! EKS refuses. Good objects of every kind are admitted (so a broken base cannot pass vacuously).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use contract::corpus::{BAD_SPECS, BadSpec, Role};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::{Value, json};
+use testbed::{ManagementPlane, Options};
+
+fn kind_of(role: Role) -> (&'static str, &'static str) {
+    match role {
+        Role::InfraCluster => ("infrastructure.cluster.x-k8s.io", "EKSCluster"),
+        Role::ControlPlane => ("controlplane.cluster.x-k8s.io", "EKSControlPlane"),
+        Role::MachinePool => ("infrastructure.cluster.x-k8s.io", "EKSMachinePool"),
+    }
+}
+
+/// The smallest valid spec of each kind; corpus specs are merged over it.
+fn base(role: Role) -> Value {
+    match role {
+        Role::InfraCluster => json!({"region": "us-west-2"}),
+        Role::ControlPlane => {
+            json!({"version": "v1.31", "eks": {"roleARN": "arn:aws:iam::123456789012:role/eks-cluster"}})
+        }
+        Role::MachinePool => {
+            json!({"machineType": "t3.medium", "eks": {"nodeRoleARN": "arn:aws:iam::123456789012:role/eks-nodes"}})
+        }
+    }
+}
+
+fn merge(into: &mut Value, patch: &Value) {
+    match (into, patch) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+fn object(role: Role, name: &str, spec: &Value) -> DynamicObject {
+    let (group, kind) = kind_of(role);
+    let mut full = base(role);
+    merge(&mut full, spec);
+    serde_json::from_value(json!({
+        "apiVersion": format!("{group}/v1alpha1"), "kind": kind,
+        "metadata": {"name": name}, "spec": full
+    }))
+    .unwrap()
+}
+
+fn api(client: &kube::Client, role: Role) -> Api<DynamicObject> {
+    let (group, kind) = kind_of(role);
+    Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(group, "v1alpha1", kind)),
+    )
+}
+
+async fn rejection(client: &kube::Client, case: &BadSpec, index: usize) -> Result<String, String> {
+    let api = api(client, case.role);
+    let name = format!("bad-{index}");
+    let spec: Value = serde_json::from_str(case.spec).unwrap();
+    let result = match case.stored {
+        None => api
+            .create(&PostParams::default(), &object(case.role, &name, &spec))
+            .await
+            .map(|_| ()),
+        Some(stored) => {
+            let stored: Value = serde_json::from_str(stored).unwrap();
+            api.create(&PostParams::default(), &object(case.role, &name, &stored))
+                .await
+                .map_err(|e| format!("stored spec refused: {e}"))?;
+            // Replace the whole spec (a merge patch cannot express a removed field).
+            let mut stored_obj = api.get(&name).await.map_err(|e| e.to_string())?;
+            let mut full = base(case.role);
+            merge(&mut full, &spec);
+            stored_obj.data["spec"] = full;
+            api.replace(&name, &PostParams::default(), &stored_obj)
+                .await
+                .map(|_| ())
+        }
+    };
+    match result {
+        Ok(()) => Err("admitted".into()),
+        Err(kube::Error::Api(status)) => Ok(status.message.to_string()),
+        Err(e) => Err(format!("unexpected error {e}")),
+    }
+}
+
+/// What only EKS refuses, with the message each must produce.
+const EKS_BAD: &[(Role, &str, &str)] = &[
+    (
+        Role::ControlPlane,
+        r#"{"eks":{"roleARN":"eks-cluster-role-without-arn"}}"#,
+        "spec.eks.roleARN must be an IAM role ARN",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"eks":{"roleARN":"arn:aws:iam::123456789012:role/x","serviceCIDR":"10.100.0.0"}}"#,
+        "spec.eks.serviceCIDR must be a CIDR block",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"eks":{"nodeRoleARN":"nodes"}}"#,
+        "spec.eks.nodeRoleARN must be an IAM role ARN",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"update":{"maxSurge":1}}"#,
+        "maxSurge",
+    ),
+];
+
+#[tokio::test]
+async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitted() {
+    let plane = ManagementPlane::start(Options {
+        capi: false,
+        controller_manager: false,
+        ..Options::default()
+    })
+    .await
+    .unwrap();
+    plane
+        .install_crds(&provider_aws::api::crds())
+        .await
+        .unwrap();
+    let client = plane.client().await.unwrap();
+
+    for role in [Role::InfraCluster, Role::ControlPlane, Role::MachinePool] {
+        api(&client, role)
+            .create(&PostParams::default(), &object(role, "good", &json!({})))
+            .await
+            .unwrap_or_else(|e| panic!("a good {role:?} was refused: {e}"));
+    }
+
+    let mut failures = Vec::new();
+    for (i, case) in BAD_SPECS.iter().enumerate() {
+        match rejection(&client, case, i).await {
+            Ok(message) if message.contains(case.message_contains) => {}
+            Ok(message) => failures.push(format!(
+                "{}: message {message:?} lacks {:?}",
+                case.case, case.message_contains
+            )),
+            Err(why) => failures.push(format!("{}: {why}", case.case)),
+        }
+    }
+    for (i, (role, spec, expected)) in EKS_BAD.iter().enumerate() {
+        let case = BadSpec {
+            case: "eks",
+            role: *role,
+            field: "",
+            stored: None,
+            spec,
+            message_contains: expected,
+            source: contract::corpus::Source::Cel,
+        };
+        match rejection(&client, &case, 1000 + i).await {
+            Ok(message) if message.contains(expected) => {}
+            Ok(message) => failures.push(format!(
+                "EKS case {spec}: message {message:?} lacks {expected:?}"
+            )),
+            Err(why) => failures.push(format!("EKS case {spec}: {why}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad objects misbehaved:\n{}",
+        failures.len(),
+        BAD_SPECS.len() + EKS_BAD.len(),
+        failures.join("\n")
+    );
+    plane.stop().await;
+}
