@@ -139,6 +139,11 @@ impl Environment {
         self.dir.path().join("logs").join("provider-aws.log")
     }
 
+    /// The provider's process id, while it runs.
+    pub fn provider_pid(&self) -> Option<u32> {
+        self.provider.id()
+    }
+
     /// Fails if the provider process has exited.
     pub fn ensure_provider_running(&mut self) -> Result<()> {
         if let Some(status) = self.provider.try_wait()? {

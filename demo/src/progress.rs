@@ -51,8 +51,10 @@ const KINDS: &[(&str, &str, &str, &[&str])] = &[
 /// What the cluster looks like now.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
-    /// Cluster phase.
+    /// Cluster phase (of the last Cluster listed).
     pub cluster_phase: Option<String>,
+    /// Every Cluster's phase, by name.
+    pub cluster_phases: BTreeMap<String, String>,
     /// Cluster `status.initialization.controlPlaneInitialized`.
     pub control_plane_initialized: bool,
     /// EKSControlPlane `status.version`.
@@ -98,6 +100,7 @@ impl Snapshot {
 pub struct Tracker {
     started: Instant,
     shown: BTreeMap<String, String>,
+    quiet: bool,
 }
 
 impl Default for Tracker {
@@ -105,11 +108,20 @@ impl Default for Tracker {
         Self {
             started: Instant::now(),
             shown: BTreeMap::new(),
+            quiet: false,
         }
     }
 }
 
 impl Tracker {
+    /// A tracker that prints nothing (for benchmarks).
+    pub fn quiet() -> Self {
+        Self {
+            quiet: true,
+            ..Self::default()
+        }
+    }
+
     /// Reads every shown kind in `namespace`, prints new condition states and phases, and returns
     /// a snapshot.
     pub async fn poll(&mut self, client: &kube::Client, namespace: &str) -> Result<Snapshot> {
@@ -151,6 +163,10 @@ impl Tracker {
                 match *kind {
                     "Cluster" => {
                         snapshot.cluster_phase = status["phase"].as_str().map(str::to_string);
+                        snapshot.cluster_phases.insert(
+                            name.clone(),
+                            status["phase"].as_str().unwrap_or_default().to_string(),
+                        );
                         snapshot.control_plane_initialized = status["initialization"]["controlPlaneInitialized"]
                             == Value::Bool(true);
                     }
@@ -184,7 +200,9 @@ impl Tracker {
 
     fn show(&mut self, key: &str, line: &str) {
         if self.shown.get(key).map(String::as_str) != Some(line) {
-            println!("[{:>6.1}s] {line}", self.started.elapsed().as_secs_f64());
+            if !self.quiet {
+                println!("[{:>6.1}s] {line}", self.started.elapsed().as_secs_f64());
+            }
             self.shown.insert(key.to_string(), line.to_string());
         }
     }
