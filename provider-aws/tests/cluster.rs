@@ -8,23 +8,20 @@
 //! resource, waits while something not ours still depends on the VPC (and leaves that alone),
 //! and leaves the brought network and an untagged bystander VPC alone.
 //!
-//! The provider reads its AWS endpoint from `AWS_ENDPOINT_URL`, which a test cannot set in its
-//! own process without `unsafe`; so the test starts moto, then runs itself again as a child
-//! process with the variable set, and the child does the work.
+//! The provider reads its AWS endpoint from `AWS_ENDPOINT_URL`, so the test body runs as a child
+//! process beside moto (see `support::run_in_child_with_moto`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_ec2::types::{Filter, Tag};
-use clap::Parser;
 use contract::capi::Cluster;
 use contract::naming;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::DynamicObject;
 use kube::{Api, ResourceExt};
@@ -32,8 +29,8 @@ use provider_aws::api::EKSCluster;
 use provider_aws::cloud::{AwsCredentials, Clients};
 use provider_aws::reconcile::cluster::ClusterReconciler;
 use provider_aws::scope::{PROVIDER, Shared};
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
 use serde_json::{Value, json};
+use support::{condition, eventually, free_port};
 
 const TEST: &str = "an_eks_cluster_builds_reports_and_removes_its_network_and_reads_a_brought_one";
 const CHILD: &str = "EKS_CLUSTER_TEST_CHILD";
@@ -48,60 +45,11 @@ const CONFLICT: &str = "conflict";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_eks_cluster_builds_reports_and_removes_its_network_and_reads_a_brought_one() {
-    if std::env::var_os(CHILD).is_some() {
+    if support::is_child(CHILD) {
         child().await;
     } else {
-        parent().await;
+        support::run_in_child_with_moto(TEST, CHILD, "eks-cluster-test", &[]).await;
     }
-}
-
-/// Starts moto and runs the test body in a child process that sees its endpoint.
-async fn parent() {
-    let dir = std::env::temp_dir().join(format!("eks-cluster-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let moto = emulators::moto::Moto::start(&dir)
-        .await
-        .expect("moto starts");
-    let status = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("AWS_ENDPOINT_URL", moto.url())
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .status()
-        .await
-        .unwrap();
-    moto.stop().await;
-    assert!(
-        status.success(),
-        "the test body (run as a child process) failed: {status}"
-    );
-}
-
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        if let Some(v) = probe().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-fn condition<'a>(c: &'a EKSCluster, type_: &str) -> Option<&'a Condition> {
-    c.status
-        .as_ref()?
-        .common
-        .conditions
-        .iter()
-        .find(|x| x.type_ == type_)
 }
 
 fn provisioned(c: &EKSCluster) -> bool {
@@ -261,14 +209,6 @@ async fn passes(port: u16) -> u64 {
     .await
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The provider with only the EKSCluster reconciler, in-process; returns its stop switch.
 fn start_provider(
     client: &kube::Client,
@@ -277,31 +217,19 @@ fn start_provider(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<anyhow::Result<()>>,
 ) {
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        common: CommonArgs,
-    }
-    let args = Cli::parse_from([
-        "provider-aws".to_string(),
-        "--health-probe-bind-address=0".into(),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-    ])
-    .common;
     let shared = Arc::new(Shared {
         poll_interval: Duration::from_secs(1),
         rest_interval: Duration::from_secs(2),
         ..Shared::default()
     });
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(
-        Operator::new(ProviderSpec::new(PROVIDER), args)
-            .controller::<EKSCluster, _>(ClusterReconciler::new(shared))
-            .run_with(client.clone(), async move {
-                let _ = stop_rx.await;
-            }),
-    );
-    (stop_tx, task)
+    support::spawn_provider(
+        client,
+        &[
+            "--health-probe-bind-address=0".into(),
+            format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
+        ],
+        |operator| operator.controller::<EKSCluster, _>(ClusterReconciler::new(shared)),
+    )
 }
 
 fn eks_cluster(name: &str, network: Option<Value>) -> EKSCluster {
@@ -362,62 +290,21 @@ async fn child() {
         .install_crds(&provider_aws::api::crds())
         .await
         .expect("provider CRDs install");
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
-        )
-        .await
-        .unwrap();
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": SECRET, "namespace": NS},
-        "stringData": {"AccessKeyID": "testing", "SecretAccessKey": "testing"},
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(client.clone(), NS)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
+    support::create_namespace(&client, NS).await;
+    support::create_credentials_secret(&client, NS, SECRET, "testing", "testing").await;
 
     let aws = Clients::new(REGION, AwsCredentials::new("testing", "testing", None)).await;
     let ec2 = aws.ec2.clone();
 
     // A VPC that is nobody's business: untagged by us, and must survive everything.
-    let bystander = ec2
-        .create_vpc()
-        .cidr_block("192.168.0.0/16")
-        .send()
-        .await
-        .unwrap();
-    let bystander = bystander
-        .vpc()
-        .and_then(|v| v.vpc_id())
-        .unwrap()
-        .to_string();
+    let bystander = support::create_vpc(&ec2, "192.168.0.0/16").await;
 
     // A brought network: a VPC, a public subnet (routed to an internet gateway) and a private one.
-    let byo_vpc = ec2
-        .create_vpc()
-        .cidr_block("10.50.0.0/16")
-        .send()
-        .await
-        .unwrap();
-    let byo_vpc = byo_vpc.vpc().and_then(|v| v.vpc_id()).unwrap().to_string();
-    let mut byo_subnets = Vec::new();
-    for (cidr, zone) in [
-        ("10.50.1.0/24", "eu-west-1a"),
-        ("10.50.2.0/24", "eu-west-1b"),
-    ] {
-        let s = ec2
-            .create_subnet()
-            .vpc_id(&byo_vpc)
-            .cidr_block(cidr)
-            .availability_zone(zone)
-            .send()
-            .await
-            .unwrap();
-        byo_subnets.push(s.subnet().and_then(|s| s.subnet_id()).unwrap().to_string());
-    }
+    let byo_vpc = support::create_vpc(&ec2, "10.50.0.0/16").await;
+    let byo_subnets = vec![
+        support::create_subnet(&ec2, &byo_vpc, "10.50.1.0/24", "eu-west-1a").await,
+        support::create_subnet(&ec2, &byo_vpc, "10.50.2.0/24", "eu-west-1b").await,
+    ];
     let igw = ec2.create_internet_gateway().send().await.unwrap();
     let igw = igw
         .internet_gateway()
@@ -894,19 +781,7 @@ async fn child() {
     );
 
     // --- Something that is not ours inside our VPC: deletion waits for it, never deletes it.
-    let intruder = ec2
-        .create_subnet()
-        .vpc_id(&vpc_id)
-        .cidr_block("10.0.250.0/24")
-        .availability_zone("eu-west-1c")
-        .send()
-        .await
-        .unwrap();
-    let intruder = intruder
-        .subnet()
-        .and_then(|s| s.subnet_id())
-        .unwrap()
-        .to_string();
+    let intruder = support::create_subnet(&ec2, &vpc_id, "10.0.250.0/24", "eu-west-1c").await;
     clusters
         .delete(MANAGED, &DeleteParams::default())
         .await

@@ -6,16 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
 use contract::capi::Cluster;
-use contract::conditions::find_condition;
 use contract::kubeconfig::kubeconfig_from_secret;
-use emulators::eks::{EksConfig, serve_eks};
-use emulators::kit::workload::WorkloadServers;
+use emulators::eks::EksConfig;
 use emulators::kit::{Delays, Timing};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -23,34 +22,15 @@ use kube::{Api, ResourceExt};
 use provider_aws::api::EKSControlPlane;
 use provider_aws::cloud::Endpoints;
 use provider_aws::reconcile::control_plane::ControlPlaneReconciler;
-use provider_aws::scope::{ClientCache, PROVIDER, Shared};
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+use provider_aws::scope::{ClientCache, Shared};
 use serde_json::json;
+use support::{condition, eventually, free_port};
 
 const NS: &str = "eks-cp-it";
 const CLUSTER: &str = "c1";
 const CP: &str = "c1-control-plane";
 const AKID: &str = "AKIAIOSFODNN7EXAMPLE";
 const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
-
-/// Polls `check` until it returns `Some`, or fails after `timeout` with `what`.
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
 
 fn scratch_dir(name: &str) -> PathBuf {
     let nanos = std::time::SystemTime::now()
@@ -60,14 +40,6 @@ fn scratch_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("eks-cp-it-{name}-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn control_plane(version: &str) -> serde_json::Value {
@@ -104,12 +76,7 @@ fn cluster() -> serde_json::Value {
 
 async fn client_from_kubeconfig_secret(secret: &Secret) -> kube::Client {
     let yaml = String::from_utf8(secret.data.as_ref().unwrap()["value"].0.clone()).unwrap();
-    let config = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
-    let config =
-        kube::Config::from_custom_kubeconfig(config, &kube::config::KubeConfigOptions::default())
-            .await
-            .unwrap();
-    kube::Client::try_from(config).unwrap()
+    support::client_from_kubeconfig(&yaml).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,55 +92,27 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
 
     // The EKS emulator with real workload API servers, trusting our test credentials.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-    let servers = WorkloadServers::new(
-        plane.assets().clone(),
-        scratch_dir("workload"),
-        format!("{base}/_emulator/tokenreview"),
-    )
-    .unwrap();
     let mut config = EksConfig::new("us-west-2", "123456789012");
     config.credentials = vec![(AKID.into(), SECRET.into())];
-    config.workload = Some(Arc::new(servers));
     let timing = Timing {
         cluster: Delays::uniform(2.0),
         pool: Delays::uniform(1.0),
         addon: Delays::uniform(0.5),
     };
-    let emulator = serve_eks(config, timing, listener).await.unwrap();
+    let emulator = support::serve_eks_with_workloads(
+        &plane,
+        listener,
+        scratch_dir("workload"),
+        config,
+        timing,
+    )
+    .await;
 
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    support::create_namespace(&client, NS).await;
+    support::create_credentials_secret(&client, NS, "aws-credentials", AKID, SECRET).await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
-    secrets
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({
-                "metadata": {"name": "aws-credentials"},
-                "stringData": {"AccessKeyID": AKID, "SecretAccessKey": SECRET},
-            }))
-            .unwrap(),
-        )
-        .await
-        .unwrap();
 
     // The provider, in-process, polling every second.
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        common: CommonArgs,
-    }
-    let args = Cli::parse_from([
-        "provider-aws".to_string(),
-        format!("--health-probe-bind-address=127.0.0.1:{}", free_port()),
-        format!("--metrics-bind-address=127.0.0.1:{}", free_port()),
-    ])
-    .common;
     let shared = Arc::new(Shared {
         clients: ClientCache::with_endpoints(Endpoints {
             eks: Some(emulator.url().to_string()),
@@ -182,13 +121,13 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
         poll_interval: Duration::from_secs(1),
         rest_interval: Duration::from_secs(300),
     });
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let provider = tokio::spawn(
-        Operator::new(ProviderSpec::new(PROVIDER), args)
-            .controller::<EKSControlPlane, _>(ControlPlaneReconciler::new(shared))
-            .run_with(client.clone(), async move {
-                let _ = stop_rx.await;
-            }),
+    let (stop_tx, provider) = support::spawn_provider(
+        &client,
+        &[
+            format!("--health-probe-bind-address=127.0.0.1:{}", free_port()),
+            format!("--metrics-bind-address=127.0.0.1:{}", free_port()),
+        ],
+        |operator| operator.controller::<EKSControlPlane, _>(ControlPlaneReconciler::new(shared)),
     );
 
     let cps: Api<EKSControlPlane> = Api::namespaced(client.clone(), NS);
@@ -278,11 +217,10 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
         Some("CreateCluster")
     );
     for type_ in ["Ready", "Available", "KubeconfigReady"] {
-        let c = find_condition(cp.conditions_slice(), type_)
-            .unwrap_or_else(|| panic!("{type_} missing"));
+        let c = condition(&cp, type_).unwrap_or_else(|| panic!("{type_} missing"));
         assert_eq!(c.status, "True", "{c:?}");
     }
-    let upgrading = find_condition(cp.conditions_slice(), "Upgrading").unwrap();
+    let upgrading = condition(&cp, "Upgrading").unwrap();
     assert_eq!(
         (upgrading.status.as_str(), upgrading.reason.as_str()),
         ("False", "UpToDate")
@@ -404,7 +342,7 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
     .unwrap();
     let saw_upgrading = eventually("Upgrading=True", Duration::from_secs(30), || async {
         let cp = cps.get(CP).await.ok()?;
-        let c = find_condition(cp.conditions_slice(), "Upgrading")?;
+        let c = condition(&cp, "Upgrading")?;
         (c.status == "True" && c.reason == "Upgrading").then_some(c.message.clone())
     })
     .await;
@@ -415,8 +353,7 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
         || async {
             let cp = cps.get(CP).await.ok()?;
             let s = cp.status.as_ref()?;
-            let up_to_date = find_condition(cp.conditions_slice(), "Upgrading")
-                .is_some_and(|c| c.status == "False");
+            let up_to_date = condition(&cp, "Upgrading").is_some_and(|c| c.status == "False");
             (s.common.version.as_deref() == Some("v1.32")
                 && up_to_date
                 && s.common.operation.is_none())
@@ -475,18 +412,4 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
     let _ = tokio::time::timeout(Duration::from_secs(10), provider).await;
     emulator.shutdown().await;
     plane.stop().await;
-}
-
-/// Conditions of the object (a shorthand for the tests above).
-trait ConditionsSlice {
-    fn conditions_slice(&self) -> &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition];
-}
-
-impl ConditionsSlice for EKSControlPlane {
-    fn conditions_slice(&self) -> &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
 }

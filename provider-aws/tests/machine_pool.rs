@@ -4,9 +4,8 @@
 //! autoscaled pool's outside change is written back to the MachinePool, and deletion removes the
 //! node group and terminates its instances.
 //!
-//! The provider reads its AWS endpoints from `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_EKS`, which
-//! a test cannot set in its own process without `unsafe`; so the test starts moto, then runs
-//! itself again as a child process with those variables set, and the child does the work.
+//! The provider reads its AWS endpoints from `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_EKS`, so the
+//! test body runs as a child process beside moto (see `support::run_in_child_with_moto`).
 //!
 //! The EKS cluster and its EKSControlPlane are made by the test (the cluster through the SDK, the
 //! control plane object with an initialized status and a kubeconfig Secret), so this exercises
@@ -14,29 +13,28 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use aws_sdk_ec2::types::Filter;
 use aws_sdk_eks::types::{NodegroupScalingConfig, VpcConfigRequest};
-use clap::Parser;
 use contract::api::ApiEndpoint;
 use contract::capi::{MachinePool, REPLICAS_MANAGED_BY_ANNOTATION};
-use emulators::eks::{EksConfig, serve_eks};
-use emulators::kit::workload::WorkloadServers;
+use emulators::eks::EksConfig;
 use emulators::kit::{Delays, Timing};
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use provider_aws::api::{EKSControlPlane, EKSMachinePool};
 use provider_aws::cloud::{AwsCredentials, Clients};
 use provider_aws::reconcile::machine_pool::MachinePoolReconciler;
-use provider_aws::scope::{PROVIDER, Shared};
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+use provider_aws::scope::Shared;
 use serde_json::{Value, json};
+use support::{condition, eventually};
 
 const TEST: &str = "an_eks_machine_pool_creates_scales_autoscales_and_deletes_its_node_group";
 const CHILD: &str = "EKS_MACHINE_POOL_TEST_CHILD";
@@ -53,73 +51,20 @@ const NODEGROUP: &str = "pools-workers";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_eks_machine_pool_creates_scales_autoscales_and_deletes_its_node_group() {
-    if std::env::var_os(CHILD).is_some() {
+    if support::is_child(CHILD) {
         child().await;
     } else {
-        parent().await;
+        // The child serves the EKS emulator on this port.
+        let eks_port = support::free_port();
+        let env = [
+            (PORT_VAR, eks_port.to_string()),
+            (
+                "AWS_ENDPOINT_URL_EKS",
+                format!("http://127.0.0.1:{eks_port}"),
+            ),
+        ];
+        support::run_in_child_with_moto(TEST, CHILD, "eks-machine-pool-test", &env).await;
     }
-}
-
-/// Starts moto and runs the test body in a child process that sees the endpoints.
-async fn parent() {
-    let dir = std::env::temp_dir().join(format!("eks-machine-pool-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let moto = emulators::moto::Moto::start(&dir)
-        .await
-        .expect("moto starts");
-    let eks_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let status = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env(PORT_VAR, eks_port.to_string())
-        .env("AWS_ENDPOINT_URL", moto.url())
-        .env(
-            "AWS_ENDPOINT_URL_EKS",
-            format!("http://127.0.0.1:{eks_port}"),
-        )
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .status()
-        .await
-        .unwrap();
-    moto.stop().await;
-    assert!(
-        status.success(),
-        "the test body (run as a child process) failed: {status}"
-    );
-}
-
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        if let Some(v) = probe().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-fn condition<'a>(
-    pool: &'a EKSMachinePool,
-    type_: &str,
-) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
-    pool.status
-        .as_ref()?
-        .common
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
 }
 
 /// The provider IDs of the node group's instances that moto does not list as terminated.
@@ -235,47 +180,31 @@ async fn child() {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", eks_port))
         .await
         .unwrap();
-    let servers = WorkloadServers::new(
-        plane.assets().clone(),
-        plane.dir().join("workload"),
-        format!("http://127.0.0.1:{eks_port}/_emulator/tokenreview"),
-    )
-    .unwrap();
     let mut config = EksConfig::new(REGION, ACCOUNT);
     config.credentials = vec![(ACCESS_KEY.into(), SECRET_KEY.into())];
-    config.workload = Some(Arc::new(servers));
     config.ec2_endpoint = Some(moto_url);
     let timing = Timing {
         cluster: Delays::uniform(1.0),
         pool: Delays::uniform(0.5),
         addon: Delays::uniform(0.2),
     };
-    let emulator = serve_eks(config, timing, listener).await.unwrap();
+    let emulator = support::serve_eks_with_workloads(
+        &plane,
+        listener,
+        plane.dir().join("workload"),
+        config,
+        timing,
+    )
+    .await;
 
     // The network (moto) and the EKS cluster, as the control plane reconciler would leave them.
     let credentials = AwsCredentials::new(ACCESS_KEY, SECRET_KEY, None);
     let aws = Clients::new(REGION, credentials.clone()).await;
-    let vpc = aws
-        .ec2
-        .create_vpc()
-        .cidr_block("10.0.0.0/16")
-        .send()
-        .await
-        .unwrap();
-    let vpc_id = vpc.vpc().and_then(|v| v.vpc_id()).unwrap().to_string();
-    let mut subnets = Vec::new();
-    for (cidr, zone) in [("10.0.1.0/24", "us-west-2a"), ("10.0.2.0/24", "us-west-2b")] {
-        let s = aws
-            .ec2
-            .create_subnet()
-            .vpc_id(&vpc_id)
-            .cidr_block(cidr)
-            .availability_zone(zone)
-            .send()
-            .await
-            .unwrap();
-        subnets.push(s.subnet().and_then(|s| s.subnet_id()).unwrap().to_string());
-    }
+    let vpc_id = support::create_vpc(&aws.ec2, "10.0.0.0/16").await;
+    let subnets = vec![
+        support::create_subnet(&aws.ec2, &vpc_id, "10.0.1.0/24", "us-west-2a").await,
+        support::create_subnet(&aws.ec2, &vpc_id, "10.0.2.0/24", "us-west-2b").await,
+    ];
     aws.eks
         .create_cluster()
         .name(EKS_NAME)
@@ -325,25 +254,10 @@ async fn child() {
         .unwrap();
 
     // The management objects.
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    support::create_namespace(&client, NS).await;
+    support::create_credentials_secret(&client, NS, "aws-credentials", ACCESS_KEY, SECRET_KEY)
+        .await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
-    secrets
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({
-                "metadata": {"name": "aws-credentials"},
-                "stringData": {"AccessKeyID": ACCESS_KEY, "SecretAccessKey": SECRET_KEY},
-            }))
-            .unwrap(),
-        )
-        .await
-        .unwrap();
     let cps: Api<EKSControlPlane> = Api::namespaced(client.clone(), NS);
     let cp = cps
         .create(
@@ -403,18 +317,11 @@ async fn child() {
         )
         .await
         .expect("kubeconfig Secret");
-    let workload = {
-        let config =
-            contract::kubeconfig::cluster_kubeconfig(CLUSTER, &endpoint, &ca_pem, &token.token);
-        let kubeconfig = kube::config::Kubeconfig::from_yaml(&config.to_yaml()).unwrap();
-        let config = kube::Config::from_custom_kubeconfig(
-            kubeconfig,
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await
-        .unwrap();
-        kube::Client::try_from(config).unwrap()
-    };
+    let workload = support::client_from_kubeconfig(
+        &contract::kubeconfig::cluster_kubeconfig(CLUSTER, &endpoint, &ca_pem, &token.token)
+            .to_yaml(),
+    )
+    .await;
     Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), NS, &cluster_resource())
         .create(
             &PostParams::default(),
@@ -444,29 +351,18 @@ async fn child() {
     );
 
     // The provider, in-process, polling every second.
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        common: CommonArgs,
-    }
-    let args = Cli::parse_from([
-        "provider-aws",
-        "--health-probe-bind-address=0",
-        "--metrics-bind-address=0",
-    ])
-    .common;
     let shared = Arc::new(Shared {
         poll_interval: Duration::from_secs(1),
         rest_interval: Duration::from_secs(2),
         ..Shared::default()
     });
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let provider = tokio::spawn(
-        Operator::new(ProviderSpec::new(PROVIDER), args)
-            .controller::<EKSMachinePool, _>(MachinePoolReconciler::new(shared))
-            .run_with(client.clone(), async move {
-                let _ = stop_rx.await;
-            }),
+    let (stop_tx, provider) = support::spawn_provider(
+        &client,
+        &[
+            "--health-probe-bind-address=0".into(),
+            "--metrics-bind-address=0".into(),
+        ],
+        |operator| operator.controller::<EKSMachinePool, _>(MachinePoolReconciler::new(shared)),
     );
 
     pools

@@ -48,6 +48,20 @@ impl Ec2 {
         }
         result
     }
+
+    /// Adds `tags` to the resource `id` (CreateTags: an existing key takes the new value).
+    pub async fn add_tags(
+        &self,
+        id: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), CloudError> {
+        let request = self
+            .client
+            .create_tags()
+            .resources(id)
+            .set_tags(Some(sdk_tags(tags)));
+        self.call("CreateTags", request.send()).await.map(|_| ())
+    }
 }
 
 /// The tags of an EC2 resource as a map.

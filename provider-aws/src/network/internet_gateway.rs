@@ -144,12 +144,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
         }
         Plan::Tag(id, tags) => {
             built.internet_gateway = Some(id.clone());
-            let request = ec2
-                .sdk()
-                .create_tags()
-                .resources(&id)
-                .set_tags(Some(ec2::sdk_tags(&tags)));
-            ec2.call("CreateTags", request.send()).await?;
+            ec2.add_tags(&id, &tags).await?;
             Ok(Progress::updating(format!("tagged internet gateway {id}")))
         }
         Plan::Ready(id) => {
@@ -161,14 +156,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
 
 /// One tear-down turn: detaches, then deletes, a gateway of ours.
 pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    let (key, value) = scope.owner.tag();
     let ec2 = scope.ec2;
     let out = ec2
         .call(
             "DescribeInternetGateways",
             ec2.sdk()
                 .describe_internet_gateways()
-                .filters(tag_filter(&key, &value))
+                .filters(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -181,33 +175,27 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     let Some(gw) = gateways.first() else {
         return Ok(Removal::Gone);
     };
-    let in_use = |e| {
-        Removal::waiting(format!(
-            "internet gateway {} is still in use (public addresses mapped in the VPC): {}",
-            gw.id,
-            ProviderError::from(e)
-        ))
-    };
+    let in_use = format!(
+        "internet gateway {} is still in use (public addresses mapped in the VPC)",
+        gw.id
+    );
     if let Some(vpc) = gw.attached_to.first() {
         let request = ec2
             .sdk()
             .detach_internet_gateway()
             .internet_gateway_id(&gw.id)
             .vpc_id(vpc);
-        return match ec2.call("DetachInternetGateway", request.send()).await {
-            Ok(_) => Ok(Removal::deleting(format!(
-                "detached internet gateway {} from VPC {vpc}",
-                gw.id
-            ))),
-            Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
-                "internet gateway {} is detached",
-                gw.id
-            ))),
-            Err(e) if ec2::is_in_use(&e) => Ok(in_use(e)),
-            Err(e) => Err(e.into()),
-        };
+        let result = ec2.call("DetachInternetGateway", request.send()).await;
+        // Never the last step: the gateway itself is deleted next.
+        return Removal::after_delete(
+            result,
+            false,
+            format!("detached internet gateway {} from VPC {vpc}", gw.id),
+            format!("internet gateway {} is detached", gw.id),
+            &in_use,
+        );
     }
-    match ec2
+    let result = ec2
         .call(
             "DeleteInternetGateway",
             ec2.sdk()
@@ -215,20 +203,14 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
                 .internet_gateway_id(&gw.id)
                 .send(),
         )
-        .await
-    {
-        Ok(_) if gateways.len() == 1 => Ok(Removal::Gone),
-        Ok(_) => Ok(Removal::deleting(format!(
-            "deleted internet gateway {}",
-            gw.id
-        ))),
-        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
-            "internet gateway {} is gone",
-            gw.id
-        ))),
-        Err(e) if ec2::is_in_use(&e) => Ok(in_use(e)),
-        Err(e) => Err(e.into()),
-    }
+        .await;
+    Removal::after_delete(
+        result,
+        gateways.len() == 1,
+        format!("deleted internet gateway {}", gw.id),
+        format!("internet gateway {} is gone", gw.id),
+        &in_use,
+    )
 }
 
 #[cfg(test)]

@@ -44,12 +44,14 @@ pub mod vpc;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use aws_sdk_ec2::types::Filter;
 use contract::api::FailureDomain;
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::naming;
 use provider_runtime::ProviderError;
 
 use crate::api::{NetworkStatus, SubnetStatus};
+use crate::cloud::CloudError;
 use crate::scope::PROVIDER;
 use cidr::Ipv4Cidr;
 use ec2::Ec2;
@@ -79,6 +81,12 @@ impl Owner {
     /// The ownership tag `(key, value)`.
     pub fn tag(&self) -> (String, String) {
         naming::ownership_tag(PROVIDER, &self.namespace, &self.cluster)
+    }
+
+    /// A Describe filter on the ownership tag (what tear-down finds resources by).
+    pub fn tag_filter(&self) -> Filter {
+        let (key, value) = self.tag();
+        ec2::tag_filter(&key, &value)
     }
 }
 
@@ -356,6 +364,29 @@ impl Removal {
         Self::Pending {
             message: message.into(),
             wait: Wait::Poll,
+        }
+    }
+
+    /// What the result of a tear-down turn's one delete (or detach) call means, `last` telling
+    /// whether it removed the last resource of ours of its kind: done, `Gone` after the last,
+    /// else `deleted` (look again soon); already gone, `gone` (soon); something still depends on
+    /// it, `in_use` with the error (at the poll interval); any other error fails the turn.
+    pub fn after_delete<T>(
+        result: Result<T, CloudError>,
+        last: bool,
+        deleted: String,
+        gone: String,
+        in_use: &str,
+    ) -> Result<Self, ProviderError> {
+        match result {
+            Ok(_) if last => Ok(Self::Gone),
+            Ok(_) => Ok(Self::deleting(deleted)),
+            Err(e) if ec2::is_gone(&e) => Ok(Self::deleting(gone)),
+            Err(e) if ec2::is_in_use(&e) => Ok(Self::waiting(format!(
+                "{in_use}: {}",
+                ProviderError::from(e)
+            ))),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -767,6 +798,37 @@ mod tests {
         );
         assert_eq!(c.message, "subnets: subnet x is not ours");
         assert!(!o.complete());
+    }
+
+    #[test]
+    fn a_delete_result_maps_to_gone_deleting_waiting_or_the_error() {
+        let after = |result: Result<(), CloudError>, last: bool| {
+            Removal::after_delete(
+                result,
+                last,
+                "deleted x".into(),
+                "x is gone".into(),
+                "x in use",
+            )
+        };
+        assert_eq!(after(Ok(()), true).unwrap(), Removal::Gone);
+        assert_eq!(
+            after(Ok(()), false).unwrap(),
+            Removal::deleting("deleted x")
+        );
+        assert_eq!(
+            after(Err(CloudError::NotFound("n".into())), true).unwrap(),
+            Removal::deleting("x is gone"),
+            "already gone: look again, the listing may still hold it"
+        );
+        match after(Err(CloudError::InUse("DependencyViolation".into())), true).unwrap() {
+            Removal::Pending { message, wait } => {
+                assert!(message.starts_with("x in use: "), "{message}");
+                assert_eq!(wait, Wait::Poll);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(after(Err(CloudError::Transient("t".into())), false).is_err());
     }
 
     #[test]

@@ -279,15 +279,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
         }
         Plan::Tag(id, tags) => {
             built.nat_gateway = Some(id.clone());
-            ec2.call(
-                "CreateTags",
-                ec2.sdk()
-                    .create_tags()
-                    .resources(&id)
-                    .set_tags(Some(ec2::sdk_tags(&tags)))
-                    .send(),
-            )
-            .await?;
+            ec2.add_tags(&id, &tags).await?;
             Ok(Progress::updating(format!("tagged NAT gateway {id}")))
         }
         Plan::Wait(id) => Ok(Progress::waiting(format!(
@@ -339,14 +331,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
 /// One tear-down turn: deletes a live NAT gateway of ours, waits until none is deleting, then
 /// releases our Elastic IPs one per pass.
 pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    let (key, value) = scope.owner.tag();
     let ec2 = scope.ec2;
     let out = ec2
         .call(
             "DescribeNatGateways",
             ec2.sdk()
                 .describe_nat_gateways()
-                .filter(tag_filter(&key, &value))
+                .filter(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -385,7 +376,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeAddresses",
             ec2.sdk()
                 .describe_addresses()
-                .filters(tag_filter(&key, &value))
+                .filters(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -398,7 +389,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     let Some(address) = addresses.first() else {
         return Ok(Removal::Gone);
     };
-    match ec2
+    let result = ec2
         .call(
             "ReleaseAddress",
             ec2.sdk()
@@ -406,24 +397,14 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
                 .allocation_id(&address.allocation_id)
                 .send(),
         )
-        .await
-    {
-        Ok(_) if addresses.len() == 1 => Ok(Removal::Gone),
-        Ok(_) => Ok(Removal::deleting(format!(
-            "released Elastic IP {}",
-            address.allocation_id
-        ))),
-        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
-            "Elastic IP {} is released",
-            address.allocation_id
-        ))),
-        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
-            "Elastic IP {} is still associated: {}",
-            address.allocation_id,
-            ProviderError::from(e)
-        ))),
-        Err(e) => Err(e.into()),
-    }
+        .await;
+    Removal::after_delete(
+        result,
+        addresses.len() == 1,
+        format!("released Elastic IP {}", address.allocation_id),
+        format!("Elastic IP {} is released", address.allocation_id),
+        &format!("Elastic IP {} is still associated", address.allocation_id),
+    )
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use aws_sdk_ec2::types::ResourceType;
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
-use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
+use super::ec2::{self, filter, missing_tags, tags_of};
 use super::{Built, Owner, Progress, Removal, Scope, Teardown, client_token};
 
 /// The default route.
@@ -341,15 +341,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 )));
             }
             Step::Tag(table, tags) => {
-                ec2.call(
-                    "CreateTags",
-                    ec2.sdk()
-                        .create_tags()
-                        .resources(table)
-                        .set_tags(Some(ec2::sdk_tags(tags)))
-                        .send(),
-                )
-                .await?;
+                ec2.add_tags(table, tags).await?;
                 return Ok(Progress::updating(format!(
                     "tagged {role} route table {table}"
                 )));
@@ -437,14 +429,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
 
 /// One tear-down turn: disassociates the subnets of a table of ours one by one, then deletes it.
 pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    let (key, value) = scope.owner.tag();
     let ec2 = scope.ec2;
     let out = ec2
         .call(
             "DescribeRouteTables",
             ec2.sdk()
                 .describe_route_tables()
-                .filters(tag_filter(&key, &value))
+                .filters(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -476,7 +467,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             Err(e) => Err(e.into()),
         };
     }
-    match ec2
+    let result = ec2
         .call(
             "DeleteRouteTable",
             ec2.sdk()
@@ -484,24 +475,14 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
                 .route_table_id(&table.id)
                 .send(),
         )
-        .await
-    {
-        Ok(_) if tables.len() == 1 => Ok(Removal::Gone),
-        Ok(_) => Ok(Removal::deleting(format!(
-            "deleted route table {}",
-            table.id
-        ))),
-        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
-            "route table {} is gone",
-            table.id
-        ))),
-        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
-            "route table {} is still in use: {}",
-            table.id,
-            ProviderError::from(e)
-        ))),
-        Err(e) => Err(e.into()),
-    }
+        .await;
+    Removal::after_delete(
+        result,
+        tables.len() == 1,
+        format!("deleted route table {}", table.id),
+        format!("route table {} is gone", table.id),
+        &format!("route table {} is still in use", table.id),
+    )
 }
 
 #[cfg(test)]

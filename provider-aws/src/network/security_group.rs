@@ -8,7 +8,7 @@ use aws_sdk_ec2::types::{IpPermission, ResourceType, UserIdGroupPair};
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
-use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
+use super::ec2::{self, filter, missing_tags, tags_of};
 use super::{Built, Owner, Progress, Removal, Scope, Teardown};
 
 /// A security group as the plan sees it.
@@ -115,15 +115,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
         }
         Plan::Tag(id, tags) => {
             built.security_group = Some(id.clone());
-            ec2.call(
-                "CreateTags",
-                ec2.sdk()
-                    .create_tags()
-                    .resources(&id)
-                    .set_tags(Some(ec2::sdk_tags(&tags)))
-                    .send(),
-            )
-            .await?;
+            ec2.add_tags(&id, &tags).await?;
             Ok(Progress::updating(format!("tagged security group {id}")))
         }
         Plan::AllowSelf(id) => {
@@ -165,14 +157,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
 
 /// One tear-down turn: deletes a security group of ours.
 pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    let (key, value) = scope.owner.tag();
     let ec2 = scope.ec2;
     let out = ec2
         .call(
             "DescribeSecurityGroups",
             ec2.sdk()
                 .describe_security_groups()
-                .filters(tag_filter(&key, &value))
+                .filters(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -185,29 +176,22 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     let Some(group) = groups.first() else {
         return Ok(Removal::Gone);
     };
-    match ec2
+    let result = ec2
         .call(
             "DeleteSecurityGroup",
             ec2.sdk().delete_security_group().group_id(&group.id).send(),
         )
-        .await
-    {
-        Ok(_) if groups.len() == 1 => Ok(Removal::Gone),
-        Ok(_) => Ok(Removal::deleting(format!(
-            "deleted security group {}",
+        .await;
+    Removal::after_delete(
+        result,
+        groups.len() == 1,
+        format!("deleted security group {}", group.id),
+        format!("security group {} is gone", group.id),
+        &format!(
+            "security group {} is still in use (EKS releases its network interfaces a few minutes after the cluster is deleted)",
             group.id
-        ))),
-        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!(
-            "security group {} is gone",
-            group.id
-        ))),
-        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
-            "security group {} is still in use (EKS releases its network interfaces a few minutes after the cluster is deleted): {}",
-            group.id,
-            ProviderError::from(e)
-        ))),
-        Err(e) => Err(e.into()),
-    }
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
 use super::cidr::{Ipv4Cidr, carve};
-use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
+use super::ec2::{self, filter, missing_tags, tags_of};
 use super::{Built, BuiltSubnet, Desired, Progress, Removal, Scope, Teardown};
 use crate::api::SubnetStatus;
 
@@ -349,12 +349,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
             )))
         }
         Step::Tag(id, tags) => {
-            let request = ec2
-                .sdk()
-                .create_tags()
-                .resources(&id)
-                .set_tags(Some(ec2::sdk_tags(&tags)));
-            ec2.call("CreateTags", request.send()).await?;
+            ec2.add_tags(&id, &tags).await?;
             Ok(Progress::updating(format!("tagged subnet {id}")))
         }
         Step::Ready => Ok(Progress::Ready),
@@ -363,14 +358,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
 
 /// One tear-down turn: deletes one subnet of ours.
 pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    let (key, value) = scope.owner.tag();
     let ec2 = scope.ec2;
     let out = ec2
         .call(
             "DescribeSubnets",
             ec2.sdk()
                 .describe_subnets()
-                .filters(tag_filter(&key, &value))
+                .filters(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -383,29 +377,22 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     let Some(subnet) = subnets.first() else {
         return Ok(Removal::Gone);
     };
-    match ec2
+    let result = ec2
         .call(
             "DeleteSubnet",
             ec2.sdk().delete_subnet().subnet_id(&subnet.id).send(),
         )
-        .await
-    {
-        Ok(_) if subnets.len() == 1 => Ok(Removal::Gone),
-        Ok(_) => Ok(Removal::deleting(format!(
-            "deleted subnet {}; {} left",
-            subnet.id,
-            subnets.len() - 1
-        ))),
-        Err(e) if ec2::is_gone(&e) => {
-            Ok(Removal::deleting(format!("subnet {} is gone", subnet.id)))
-        }
-        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
-            "subnet {} still has network interfaces (EKS releases its own a few minutes after the cluster is deleted): {}",
-            subnet.id,
-            ProviderError::from(e)
-        ))),
-        Err(e) => Err(e.into()),
-    }
+        .await;
+    Removal::after_delete(
+        result,
+        subnets.len() == 1,
+        format!("deleted subnet {}; {} left", subnet.id, subnets.len() - 1),
+        format!("subnet {} is gone", subnet.id),
+        &format!(
+            "subnet {} still has network interfaces (EKS releases its own a few minutes after the cluster is deleted)",
+            subnet.id
+        ),
+    )
 }
 
 #[cfg(test)]

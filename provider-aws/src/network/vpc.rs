@@ -225,12 +225,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
         Plan::Wait(vpc) => Ok(Progress::waiting(format!("VPC {} is pending", vpc.id))),
         Plan::Tag(vpc, tags) => {
             record(built, &vpc)?;
-            let request = ec2
-                .sdk()
-                .create_tags()
-                .resources(&vpc.id)
-                .set_tags(Some(ec2::sdk_tags(&tags)));
-            ec2.call("CreateTags", request.send()).await?;
+            ec2.add_tags(&vpc.id, &tags).await?;
             Ok(Progress::updating(format!("tagged VPC {}", vpc.id)))
         }
         Plan::EnableDnsSupport(vpc) => {
@@ -268,14 +263,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
 
 /// One tear-down turn: deletes a VPC of ours (the last step; everything in it is gone by now).
 pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    let (key, value) = scope.owner.tag();
     let ec2 = scope.ec2;
     let out = ec2
         .call(
             "DescribeVpcs",
             ec2.sdk()
                 .describe_vpcs()
-                .filters(tag_filter(&key, &value))
+                .filters(scope.owner.tag_filter())
                 .send(),
         )
         .await?;
@@ -288,20 +282,19 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     let Some(vpc) = vpcs.first() else {
         return Ok(Removal::Gone);
     };
-    match ec2
+    let result = ec2
         .call("DeleteVpc", ec2.sdk().delete_vpc().vpc_id(&vpc.id).send())
-        .await
-    {
-        Ok(_) if vpcs.len() == 1 => Ok(Removal::Gone),
-        Ok(_) => Ok(Removal::deleting(format!("deleted VPC {}", vpc.id))),
-        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(format!("VPC {} is gone", vpc.id))),
-        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
-            "VPC {} still has dependencies (network interfaces, gateways or subnets created outside the provider?): {}",
-            vpc.id,
-            ProviderError::from(e)
-        ))),
-        Err(e) => Err(e.into()),
-    }
+        .await;
+    Removal::after_delete(
+        result,
+        vpcs.len() == 1,
+        format!("deleted VPC {}", vpc.id),
+        format!("VPC {} is gone", vpc.id),
+        &format!(
+            "VPC {} still has dependencies (network interfaces, gateways or subnets created outside the provider?)",
+            vpc.id
+        ),
+    )
 }
 
 #[cfg(test)]
