@@ -376,6 +376,22 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
         cluster: Arc<Cluster>,
         machine_pool: Option<Arc<MachinePool>>,
     ) -> Result<Action, EngineError> {
+        // The watch cache can lag behind this provider's own last write (a pass triggered by the
+        // Cluster, or a requeue, may run before the watch delivers it), and status holds what a
+        // provider must remember (the cloud operation in flight, when overrides were applied):
+        // work from the object as stored now. One read per pass; writes are still skipped at rest.
+        let api: Api<K> = Api::namespaced(
+            self.env.client.clone(),
+            &obj.namespace().unwrap_or_default(),
+        );
+        let obj = match api
+            .get_opt(&obj.name_any())
+            .await
+            .map_err(EngineError::Kube)?
+        {
+            Some(fresh) => Arc::new(fresh),
+            None => return Ok(Action::await_change()),
+        };
         let now = jiff::Timestamp::now();
         let events = self.events(&obj);
         let ctx = PassContext {
