@@ -106,7 +106,7 @@ async fn eks(args: EksDemo) -> Result<()> {
             "\nThe demo stopped: {e:#}\nprovider log: {}",
             env.provider_log().display()
         );
-        let _ = env.plane_keep();
+        let _ = env.plane.keep();
     }
     if args.keep && result.is_ok() {
         println!("\nEverything keeps running; press Ctrl-C to stop.");
@@ -114,15 +114,6 @@ async fn eks(args: EksDemo) -> Result<()> {
     }
     env.stop().await;
     result
-}
-
-trait KeepDir {
-    fn plane_keep(&mut self) -> std::path::PathBuf;
-}
-impl KeepDir for Environment {
-    fn plane_keep(&mut self) -> std::path::PathBuf {
-        self.plane.keep()
-    }
 }
 
 async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {

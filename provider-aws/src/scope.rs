@@ -242,7 +242,7 @@ pub async fn clients_for(
     if infra.region.is_empty() {
         return Err(ProviderError::terminal(
             Reason::InvalidSpec,
-            "no AWS region: set spec.region on the EKSCluster",
+            "no AWS region: set spec.region on the EKSCluster (or spec.infrastructure.region on the EKSControlPlane when the Cluster has no EKSCluster)",
         ));
     }
     let credentials = resolve_credentials(client, namespace, infra.identity_ref.as_ref()).await?;

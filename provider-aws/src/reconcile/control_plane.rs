@@ -81,15 +81,9 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
     ) -> Result<Pass, ProviderError> {
         let cluster_name = ctx.cluster.name_any();
         let namespace = cp.namespace().unwrap_or_default();
-        // The status as last written: the cached object may predate this provider's previous
-        // write (a pass triggered by the Cluster can run before the watch delivers it), and
-        // what status remembers (the operation in flight, requestOverrides) must not be lost.
-        let objects: Api<EKSControlPlane> = Api::namespaced(ctx.client.clone(), &namespace);
-        let previous = objects
-            .get_status(&cp.name_any())
-            .await?
-            .status
-            .unwrap_or_default();
+        // The engine hands over the object as stored at the start of the pass, so its status is
+        // the last one written (the operation in flight, requestOverrides).
+        let previous = cp.status.clone().unwrap_or_default();
         let poll = self.shared.poll_interval;
 
         // Observe the infrastructure first: no cloud call until it is there.
