@@ -15,5 +15,9 @@ export MOTO_SERVER
 
 echo "== cargo test"
 # Each integration test starts its own plane; two at a time fit this machine's two cores.
-cargo test --workspace --all-targets -- --test-threads="${TEST_THREADS:-2}"
+# The conformance suite's negative tests (conformance/tests/negative.rs, named breaking_*) run
+# after, four at a time: each mostly waits on its toy cloud and on Cluster API core.
+cargo test --workspace --all-targets -- --test-threads="${TEST_THREADS:-2}" --skip breaking_
+echo "== conformance suite: every check fails on its broken variant (toy-provider --break ...)"
+cargo test -p conformance --test negative -- --test-threads="${NEGATIVE_TEST_THREADS:-4}" breaking_
 cargo test --workspace --doc

@@ -1,8 +1,18 @@
 //! The conformance suite for Cluster API managed-Kubernetes providers, and the management-plane
 //! test bed it runs on.
 //!
-//! Today it holds the bed's own self-checks ([`bed_check`]); the contract checks C01… of
-//! `shared/design/contract.md` arrive with the clusterctl packaging. Nothing in this crate
-//! depends on one of our provider crates, so it can judge anyone's provider.
+//! [`run::run`] judges a provider against every check of `shared/design/contract.md` section 5
+//! ([`checks::CATALOGUE`]) on real management planes with real Cluster API core and the real
+//! clusterctl; what to start comes from a profile ([`profile`], format in `PROFILE.md`).
+//! [`bed_check`] holds the bed's own self-checks. Nothing in this crate depends on one of our
+//! provider crates, so it can judge anyone's provider.
 
 pub mod bed_check;
+pub mod checks;
+pub mod clusterctl;
+pub mod objects;
+pub mod procs;
+pub mod profile;
+pub mod release;
+pub mod report;
+pub mod run;

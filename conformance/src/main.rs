@@ -1,5 +1,6 @@
-//! `conformance`: run the management-plane test bed, or the demo on it.
+//! `conformance`: judge a provider (`run`), run the management-plane test bed, or the demo on it.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -20,6 +21,30 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Judge a provider against every contract check (C01…C59) on real management planes with
+    /// real Cluster API core and clusterctl. Prints a table, optionally writes JUnit XML, and exits
+    /// non-zero when any check fails. The profile says where the release is and how to start the
+    /// provider and its cloud emulator (see conformance/PROFILE.md).
+    Run {
+        /// The provider's profile (YAML).
+        #[arg(long)]
+        profile: PathBuf,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Judge only these checks, comma-separated (e.g. C28,C31); only the steps they need run.
+        #[arg(long, value_delimiter = ',')]
+        only: Option<Vec<String>>,
+        /// Keep the run directory (logs, kubeconfigs, the local repository) even when all pass.
+        #[arg(long)]
+        keep: bool,
+        /// Never keep the run directory or the planes, even when a check fails.
+        #[arg(long, conflicts_with = "keep")]
+        discard: bool,
+        /// A variable for the profile's ${NAME} expansion (repeatable), e.g. --set TOY_BREAK=x.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
     /// Start the real management plane (etcd, kube-apiserver, kube-controller-manager, Cluster API
     /// core) on loopback, print its kubeconfig path, and keep it running until Ctrl-C.
     Testbed {
@@ -42,9 +67,78 @@ async fn main() -> Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     match Cli::parse().command {
+        Command::Run {
+            profile,
+            junit,
+            only,
+            keep,
+            discard,
+            set,
+        } => run(profile, junit, only, keep, discard, set).await,
         Command::Testbed { no_capi } => testbed(no_capi).await,
         Command::Demo { exit } => demo(exit).await,
     }
+}
+
+async fn run(
+    profile: PathBuf,
+    junit: Option<PathBuf>,
+    only: Option<Vec<String>>,
+    keep: bool,
+    discard: bool,
+    set: Vec<String>,
+) -> Result<()> {
+    let mut vars = Vec::new();
+    for s in set {
+        let Some((k, v)) = s.split_once('=') else {
+            anyhow::bail!("--set takes NAME=VALUE, got {s:?}");
+        };
+        vars.push((k.to_string(), v.to_string()));
+    }
+    let only = only.map(|ids| {
+        ids.into_iter()
+            .map(|i| i.trim().to_uppercase())
+            .collect::<Vec<_>>()
+    });
+    if let Some(ids) = &only {
+        for id in ids {
+            if conformance::checks::find(id).is_none() {
+                anyhow::bail!("--only names {id}, which is not a check (C01…C59)");
+            }
+        }
+    }
+    let report = conformance::run::run(conformance::run::RunOptions {
+        profile,
+        only: only.clone(),
+        keep,
+        vars,
+        discard,
+    })
+    .await?;
+    let rows = report.results.rows(only.as_deref());
+    println!(
+        "Conformance of provider {} ({:.0}s)",
+        report.provider,
+        report.elapsed.as_secs_f64()
+    );
+    print!("{}", conformance::report::table(&rows));
+    if let Some(path) = junit {
+        std::fs::write(
+            &path,
+            conformance::report::junit(&report.provider, &rows, report.elapsed),
+        )?;
+        println!("JUnit XML: {}", path.display());
+    }
+    let failed: Vec<_> = rows
+        .iter()
+        .filter(|(_, o)| o.is_fail())
+        .map(|(c, _)| c.id)
+        .collect();
+    if !failed.is_empty() {
+        println!("Logs and kubeconfigs: {}", report.dir.display());
+        anyhow::bail!("{} check(s) failed: {}", failed.len(), failed.join(", "));
+    }
+    Ok(())
 }
 
 async fn start(capi: bool) -> Result<ManagementPlane> {

@@ -22,6 +22,21 @@ struct Cli {
     /// How soon to look at a cluster again while AWS is creating, updating or deleting it.
     #[arg(long, env = "EKS_POLL_INTERVAL", default_value = "30s", value_parser = parse_duration)]
     poll_interval: Duration,
+    /// How long the workload cluster accepts an EKS token (EKS: 15m); the kubeconfig Secret's
+    /// token is replaced when a third of it is left. Change it only for an emulator whose tokens
+    /// live shorter.
+    #[arg(long, env = "EKS_TOKEN_LIFETIME", default_value = "15m", value_parser = parse_token_lifetime)]
+    token_lifetime: Duration,
+}
+
+/// A duration of at least three seconds (the refresh comes a third of it before expiry, and
+/// tokens are dated to the second).
+fn parse_token_lifetime(s: &str) -> Result<Duration, String> {
+    let lifetime = parse_duration(s)?;
+    if lifetime < Duration::from_secs(3) {
+        return Err(format!("{s:?} is too short: at least 3s"));
+    }
+    Ok(lifetime)
 }
 
 #[tokio::main]
@@ -29,6 +44,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let shared = Arc::new(Shared {
         poll_interval: cli.poll_interval,
+        token_lifetime: cli.token_lifetime,
         ..Shared::default()
     });
     Operator::new(ProviderSpec::new(PROVIDER), cli.common)

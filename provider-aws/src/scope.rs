@@ -26,6 +26,12 @@ pub struct Shared {
     pub poll_interval: std::time::Duration,
     /// How soon to look again at rest (drift detection; also the resync's upper bound).
     pub rest_interval: std::time::Duration,
+    /// How long the workload cluster accepts an EKS token: [`TOKEN_LIFETIME`] on EKS, shorter
+    /// only against an emulator configured so. The kubeconfig Secret's token is replaced when a
+    /// third of it is left.
+    ///
+    /// [`TOKEN_LIFETIME`]: crate::cloud::token::TOKEN_LIFETIME
+    pub token_lifetime: std::time::Duration,
 }
 
 impl Default for Shared {
@@ -34,6 +40,7 @@ impl Default for Shared {
             clients: ClientCache::default(),
             poll_interval: std::time::Duration::from_secs(30),
             rest_interval: std::time::Duration::from_secs(15 * 60),
+            token_lifetime: crate::cloud::token::TOKEN_LIFETIME,
         }
     }
 }

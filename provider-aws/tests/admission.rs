@@ -138,6 +138,8 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
             .unwrap_or_else(|e| panic!("a good {role:?} was refused: {e}"));
     }
 
+    control_plane_version_is_required_except_in_the_template(&client).await;
+
     let mut failures = Vec::new();
     for (i, case) in BAD_SPECS.iter().enumerate() {
         match rejection(&client, case, i).await {
@@ -175,4 +177,60 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         failures.join("\n")
     );
     plane.stop().await;
+}
+
+/// ClusterClass topology sets the EKSControlPlane's `spec.version`, so its template may leave the
+/// version out (and a version it does write is still checked); the EKSControlPlane itself
+/// requires one.
+async fn control_plane_version_is_required_except_in_the_template(client: &kube::Client) {
+    let eks = json!({"roleARN": "arn:aws:iam::123456789012:role/eks-cluster"});
+    let templates: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "controlplane.cluster.x-k8s.io",
+            "v1alpha1",
+            "EKSControlPlaneTemplate",
+        )),
+    );
+    let template = |name: &str, spec: Value| -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "controlplane.cluster.x-k8s.io/v1alpha1",
+            "kind": "EKSControlPlaneTemplate",
+            "metadata": {"name": name},
+            "spec": {"template": {"spec": spec}},
+        }))
+        .unwrap()
+    };
+    templates
+        .create(
+            &PostParams::default(),
+            &template("without-version", json!({"eks": eks})),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("a control plane template without a version was refused: {e}"));
+    let refused = templates
+        .create(
+            &PostParams::default(),
+            &template("bad-version", json!({"version": "1.31", "eks": eks})),
+        )
+        .await
+        .expect_err("a control plane template with version 1.31 was admitted");
+    assert!(
+        refused.to_string().contains("must start with \"v\""),
+        "{refused}"
+    );
+
+    let without_version: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1alpha1",
+        "kind": "EKSControlPlane",
+        "metadata": {"name": "without-version"},
+        "spec": {"eks": eks},
+    }))
+    .unwrap();
+    let refused = api(client, Role::ControlPlane)
+        .create(&PostParams::default(), &without_version)
+        .await
+        .expect_err("an EKSControlPlane without a version was admitted");
+    assert!(refused.to_string().contains("spec.version"), "{refused}");
 }

@@ -120,6 +120,7 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
         }),
         poll_interval: Duration::from_secs(1),
         rest_interval: Duration::from_secs(300),
+        ..Shared::default()
     });
     let (stop_tx, provider) = support::spawn_provider(
         &client,

@@ -250,8 +250,14 @@ async fn child() {
             .and_then(|c| c.data())
             .unwrap(),
     );
-    let token = provider_aws::cloud::token::mint(&credentials, REGION, EKS_NAME, SystemTime::now())
-        .unwrap();
+    let token = provider_aws::cloud::token::mint(
+        &credentials,
+        REGION,
+        EKS_NAME,
+        SystemTime::now(),
+        provider_aws::cloud::token::TOKEN_LIFETIME,
+    )
+    .unwrap();
 
     // The management objects.
     support::create_namespace(&client, NS).await;

@@ -15,12 +15,14 @@ use clap::builder::BoolishValueParser;
 /// Flags shared by every provider binary (`#[command(flatten)]` them into the provider's CLI).
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct CommonArgs {
-    /// Namespace to watch; all namespaces when unset.
+    /// Namespace to watch; all namespaces when unset or empty (`--namespace=`), as Cluster
+    /// API's own managers take it.
     #[arg(long, env = "WATCH_NAMESPACE", value_name = "NAMESPACE")]
     pub namespace: Option<String>,
 
     /// Reconcile only objects labelled `cluster.x-k8s.io/watch-filter=<VALUE>`; other objects
-    /// are never read into the cache nor modified.
+    /// are never read into the cache nor modified. Unset or empty (`--watch-filter=`): no filter,
+    /// as Cluster API's own managers take it.
     #[arg(long, env = "WATCH_FILTER", value_name = "VALUE")]
     pub watch_filter: Option<String>,
 
@@ -75,6 +77,27 @@ pub struct CommonArgs {
     /// More verbose logs (`-v` debug, `-vv` trace); `RUST_LOG` overrides it when set.
     #[arg(short = 'v', action = ArgAction::Count)]
     pub verbose: u8,
+}
+
+impl CommonArgs {
+    /// The namespace to watch, or `None` for all namespaces (`--namespace` unset, empty or
+    /// blank).
+    pub fn watch_namespace(&self) -> Option<&str> {
+        non_empty(self.namespace.as_deref())
+    }
+
+    /// The watch-filter label value, or `None` for no filter (`--watch-filter` unset, empty or
+    /// blank).
+    pub fn watch_filter(&self) -> Option<&str> {
+        non_empty(self.watch_filter.as_deref())
+    }
+}
+
+/// A flag value without surrounding whitespace; an empty or blank one means the same as an
+/// absent one (the clusterctl components render `--namespace=${EKS_WATCH_NAMESPACE:= }`, whose
+/// default is one space because clusterctl refuses an empty default).
+fn non_empty(value: Option<&str>) -> Option<&str> {
+    value.map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// Log output format.
@@ -217,7 +240,9 @@ mod tests {
             "-vv",
         ]);
         assert_eq!(a.namespace.as_deref(), Some("capi-system"));
+        assert_eq!(a.watch_namespace(), Some("capi-system"));
         assert_eq!(a.watch_filter.as_deref(), Some("shard-a"));
+        assert_eq!(a.watch_filter(), Some("shard-a"));
         assert_eq!(a.concurrency, 3);
         assert!(a.leader_elect);
         assert_eq!(a.leader_elect_namespace.as_deref(), Some("kube-system"));
@@ -230,6 +255,30 @@ mod tests {
         assert_eq!(a.log_format, LogFormat::Json);
         assert_eq!(a.sync_period, Duration::from_secs(600));
         assert_eq!(a.verbose, 2);
+    }
+
+    #[test]
+    fn an_empty_namespace_means_all_namespaces() {
+        assert_eq!(parse(&[]).watch_namespace(), None);
+        assert_eq!(parse(&["--namespace="]).watch_namespace(), None);
+        assert_eq!(parse(&["--namespace", ""]).watch_namespace(), None);
+        assert_eq!(parse(&["--namespace= "]).watch_namespace(), None);
+        assert_eq!(
+            parse(&["--namespace=team-a"]).watch_namespace(),
+            Some("team-a")
+        );
+    }
+
+    #[test]
+    fn an_empty_watch_filter_means_no_filter() {
+        assert_eq!(parse(&[]).watch_filter(), None);
+        assert_eq!(parse(&["--watch-filter="]).watch_filter(), None);
+        assert_eq!(parse(&["--watch-filter", ""]).watch_filter(), None);
+        assert_eq!(parse(&["--watch-filter= "]).watch_filter(), None);
+        assert_eq!(
+            parse(&["--watch-filter=shard-a"]).watch_filter(),
+            Some("shard-a")
+        );
     }
 
     #[test]

@@ -259,7 +259,7 @@ impl ManagementPlane {
     async fn start_controller_manager(&mut self) -> Result<()> {
         let args = vec![
             format!("--kubeconfig={}", self.kubeconfig.display()),
-            "--controllers=garbage-collector-controller,namespace-controller".into(),
+            "--controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller".into(),
             "--leader-elect=false".into(),
             "--secure-port=0".into(),
             "--use-service-account-credentials=false".into(),

@@ -1,5 +1,6 @@
 //! The EKS provider's release (clusterctl name `eks`): CRDs, RBAC, the manager Deployment,
-//! `metadata.yaml`, `infrastructure-components.yaml` and the cluster template.
+//! `metadata.yaml`, `infrastructure-components.yaml`, and the cluster templates (flavors) and
+//! ClusterClass definitions of `provider-aws/templates/`, copied as written.
 //!
 //! The RBAC covers exactly what `provider-runtime` and `provider-aws` call:
 //! - the reconciled kinds: watched (list/watch), finalizers and spec fields patched, status read
@@ -32,6 +33,21 @@ pub const IMAGE: &str = "${EKS_PROVIDER_IMAGE:=ghcr.io/example/provider-aws:v0.1
 /// The optional Secret with the controller's own AWS credentials.
 pub const CREDENTIALS_SECRET: &str = "capi-eks-credentials";
 
+/// `--namespace`: all namespaces unless `EKS_WATCH_NAMESPACE` is set.
+///
+/// The default is one space, not empty: clusterctl (v1.14.2, `yamlprocessor.SimpleProcessor`)
+/// takes a variable whose default text is empty (`${EKS_WATCH_NAMESPACE:=}`) for one without a
+/// default and refuses to install ("value for variables [EKS_WATCH_NAMESPACE] is not set"). The
+/// book's own empty default, `${VAR:=""}`, only works where the variable is the whole YAML
+/// scalar, and a bare `- ${VAR:=""}` argument would turn a value such as `true` or `123` into a
+/// non-string. With one space the rendered plain scalar is `--namespace= `, whose trailing space
+/// YAML drops, so the container gets `--namespace=`: all namespaces, as Cluster API's own
+/// managers take it (the binary trims the value as well).
+pub const WATCH_NAMESPACE_ARG: &str = "--namespace=${EKS_WATCH_NAMESPACE:= }";
+/// `--watch-filter`: no filter unless `EKS_WATCH_FILTER` is set (one-space default, see
+/// [`WATCH_NAMESPACE_ARG`]).
+pub const WATCH_FILTER_ARG: &str = "--watch-filter=${EKS_WATCH_FILTER:= }";
+
 const SERVICE_ACCOUNT: &str = "capi-eks-manager";
 const MANAGER_ROLE: &str = "capi-eks-manager-role";
 const LEADER_ROLE: &str = "capi-eks-leader-election-role";
@@ -40,18 +56,51 @@ const METRICS_PORT: u16 = 8080;
 const HEALTH_PORT: u16 = 9440;
 
 /// Every generated file of `manifests/eks/`, by name.
-pub fn files(root: &Path) -> Result<Vec<(&'static str, String)>> {
-    let template = root.join("provider-aws/templates/cluster-template.yaml");
-    let template = std::fs::read_to_string(&template)
-        .with_context(|| format!("reading {}", template.display()))?;
-    Ok(vec![
-        ("crds.yaml", to_yaml(&labelled(crds()?))?),
-        ("rbac.yaml", to_yaml(&labelled(rbac()))?),
-        ("manager.yaml", to_yaml(&labelled(manager()))?),
-        ("infrastructure-components.yaml", to_yaml(&components()?)?),
-        ("metadata.yaml", to_yaml(&[metadata()])?),
-        ("cluster-template.yaml", template),
-    ])
+pub fn files(root: &Path) -> Result<Vec<(String, String)>> {
+    let mut files = vec![
+        ("crds.yaml".to_owned(), to_yaml(&labelled(crds()?))?),
+        ("rbac.yaml".to_owned(), to_yaml(&labelled(rbac()))?),
+        ("manager.yaml".to_owned(), to_yaml(&labelled(manager()))?),
+        (
+            "infrastructure-components.yaml".to_owned(),
+            to_yaml(&components()?)?,
+        ),
+        ("metadata.yaml".to_owned(), to_yaml(&[metadata()])?),
+    ];
+    let dir = root.join("provider-aws/templates");
+    for name in templates(&dir)? {
+        let path = dir.join(&name);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        files.push((name, text));
+    }
+    Ok(files)
+}
+
+/// The clusterctl templates in `dir`, sorted: `cluster-template.yaml` (the default flavor),
+/// `cluster-template-<flavor>.yaml` and `clusterclass-<name>.yaml`.
+pub fn templates(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let name = entry
+            .with_context(|| format!("listing {}", dir.display()))?
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if is_template(&name) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Whether clusterctl reads a file of this name as a cluster template or a ClusterClass.
+pub fn is_template(name: &str) -> bool {
+    name.ends_with(".yaml")
+        && (name == "cluster-template.yaml"
+            || name.starts_with("cluster-template-")
+            || name.starts_with("clusterclass-"))
 }
 
 /// `infrastructure-components.yaml`: the Namespace, then CRDs, RBAC and the manager.
@@ -214,13 +263,9 @@ pub fn manager() -> Vec<Value> {
                             "name": "manager",
                             "image": IMAGE,
                             "imagePullPolicy": "IfNotPresent",
-                            // No `--namespace`/`--watch-filter` (the controller watches all
-                            // namespaces, unfiltered): clusterctl rejects a variable whose
-                            // default is empty (`${EKS_WATCH_FILTER:=}`: "value for variables
-                            // [EKS_WATCH_FILTER] is not set"), and the binary would take an empty
-                            // `--namespace=` as the namespace "" rather than "all namespaces".
-                            // Add either flag to the Deployment to scope the controller.
                             "args": [
+                                WATCH_NAMESPACE_ARG,
+                                WATCH_FILTER_ARG,
                                 "--leader-elect",
                                 format!("--metrics-bind-address=:{METRICS_PORT}"),
                                 format!("--health-probe-bind-address=:{HEALTH_PORT}"),
@@ -284,4 +329,40 @@ fn role_ref(kind: &str, name: &str) -> Value {
 
 fn service_account_subject() -> Value {
     json!({ "kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_are_the_files_clusterctl_reads_as_templates() {
+        for name in [
+            "cluster-template.yaml",
+            "cluster-template-byo-network.yaml",
+            "clusterclass-eks.yaml",
+        ] {
+            assert!(is_template(name), "{name}");
+        }
+        for name in [
+            "cluster-template.yml",
+            "infrastructure-components.yaml",
+            "metadata.yaml",
+            "README.md",
+        ] {
+            assert!(!is_template(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_manager_takes_the_watch_flags_from_variables_with_blank_defaults() {
+        let deployment = manager()
+            .into_iter()
+            .find(|d| d["kind"] == "Deployment")
+            .unwrap();
+        let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+        assert_eq!(args[0], "--namespace=${EKS_WATCH_NAMESPACE:= }");
+        assert_eq!(args[1], "--watch-filter=${EKS_WATCH_FILTER:= }");
+    }
 }

@@ -1,19 +1,35 @@
 //! C57/C58: the real clusterctl installs the generated `manifests/eks/` release from a local
-//! repository into a real management plane, fully offline, and renders its cluster template.
+//! repository into a real management plane, fully offline, and renders its cluster templates:
+//! the default flavor, `byo-network` and `clusterclass` (with ClusterClass `eks`), whose objects
+//! the real apiserver and Cluster API core's webhooks admit and core's topology controller
+//! turns into the provider's objects.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+};
 use serde_json::{Value, json};
 
 const CORE_VERSION: &str = "v1.14.2";
 const PROVIDER_LABEL: &str = "cluster.x-k8s.io/provider";
 const CLUSTERCTL_LABEL: &str = "clusterctl.cluster.x-k8s.io";
+/// Every template the release must ship (the local repository carries each template file of
+/// `manifests/eks/`, these and any other).
+const FLAVORS: [&str; 4] = [
+    "cluster-template.yaml",
+    "cluster-template-byo-network.yaml",
+    "cluster-template-clusterclass.yaml",
+    "clusterclass-eks.yaml",
+];
+const FIELD_MANAGER: &str = "clusterctl-test";
 
 /// `<base>/cluster-api/<v>/…` from the bed's core CRDs, `<base>/infrastructure-eks/v0.1.0/…`
 /// from the committed `manifests/eks/`; returns the clusterctl config naming both.
@@ -45,11 +61,17 @@ fn local_repository(base: &Path, assets: &testbed::Assets) -> PathBuf {
     let eks = base.join("infrastructure-eks").join(xtask::eks::VERSION);
     std::fs::create_dir_all(&eks).unwrap();
     let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("../manifests/eks");
-    for file in [
-        "infrastructure-components.yaml",
-        "metadata.yaml",
-        "cluster-template.yaml",
-    ] {
+    let templates = xtask::eks::templates(&release).unwrap();
+    for flavor in FLAVORS {
+        assert!(
+            templates.iter().any(|t| t == flavor),
+            "the release lacks {flavor}: {templates:?}"
+        );
+    }
+    for file in ["infrastructure-components.yaml", "metadata.yaml"]
+        .into_iter()
+        .chain(templates.iter().map(String::as_str))
+    {
         std::fs::copy(release.join(file), eks.join(file)).unwrap();
     }
 
@@ -66,29 +88,51 @@ fn local_repository(base: &Path, assets: &testbed::Assets) -> PathBuf {
     config
 }
 
+/// A namespaced CRD of any content, with `labels` on it.
+fn stub_crd(group: &str, version: &str, kind: &str, labels: Value) -> CustomResourceDefinition {
+    let plural = format!("{}s", kind.to_lowercase());
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": { "name": format!("{plural}.{group}"), "labels": labels },
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": { "kind": kind, "plural": plural, "listKind": format!("{kind}List") },
+            "versions": [{
+                "name": version, "served": true, "storage": true,
+                "subresources": { "status": {} },
+                "schema": { "openAPIV3Schema": {
+                    "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                }},
+            }],
+        },
+    }))
+    .unwrap()
+}
+
 /// cert-manager's two CRDs, namespaced, any content: enough for clusterctl's cert-manager check.
 fn cert_manager_crds() -> Vec<CustomResourceDefinition> {
     ["Issuer", "Certificate"]
         .iter()
+        .map(|kind| stub_crd("cert-manager.io", "v1", kind, json!({})))
+        .collect()
+}
+
+/// Stand-ins for the kubeadm bootstrap provider's two CRDs (the bed installs no bootstrap
+/// provider): ClusterClass `eks` names a KubeadmConfigTemplate for its machine pools' bootstrap
+/// configs, which Cluster API requires and EKS never uses. Any content, with the contract label
+/// core reads to find the kind's version.
+fn kubeadm_bootstrap_crds() -> Vec<CustomResourceDefinition> {
+    ["KubeadmConfig", "KubeadmConfigTemplate"]
+        .iter()
         .map(|kind| {
-            let plural = format!("{}s", kind.to_lowercase());
-            serde_json::from_value(json!({
-                "apiVersion": "apiextensions.k8s.io/v1",
-                "kind": "CustomResourceDefinition",
-                "metadata": { "name": format!("{plural}.cert-manager.io") },
-                "spec": {
-                    "group": "cert-manager.io",
-                    "scope": "Namespaced",
-                    "names": { "kind": kind, "plural": plural, "listKind": format!("{kind}List") },
-                    "versions": [{
-                        "name": "v1", "served": true, "storage": true,
-                        "schema": { "openAPIV3Schema": {
-                            "type": "object", "x-kubernetes-preserve-unknown-fields": true,
-                        }},
-                    }],
-                },
-            }))
-            .unwrap()
+            stub_crd(
+                "bootstrap.cluster.x-k8s.io",
+                "v1beta2",
+                kind,
+                json!({ "cluster.x-k8s.io/v1beta2": "v1beta2" }),
+            )
         })
         .collect()
 }
@@ -124,6 +168,381 @@ impl Clusterctl {
         );
         out
     }
+}
+
+impl Clusterctl {
+    /// `clusterctl generate cluster <name> --flavor <flavor> --list-variables`: the required and
+    /// the optional variables, as listed.
+    fn variables(&self, infra: &str, flavor: &str) -> (String, String) {
+        let out = self.run(
+            &[
+                "generate",
+                "cluster",
+                "x",
+                "--infrastructure",
+                infra,
+                "--flavor",
+                flavor,
+                "--list-variables",
+            ],
+            &[],
+        );
+        assert!(out.status.success(), "--list-variables of {flavor} failed");
+        let listing = String::from_utf8_lossy(&out.stdout).to_string();
+        let (required, optional) = listing
+            .split_once("Optional Variables:")
+            .unwrap_or((listing.as_str(), ""));
+        assert!(
+            required.contains("Required Variables:"),
+            "no required variables listed for {flavor}:\n{listing}"
+        );
+        (required.to_owned(), optional.to_owned())
+    }
+
+    /// Renders `flavor` as Cluster `name` in `namespace` at Kubernetes v1.33.0 with two
+    /// workers; panics when clusterctl fails.
+    fn render(
+        &self,
+        infra: &str,
+        flavor: &str,
+        name: &str,
+        namespace: &str,
+        env: &[(&str, &str)],
+    ) -> Vec<Value> {
+        let out = self.run(
+            &[
+                "generate",
+                "cluster",
+                name,
+                "--infrastructure",
+                infra,
+                "--flavor",
+                flavor,
+                "--kubernetes-version",
+                "v1.33.0",
+                "--worker-machine-count",
+                "2",
+                "--target-namespace",
+                namespace,
+            ],
+            env,
+        );
+        assert!(out.status.success(), "rendering {flavor} failed");
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        for doc in &docs {
+            assert_eq!(doc["metadata"]["namespace"], json!(namespace), "{doc}");
+        }
+        docs
+    }
+}
+
+/// The one rendered object of `kind`.
+fn one<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    let mut found = docs.iter().filter(|d| d["kind"] == json!(kind));
+    let doc = found.next().unwrap_or_else(|| panic!("no {kind} rendered"));
+    assert!(found.next().is_none(), "more than one {kind} rendered");
+    doc
+}
+
+fn kinds_of(docs: &[Value]) -> Vec<&str> {
+    let mut kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+    kinds.sort_unstable();
+    kinds
+}
+
+fn dynamic_api(
+    client: &kube::Client,
+    namespace: &str,
+    api_version: &str,
+    kind: &str,
+) -> Api<DynamicObject> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
+/// Server-side applies a rendered object, as `kubectl apply --server-side` would; panics with
+/// the apiserver's (or a webhook's) refusal.
+async fn apply(client: &kube::Client, namespace: &str, doc: &Value) -> DynamicObject {
+    let kind = doc["kind"].as_str().unwrap();
+    let name = doc["metadata"]["name"].as_str().unwrap();
+    dynamic_api(client, namespace, doc["apiVersion"].as_str().unwrap(), kind)
+        .patch(name, &PatchParams::apply(FIELD_MANAGER), &Patch::Apply(doc))
+        .await
+        .unwrap_or_else(|e| panic!("{kind} {namespace}/{name} was refused: {e}"))
+}
+
+async fn create_namespace(client: &kube::Client, name: &str) {
+    let ns: Namespace = serde_json::from_value(json!({ "metadata": { "name": name } })).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+}
+
+/// Polls `probe` every half second for up to a minute until it returns `Some`.
+async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn condition_true(obj: &DynamicObject, kind: &str) -> bool {
+    obj.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == json!(kind) && c["status"] == json!("True"))
+        })
+}
+
+/// C58 for `byo-network`: the subnet ids are a required variable; the rendered Cluster has only
+/// a controlPlaneRef and the EKSControlPlane carries the subnets; the apiserver and core's
+/// webhooks admit every object.
+async fn byo_network_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
+    let (required, optional) = ctl.variables(infra, "byo-network");
+    for variable in ["AWS_SUBNET_IDS", "KUBERNETES_VERSION"] {
+        assert!(
+            required.contains(variable),
+            "{variable} is not listed as required:\n{required}"
+        );
+    }
+    assert!(optional.contains("AWS_REGION"), "{optional}");
+
+    let out = ctl.run(
+        &[
+            "generate",
+            "cluster",
+            "brought",
+            "--infrastructure",
+            infra,
+            "--flavor",
+            "byo-network",
+            "--kubernetes-version",
+            "v1.33.0",
+        ],
+        &[],
+    );
+    assert!(!out.status.success(), "rendered without AWS_SUBNET_IDS");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("AWS_SUBNET_IDS"),
+        "the failure does not name AWS_SUBNET_IDS"
+    );
+
+    let namespace = "team-byo";
+    let docs = ctl.render(
+        infra,
+        "byo-network",
+        "brought",
+        namespace,
+        &[("AWS_SUBNET_IDS", "[subnet-0a, subnet-0b]")],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        [
+            "Cluster",
+            "EKSControlPlane",
+            "EKSMachinePool",
+            "MachinePool"
+        ]
+    );
+    let cluster = one(&docs, "Cluster");
+    assert!(
+        cluster["spec"].get("infrastructureRef").is_none(),
+        "{cluster}"
+    );
+    assert_eq!(
+        cluster["spec"]["controlPlaneRef"]["kind"],
+        json!("EKSControlPlane")
+    );
+    let control_plane = one(&docs, "EKSControlPlane");
+    assert_eq!(
+        control_plane["spec"]["infrastructure"]["network"]["subnetIDs"],
+        json!(["subnet-0a", "subnet-0b"])
+    );
+    assert_eq!(one(&docs, "MachinePool")["spec"]["replicas"], json!(2));
+
+    create_namespace(client, namespace).await;
+    for doc in &docs {
+        apply(client, namespace, doc).await;
+    }
+    let stored = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster")
+        .get("brought")
+        .await
+        .unwrap();
+    assert!(
+        stored.data["spec"].get("infrastructureRef").is_none(),
+        "{:?}",
+        stored.data
+    );
+}
+
+/// C58 for `clusterclass`: the rendering carries ClusterClass `eks` and its templates; core
+/// reconciles the class (every template found, variables ready) and its topology controller
+/// creates the EKSCluster, EKSControlPlane, MachinePool, EKSMachinePool and (unused)
+/// KubeadmConfig from the templates, with the class's patches applied and the topology's
+/// version. No provider runs: this is core alone.
+async fn clusterclass_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
+    let (required, optional) = ctl.variables(infra, "clusterclass");
+    assert!(required.contains("KUBERNETES_VERSION"), "{required}");
+    for variable in ["AWS_REGION", "EKS_ROLE_ARN", "AWS_NODE_MACHINE_TYPE"] {
+        assert!(
+            optional.contains(variable),
+            "{variable} not listed:\n{optional}"
+        );
+    }
+
+    let namespace = "team-cc";
+    let name = "classy";
+    create_namespace(client, namespace).await;
+    // clusterctl resolves every kind of the ClusterClass against the management cluster.
+    testbed::install_crds(client, &kubeadm_bootstrap_crds())
+        .await
+        .unwrap();
+    let docs = ctl.render(
+        infra,
+        "clusterclass",
+        name,
+        namespace,
+        &[
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_NODE_MACHINE_TYPE", "m5.large"),
+        ],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        [
+            "Cluster",
+            "ClusterClass",
+            "EKSClusterTemplate",
+            "EKSControlPlaneTemplate",
+            "EKSMachinePoolTemplate",
+            "KubeadmConfigTemplate",
+        ]
+    );
+    assert_eq!(
+        one(&docs, "Cluster")["spec"]["topology"]["classRef"]["name"],
+        json!("eks")
+    );
+
+    for doc in docs.iter().filter(|d| d["kind"] != json!("Cluster")) {
+        apply(client, namespace, doc).await;
+    }
+    let classes = dynamic_api(
+        client,
+        namespace,
+        "cluster.x-k8s.io/v1beta2",
+        "ClusterClass",
+    );
+    eventually("ClusterClass eks to be reconciled", || async {
+        let class = classes.get("eks").await.ok()?;
+        let reconciled = class.data["status"]["observedGeneration"]
+            == json!(class.metadata.generation)
+            && condition_true(&class, "VariablesReady")
+            && condition_true(&class, "RefVersionsUpToDate");
+        reconciled.then_some(())
+    })
+    .await;
+
+    apply(client, namespace, one(&docs, "Cluster")).await;
+    let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
+    let (infra_name, cp_name) = eventually("topology to set the Cluster's references", || async {
+        let cluster = clusters.get(name).await.ok()?;
+        let spec = &cluster.data["spec"];
+        Some((
+            spec["infrastructureRef"]["name"].as_str()?.to_owned(),
+            spec["controlPlaneRef"]["name"].as_str()?.to_owned(),
+        ))
+    })
+    .await;
+    let infra_api = dynamic_api(
+        client,
+        namespace,
+        "infrastructure.cluster.x-k8s.io/v1alpha1",
+        "EKSCluster",
+    );
+    let eks_cluster = eventually("the EKSCluster", || async {
+        infra_api.get(&infra_name).await.ok()
+    })
+    .await;
+    assert_eq!(eks_cluster.data["spec"]["region"], json!("eu-west-1"));
+    assert_eq!(
+        eks_cluster.data["spec"]["network"]["cidrBlock"],
+        json!("10.0.0.0/16")
+    );
+    let cp_api = dynamic_api(
+        client,
+        namespace,
+        "controlplane.cluster.x-k8s.io/v1alpha1",
+        "EKSControlPlane",
+    );
+    let control_plane = eventually("the EKSControlPlane", || async {
+        cp_api.get(&cp_name).await.ok()
+    })
+    .await;
+    assert_eq!(control_plane.data["spec"]["version"], json!("v1.33.0"));
+    assert_eq!(
+        control_plane.data["spec"]["eks"]["roleARN"],
+        json!("arn:aws:iam::123456789012:role/eks-cluster")
+    );
+
+    let pools = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "MachinePool");
+    let pool = eventually("topology to create the MachinePool", || async {
+        let listed = pools
+            .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+            .await
+            .ok()?;
+        listed.items.into_iter().next()
+    })
+    .await;
+    let spec = &pool.data["spec"];
+    assert_eq!(spec["replicas"], json!(2), "{spec}");
+    assert_eq!(
+        spec["template"]["spec"]["version"],
+        json!("v1.33.0"),
+        "{spec}"
+    );
+    let bootstrap = &spec["template"]["spec"]["bootstrap"]["configRef"];
+    assert_eq!(bootstrap["kind"], json!("KubeadmConfig"), "{spec}");
+    let infra_ref = &spec["template"]["spec"]["infrastructureRef"];
+    assert_eq!(infra_ref["kind"], json!("EKSMachinePool"), "{spec}");
+    let machine_pools = dynamic_api(
+        client,
+        namespace,
+        "infrastructure.cluster.x-k8s.io/v1alpha1",
+        "EKSMachinePool",
+    );
+    let eks_pool = machine_pools
+        .get(infra_ref["name"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(eks_pool.data["spec"]["machineType"], json!("m5.large"));
+    assert_eq!(
+        eks_pool.data["spec"]["eks"]["nodeRoleARN"],
+        json!("arn:aws:iam::123456789012:role/eks-nodes")
+    );
+    dynamic_api(
+        client,
+        namespace,
+        "bootstrap.cluster.x-k8s.io/v1beta2",
+        "KubeadmConfig",
+    )
+    .get(bootstrap["name"].as_str().unwrap())
+    .await
+    .unwrap();
 }
 
 fn labels_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
@@ -208,6 +627,15 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
         Some("ghcr.io/example/provider-aws:v0.1.0"),
         "clusterctl substitutes the image variable's default"
     );
+    // The one-space defaults of EKS_WATCH_NAMESPACE and EKS_WATCH_FILTER render as empty flags:
+    // all namespaces, no filter.
+    let args = container.args.clone().unwrap_or_default();
+    for flag in ["--namespace=", "--watch-filter="] {
+        assert!(
+            args.iter().any(|a| a == flag),
+            "the manager does not get {flag:?}: {args:?}"
+        );
+    }
 
     let providers = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("clusterctl.cluster.x-k8s.io", "v1alpha3", "Provider"),
@@ -285,6 +713,9 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     for doc in &docs {
         assert_eq!(doc["metadata"]["namespace"], json!("team-a"), "{doc}");
     }
+
+    byo_network_flavor(&ctl, &client, &infra).await;
+    clusterclass_flavor(&ctl, &client, &infra).await;
 
     plane.stop().await;
     eprintln!("clusterctl test took {:?}", started.elapsed());

@@ -1,17 +1,32 @@
-//! `emulator <cloud> …`: runs one cloud's emulator on loopback until SIGTERM or Ctrl-C.
+//! `emulator <cloud> …`: runs one cloud's emulator on loopback until SIGTERM or Ctrl-C; and the
+//! changes a cloud sees from outside Cluster API (`emulator eks-scale`, `emulator aws-network`).
 //!
-//! The first line on stdout is `listening on http://127.0.0.1:<port>` (tests parse it); logs go to
-//! stderr (`RUST_LOG` filters them).
+//! `emulator eks` prints on stdout, in this order:
+//!
+//! ```text
+//! listening on http://127.0.0.1:<port>     (the first line; tests parse it)
+//! EKS_ENDPOINT=http://127.0.0.1:<port>
+//! EC2_ENDPOINT=http://127.0.0.1:<moto port> (with --moto: moto serves EC2, IAM and STS)
+//! AWS_REGION=<region>
+//! ready
+//! ```
+//!
+//! `NAME=VALUE` lines and the final `ready` are the start-up protocol of the conformance suite
+//! (`conformance/PROFILE.md`). Logs go to stderr (`RUST_LOG` filters them).
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
+use emulators::eks::ec2::Ec2;
+use emulators::eks::outside::{self, EksApi, ScaleRequest};
 use emulators::eks::{EksConfig, serve_eks};
 use emulators::kit::workload::WorkloadServers;
 use emulators::kit::{Delays, Timing};
-use std::io::Write as _;
+use emulators::moto::Moto;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -20,13 +35,19 @@ use std::io::Write as _;
 )]
 struct Cli {
     #[command(subcommand)]
-    cloud: Cloud,
+    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-enum Cloud {
+enum Command {
     /// Amazon EKS (REST-JSON, as the AWS SDKs send it).
     Eks(EksArgs),
+    /// Resizes a Cluster API pool's EKS node group as the cloud's autoscaler would (through
+    /// UpdateNodegroupConfig, bypassing Cluster API) and waits for the update to complete.
+    EksScale(EksScaleArgs),
+    /// Creates a VPC with one subnet in each of two zones in EC2 (moto): a network to bring.
+    /// Prints `AWS_VPC_ID=`, `AWS_SUBNET_ID_A=`, `AWS_SUBNET_ID_B=` and `AWS_SUBNET_IDS=[a, b]`.
+    AwsNetwork(AwsNetworkArgs),
 }
 
 #[derive(Debug, Args)]
@@ -48,14 +69,24 @@ struct EksArgs {
     #[arg(long = "credential", value_name = "AKID:SECRET")]
     credentials: Vec<String>,
     /// moto's EC2 endpoint, where node instances are launched (e.g. http://127.0.0.1:5000).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "moto")]
     ec2_endpoint: Option<String>,
+    /// Start moto (pinned; installed into a cached virtualenv on first use, `MOTO_SERVER`
+    /// overrides) and launch node instances there; its URL is printed as `EC2_ENDPOINT=`. It is
+    /// stopped with the emulator.
+    #[arg(long)]
+    moto: bool,
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
-    /// Directory for the workload servers' certificates and logs (default: a new temporary one).
+    /// Directory for the workload servers' certificates and logs and moto's log (default: a new
+    /// temporary one).
     #[arg(long)]
     workload_dir: Option<PathBuf>,
+    /// Seconds a cluster accepts an EKS token after its `X-Amz-Date` (EKS: 900). Shorter lets a
+    /// test watch a provider refresh its tokens.
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    token_ttl: u64,
     /// Seconds a cluster takes to create, update and delete.
     #[arg(long, default_value_t = 2.0)]
     cluster_delay: f64,
@@ -76,8 +107,10 @@ async fn main() -> Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    match Cli::parse().cloud {
-        Cloud::Eks(args) => run_eks(args).await,
+    match Cli::parse().command {
+        Command::Eks(args) => run_eks(args).await,
+        Command::EksScale(args) => run_eks_scale(args).await,
+        Command::AwsNetwork(args) => run_aws_network(args).await,
     }
 }
 
@@ -102,6 +135,47 @@ fn credentials(args: &EksArgs) -> Result<Vec<(String, String)>> {
 }
 
 async fn run_eks(args: EksArgs) -> Result<()> {
+    // Signals are caught from here on: a SIGTERM while moto or the workload servers start still
+    // stops them (their processes are killed when dropped).
+    let signal = wait_for_signal();
+    tokio::pin!(signal);
+    let started = tokio::select! {
+        started = start_eks(&args) => started?,
+        () = &mut signal => {
+            tracing::info!("stopped while starting");
+            return Ok(());
+        }
+    };
+    let Started { handle, moto } = started;
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on {}", handle.url())?;
+        writeln!(stdout, "EKS_ENDPOINT={}", handle.url())?;
+        if let Some(moto) = &moto {
+            writeln!(stdout, "EC2_ENDPOINT={}", moto.url())?;
+        }
+        writeln!(stdout, "AWS_REGION={}", args.region)?;
+        writeln!(stdout, "ready")?;
+        stdout.flush()?;
+    }
+    tracing::info!(url = %handle.url(), region = %args.region, "EKS emulator serving");
+
+    signal.await;
+    tracing::info!("shutting down");
+    handle.shutdown().await;
+    if let Some(moto) = moto {
+        moto.stop().await;
+    }
+    Ok(())
+}
+
+/// What `emulator eks` runs.
+struct Started {
+    handle: emulators::eks::ServerHandle,
+    moto: Option<Moto>,
+}
+
+async fn start_eks(args: &EksArgs) -> Result<Started> {
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
         .await
         .with_context(|| format!("binding {}:{}", args.host, args.port))?;
@@ -112,17 +186,32 @@ async fn run_eks(args: EksArgs) -> Result<()> {
         args.host.as_str()
     };
     let base = format!("http://{host}:{port}");
+    let dir = match &args.workload_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("eks-emulator-{}", std::process::id())),
+    };
+
+    let moto = if args.moto {
+        let moto = Moto::start(&dir.join("moto"))
+            .await
+            .context("starting moto")?;
+        tracing::info!(url = %moto.url(), "moto serving EC2, IAM and STS");
+        Some(moto)
+    } else {
+        None
+    };
 
     let mut config = EksConfig::new(&args.region, &args.account_id);
-    config.credentials = credentials(&args)?;
-    config.ec2_endpoint = args.ec2_endpoint.clone();
+    config.credentials = credentials(args)?;
+    config.ec2_endpoint = match &moto {
+        Some(m) => Some(m.url().to_string()),
+        None => args.ec2_endpoint.clone(),
+    };
+    config.token_lifetime = jiff::SignedDuration::from_secs(i64::try_from(args.token_ttl)?);
     if args.workload_servers {
-        let assets =
-            testbed::Assets::locate().context("locating the workload API server binaries")?;
-        let dir = match &args.workload_dir {
-            Some(d) => d.clone(),
-            None => std::env::temp_dir().join(format!("eks-emulator-{}", std::process::id())),
-        };
+        let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
+            .await?
+            .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
         let servers = WorkloadServers::new(assets, dir, format!("{base}/_emulator/tokenreview"))?;
         config.workload = Some(Arc::new(servers));
     }
@@ -132,17 +221,124 @@ async fn run_eks(args: EksArgs) -> Result<()> {
         addon: Delays::uniform(args.addon_delay),
     };
     let handle = serve_eks(config, timing, listener).await?;
+    Ok(Started { handle, moto })
+}
 
-    {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on {}", handle.url())?;
-        stdout.flush()?;
+#[derive(Debug, Args)]
+struct EksScaleArgs {
+    /// The EKS emulator's URL.
+    #[arg(long, env = "EKS_ENDPOINT")]
+    url: String,
+    /// The region the emulator serves (signs the requests).
+    #[arg(long, env = "AWS_REGION", default_value = "us-west-2")]
+    region: String,
+    /// The Cluster API cluster's namespace.
+    #[arg(long, env = "CLUSTER_NAMESPACE")]
+    cluster_namespace: String,
+    /// The Cluster API cluster's name.
+    #[arg(long, env = "CLUSTER_NAME")]
+    cluster_name: String,
+    /// The pool: the EKSMachinePool's name.
+    #[arg(long, env = "POOL_NAME")]
+    pool: String,
+    /// The node group's name when it is not the one the provider derives (`spec.cloudName`).
+    #[arg(long)]
+    nodegroup: Option<String>,
+    /// The desired size wanted.
+    #[arg(long, env = "REPLICAS")]
+    replicas: i64,
+    /// Access key id to sign with (none: unsigned, for an emulator that checks none).
+    #[arg(long, env = "AWS_ACCESS_KEY_ID", hide_env_values = true)]
+    access_key_id: Option<String>,
+    /// Its secret.
+    #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
+    secret_access_key: Option<String>,
+    /// Seconds to keep trying while the node group is busy, and to wait for the update.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
+    let credentials = match (args.access_key_id, args.secret_access_key) {
+        (Some(k), Some(s)) if !k.is_empty() => Some((k, s)),
+        (Some(k), None) if !k.is_empty() => {
+            bail!("--access-key-id without --secret-access-key (AWS_SECRET_ACCESS_KEY)")
+        }
+        _ => None,
+    };
+    let api = EksApi::new(&args.url, &args.region, credentials);
+    let request = ScaleRequest {
+        namespace: args.cluster_namespace,
+        cluster: args.cluster_name,
+        pool: args.pool,
+        nodegroup: args.nodegroup,
+        replicas: args.replicas,
+    };
+    let scaled = outside::scale_pool(&api, &request, Duration::from_secs(args.timeout))
+        .await
+        .with_context(|| {
+            format!(
+                "resizing pool {} of {}/{} to {}",
+                request.pool, request.namespace, request.cluster, request.replicas
+            )
+        })?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "EKS_CLUSTER={}", scaled.cluster)?;
+    writeln!(stdout, "EKS_NODEGROUP={}", scaled.nodegroup)?;
+    writeln!(
+        stdout,
+        "node group {} of EKS cluster {}: desired size {} -> {}",
+        scaled.nodegroup, scaled.cluster, scaled.from, scaled.to
+    )?;
+    stdout.flush()?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+struct AwsNetworkArgs {
+    /// EC2's URL (moto's, e.g. `EC2_ENDPOINT`).
+    #[arg(long, env = "EC2_ENDPOINT")]
+    ec2_url: String,
+    /// The region.
+    #[arg(long, env = "AWS_REGION", default_value = "us-west-2")]
+    region: String,
+    /// The two zones, as suffixes of the region.
+    #[arg(long, num_args = 2, default_values = ["a", "b"])]
+    zones: Vec<String>,
+    /// The VPC's `Name` tag (the subnets get `<name>-<zone>`).
+    #[arg(long, default_value = "byo-network")]
+    name: String,
+    /// The second octet of the VPC's block `10.<octet>.0.0/16`.
+    #[arg(long, default_value_t = 90)]
+    octet: u8,
+    /// The access key id in the credential scope (moto takes the account from it).
+    #[arg(
+        long,
+        env = "AWS_ACCESS_KEY_ID",
+        hide_env_values = true,
+        default_value = "AKIAEMULATOREKS00000"
+    )]
+    access_key_id: String,
+}
+
+async fn run_aws_network(args: AwsNetworkArgs) -> Result<()> {
+    let ec2 = Ec2::new(&args.ec2_url, &args.region, &args.access_key_id);
+    let zones: Vec<String> = args
+        .zones
+        .iter()
+        .map(|z| format!("{}{z}", args.region))
+        .collect();
+    let network = outside::create_network(&ec2, &args.name, args.octet, &zones)
+        .await
+        .context("creating the network in EC2")?;
+    let ids: Vec<&str> = network.subnets.iter().map(|(id, _)| id.as_str()).collect();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "AWS_VPC_ID={}", network.vpc)?;
+    for (letter, id) in ["A", "B"].iter().zip(&ids) {
+        writeln!(stdout, "AWS_SUBNET_ID_{letter}={id}")?;
     }
-    tracing::info!(url = %handle.url(), region = %args.region, "EKS emulator serving");
-
-    wait_for_signal().await;
-    tracing::info!("shutting down");
-    handle.shutdown().await;
+    writeln!(stdout, "AWS_SUBNET_IDS=[{}]", ids.join(", "))?;
+    stdout.flush()?;
     Ok(())
 }
 

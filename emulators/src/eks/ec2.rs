@@ -108,6 +108,42 @@ impl Ec2 {
             .collect())
     }
 
+    /// Creates a VPC with `cidr`, tagged with `tags`; returns its id.
+    ///
+    /// # Errors
+    /// EC2's error (e.g. `InvalidVpc.Range`) or a transport failure.
+    pub async fn create_vpc(
+        &self,
+        cidr: &str,
+        tags: &[(String, String)],
+    ) -> Result<String, Ec2Error> {
+        let mut params = vec![("CidrBlock".to_string(), cidr.to_string())];
+        params.extend(tag_specification("vpc", tags));
+        let xml = self.call("CreateVpc", params).await?;
+        created_id("CreateVpc", xml.text_at(&["vpc", "vpcId"]))
+    }
+
+    /// Creates a subnet of `vpc` with `cidr` in zone `az`, tagged with `tags`; returns its id.
+    ///
+    /// # Errors
+    /// EC2's error (e.g. `InvalidSubnet.Conflict`) or a transport failure.
+    pub async fn create_subnet(
+        &self,
+        vpc: &str,
+        cidr: &str,
+        az: &str,
+        tags: &[(String, String)],
+    ) -> Result<String, Ec2Error> {
+        let mut params = vec![
+            ("VpcId".to_string(), vpc.to_string()),
+            ("CidrBlock".to_string(), cidr.to_string()),
+            ("AvailabilityZone".to_string(), az.to_string()),
+        ];
+        params.extend(tag_specification("subnet", tags));
+        let xml = self.call("CreateSubnet", params).await?;
+        created_id("CreateSubnet", xml.text_at(&["subnet", "subnetId"]))
+    }
+
     /// Launches `count` instances of `instance_type` in `subnet`, tagged with `tags`, from an
     /// image found once with DescribeImages.
     ///
@@ -267,6 +303,37 @@ impl Ec2 {
         }
         Ok(xml)
     }
+}
+
+/// `TagSpecification.1.*` parameters putting `tags` on the created `resource_type`.
+fn tag_specification(resource_type: &str, tags: &[(String, String)]) -> Vec<(String, String)> {
+    if tags.is_empty() {
+        return Vec::new();
+    }
+    let mut params = vec![(
+        "TagSpecification.1.ResourceType".to_string(),
+        resource_type.to_string(),
+    )];
+    for (i, (key, value)) in tags.iter().enumerate() {
+        params.push((format!("TagSpecification.1.Tag.{}.Key", i + 1), key.clone()));
+        params.push((
+            format!("TagSpecification.1.Tag.{}.Value", i + 1),
+            value.clone(),
+        ));
+    }
+    params
+}
+
+/// The id a create call answered with, or an error when the answer carries none.
+fn created_id(action: &str, id: String) -> Result<String, Ec2Error> {
+    if id.is_empty() {
+        return Err(Ec2Error {
+            action: action.to_string(),
+            code: None,
+            message: "the response carries no id".into(),
+        });
+    }
+    Ok(id)
 }
 
 /// An XML element: its local name, child elements and concatenated text.

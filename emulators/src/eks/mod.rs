@@ -14,6 +14,7 @@ mod clusters;
 pub mod ec2;
 pub mod error;
 mod nodegroups;
+pub mod outside;
 pub mod server;
 pub mod sigv4;
 pub mod state;
@@ -49,11 +50,14 @@ pub struct EksConfig {
     pub workload: Option<Arc<WorkloadServers>>,
     /// moto's EC2 endpoint (`http://127.0.0.1:5000`), where node instances are launched.
     pub ec2_endpoint: Option<String>,
+    /// How long a cluster accepts an EKS token after its `X-Amz-Date`: [`token::TOKEN_LIFETIME`]
+    /// (15 minutes) as on EKS, shorter to watch a provider refresh its tokens in a test.
+    pub token_lifetime: jiff::SignedDuration,
 }
 
 impl EksConfig {
     /// A configuration for `region` and `account_id` with no credentials check, no workload
-    /// servers and no moto.
+    /// servers, no moto and EKS's token lifetime.
     pub fn new(region: &str, account_id: &str) -> Self {
         Self {
             region: region.to_string(),
@@ -61,6 +65,7 @@ impl EksConfig {
             credentials: Vec::new(),
             workload: None,
             ec2_endpoint: None,
+            token_lifetime: token::TOKEN_LIFETIME,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Who a bearer token presented to a cluster's workload API server is, as EKS decides it: the
-//! token must be a valid presigned STS URL for this cluster (see [`super::token`]); the cluster's
+//! token must be a valid presigned STS URL for this cluster (see [`super::token`]) not older than
+//! the configured lifetime ([`super::EksConfig::token_lifetime`]); the cluster's
 //! creator is `kubernetes-admin` in `system:masters` unless `bootstrapClusterCreatorAdminPermissions`
 //! was false; other principals need an access entry (with `system:masters` when the
 //! `AmazonEKSClusterAdminPolicy` is associated); everyone else is refused.
@@ -84,7 +85,8 @@ impl Eks {
             )
         };
         let secret_of = |k: &str| self.secret_of(k);
-        let who = token::verify(token, &name, &secret_of, now).map_err(|e| e.to_string())?;
+        let who = token::verify_within(token, &name, &secret_of, now, self.config.token_lifetime)
+            .map_err(|e| e.to_string())?;
         if bootstrap && creator.as_deref() == Some(who.access_key_id.as_str()) {
             return Ok(UserInfo {
                 username: "kubernetes-admin".into(),

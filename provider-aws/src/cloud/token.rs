@@ -3,7 +3,9 @@
 //! header `x-k8s-aws-id: <cluster name>` signed.
 //!
 //! EKS accepts such a token for 15 minutes from its signing time, whatever `X-Amz-Expires`
-//! says; the provider refreshes the kubeconfig Secret well before that.
+//! says; the provider refreshes the kubeconfig Secret when a third of that is left. The lifetime
+//! is a setting (`--token-lifetime`, `EKS_TOKEN_LIFETIME`) only so that tests against an emulator
+//! with short-lived tokens can watch the refresh; against EKS it stays 15 minutes.
 
 use std::time::{Duration, SystemTime};
 
@@ -18,15 +20,22 @@ use super::AwsCredentials;
 
 /// How long EKS accepts a token after its signing time.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
-/// When the provider replaces a token: five minutes before EKS would refuse it.
-pub const REFRESH_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// The part of a token's lifetime still left when the provider replaces it: one over this (five
+/// minutes of EKS's fifteen; 20 s of a 60 s lifetime).
+pub const REFRESH_LEAD_DIVISOR: u32 = 3;
+
+/// How long before it expires a token of `lifetime` is replaced: a third of the lifetime.
+pub fn refresh_lead(lifetime: Duration) -> Duration {
+    lifetime / REFRESH_LEAD_DIVISOR
+}
 
 /// A minted token and when it stops working.
 #[derive(Clone)]
 pub struct EksToken {
     /// The bearer token.
     pub token: String,
-    /// Signing time + [`TOKEN_LIFETIME`].
+    /// Signing time + the lifetime it was minted for ([`TOKEN_LIFETIME`] on EKS).
     pub expires_at: jiff::Timestamp,
 }
 
@@ -39,15 +48,18 @@ impl std::fmt::Debug for EksToken {
     }
 }
 
-/// Mints a token for `cluster` (its name in EKS) in `region`, signed at `now`.
+/// Mints a token for `cluster` (its name in EKS) in `region`, signed at `now`, that the cluster
+/// accepts for `lifetime` ([`TOKEN_LIFETIME`] on EKS; the token itself does not carry it).
 ///
 /// # Errors
-/// Only if the signer rejects its inputs (an invalid region or header value).
+/// Only if the signer rejects its inputs (an invalid region or header value) or `now + lifetime`
+/// is out of range.
 pub fn mint(
     credentials: &AwsCredentials,
     region: &str,
     cluster: &str,
     now: SystemTime,
+    lifetime: Duration,
 ) -> Result<EksToken, String> {
     let identity = credentials.to_sdk().into();
     let mut settings = SigningSettings::default();
@@ -82,7 +94,7 @@ pub fn mint(
     let signed_at = jiff::Timestamp::try_from(now).map_err(|e| format!("time: {e}"))?;
     let expires_at = signed_at
         .checked_add(
-            jiff::SignedDuration::try_from(TOKEN_LIFETIME).map_err(|e| format!("duration: {e}"))?,
+            jiff::SignedDuration::try_from(lifetime).map_err(|e| format!("duration: {e}"))?,
         )
         .map_err(|e| format!("time: {e}"))?;
     Ok(EksToken {
@@ -106,6 +118,7 @@ mod tests {
             "us-west-2",
             "my-cluster",
             SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+            TOKEN_LIFETIME,
         )
         .unwrap();
         let url = String::from_utf8(
@@ -126,5 +139,27 @@ mod tests {
         assert!(!url.contains("secret"));
         assert_eq!(t.expires_at.as_second(), 1_800_000_000 + 900);
         assert!(!format!("{t:?}").contains("k8s-aws-v1"));
+    }
+
+    #[test]
+    fn a_token_expires_after_the_lifetime_it_was_minted_for() {
+        let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let t = mint(&creds, "us-west-2", "c", at, Duration::from_secs(60)).unwrap();
+        assert_eq!(t.expires_at.as_second(), 1_800_000_000 + 60);
+    }
+
+    #[test]
+    fn a_token_is_replaced_when_a_third_of_its_lifetime_is_left() {
+        assert_eq!(refresh_lead(TOKEN_LIFETIME), Duration::from_secs(5 * 60));
+        assert_eq!(
+            refresh_lead(Duration::from_secs(60)),
+            Duration::from_secs(20)
+        );
+        assert_eq!(
+            refresh_lead(Duration::from_secs(10)),
+            Duration::from_millis(3333) + Duration::from_nanos(333_333)
+        );
+        assert_eq!(refresh_lead(Duration::ZERO), Duration::ZERO);
     }
 }

@@ -161,6 +161,7 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
                 cluster_name: &cluster_name,
                 namespace: &namespace,
                 clients: &clients,
+                token_lifetime: self.shared.token_lifetime,
             };
             match secrets.ensure(&c.name, server, ca, &endpoints).await {
                 Ok(expiry) => expires_at = Some(expiry),
@@ -211,7 +212,11 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
             poll
         });
         if let Some(expiry) = expires_at {
-            requeue = requeue.min(kubeconfig::until_refresh(expiry, ctx.now));
+            requeue = requeue.min(kubeconfig::until_refresh(
+                expiry,
+                ctx.now,
+                self.shared.token_lifetime,
+            ));
         }
         pass = pass.requeue_after(requeue);
         match acted.error.or(kubeconfig_error) {
@@ -984,6 +989,7 @@ struct Secrets<'a> {
     cluster_name: &'a str,
     namespace: &'a str,
     clients: &'a Clients,
+    token_lifetime: Duration,
 }
 
 impl Secrets<'_> {
@@ -1017,6 +1023,7 @@ impl Secrets<'_> {
             server,
             &ca_pem,
             self.ctx.now,
+            self.token_lifetime,
         );
         let expires_at = match good {
             Some(expiry) => expiry,
@@ -1026,6 +1033,7 @@ impl Secrets<'_> {
                     &self.clients.region,
                     eks_name,
                     SystemTime::from(self.ctx.now),
+                    self.token_lifetime,
                 )
                 .map_err(|e| {
                     ProviderError::cloud("token", format!("could not mint the EKS token: {e}"))

@@ -1,7 +1,8 @@
 //! The two kubeconfig Secrets of an EKS cluster, and when to write them.
 //!
-//! `<cluster>-kubeconfig` holds an EKS token (a presigned STS URL, good for 15 minutes); it is
-//! rewritten once the token is due for refresh (5 minutes before it expires), when the server or
+//! `<cluster>-kubeconfig` holds an EKS token (a presigned STS URL, good for 15 minutes, or the
+//! lifetime the provider is configured with); it is rewritten once the token is due for refresh
+//! (when a third of its lifetime is left: 5 minutes before it expires on EKS), when the server or
 //! CA changed, or when the Secret lost its shape (type, label, owner). `<cluster>-user-kubeconfig`
 //! runs `aws eks get-token` and is rewritten only when its content would change. A resting
 //! cluster therefore costs one Secret write per token refresh and nothing else.
@@ -18,23 +19,24 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
 use super::mapping::token_expiry;
-use crate::cloud::token::{REFRESH_AFTER, TOKEN_LIFETIME};
+use crate::cloud::token::refresh_lead;
 
-/// How long before expiry a token is replaced.
-pub fn refresh_margin() -> Duration {
-    TOKEN_LIFETIME.saturating_sub(REFRESH_AFTER)
+/// When a token of `lifetime` expiring at `expires_at` is to be replaced: when a third of its
+/// lifetime is left.
+pub fn refresh_at(expires_at: jiff::Timestamp, lifetime: Duration) -> jiff::Timestamp {
+    let lead = jiff::SignedDuration::try_from(refresh_lead(lifetime))
+        .unwrap_or(jiff::SignedDuration::ZERO);
+    expires_at.checked_sub(lead).unwrap_or(expires_at)
 }
 
-/// When a token expiring at `expires_at` is to be replaced.
-pub fn refresh_at(expires_at: jiff::Timestamp) -> jiff::Timestamp {
-    let margin =
-        jiff::SignedDuration::try_from(refresh_margin()).unwrap_or(jiff::SignedDuration::ZERO);
-    expires_at.checked_sub(margin).unwrap_or(expires_at)
-}
-
-/// How long until the token expiring at `expires_at` is due for refresh (at least a second).
-pub fn until_refresh(expires_at: jiff::Timestamp, now: jiff::Timestamp) -> Duration {
-    let left = refresh_at(expires_at).duration_since(now);
+/// How long until the token of `lifetime` expiring at `expires_at` is due for refresh (at least
+/// a second).
+pub fn until_refresh(
+    expires_at: jiff::Timestamp,
+    now: jiff::Timestamp,
+    lifetime: Duration,
+) -> Duration {
+    let left = refresh_at(expires_at, lifetime).duration_since(now);
     Duration::try_from(left)
         .unwrap_or(Duration::ZERO)
         .max(Duration::from_secs(1))
@@ -51,8 +53,8 @@ fn well_formed(secret: &Secret, cluster_name: &str, owner_uid: &str) -> bool {
 }
 
 /// When the token in an existing `<cluster>-kubeconfig` expires, if the Secret can stay as it
-/// is at `now`: right shape, server `server`, CA `ca_pem`, and a token not yet due for refresh.
-/// `None` means write it.
+/// is at `now`: right shape, server `server`, CA `ca_pem`, and a token (living `lifetime` from
+/// its signing time) not yet due for refresh. `None` means write it.
 pub fn contract_secret_good_until(
     existing: Option<&Secret>,
     cluster_name: &str,
@@ -60,6 +62,7 @@ pub fn contract_secret_good_until(
     server: &ApiEndpoint,
     ca_pem: &[u8],
     now: jiff::Timestamp,
+    lifetime: Duration,
 ) -> Option<jiff::Timestamp> {
     let secret = existing?;
     if !well_formed(secret, cluster_name, owner_uid) {
@@ -75,8 +78,8 @@ pub fn contract_secret_good_until(
         return None;
     }
     let token = config.current_user()?.token.as_deref()?;
-    let expires_at = token_expiry(token, TOKEN_LIFETIME)?;
-    (now < refresh_at(expires_at)).then_some(expires_at)
+    let expires_at = token_expiry(token, lifetime)?;
+    (now < refresh_at(expires_at, lifetime)).then_some(expires_at)
 }
 
 /// Whether an existing user Secret already is `desired` (shape and kubeconfig bytes).
@@ -159,6 +162,10 @@ mod tests {
 
     use super::*;
     use crate::cloud::AwsCredentials;
+    use crate::cloud::token::TOKEN_LIFETIME;
+
+    /// EKS's lifetime.
+    const L: Duration = TOKEN_LIFETIME;
 
     const CA: &[u8] = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
@@ -180,10 +187,11 @@ mod tests {
         }
     }
 
-    fn secret_signed_at(at: jiff::Timestamp) -> Secret {
+    fn secret_signed_at(at: jiff::Timestamp, lifetime: Duration) -> Secret {
         let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
         let token =
-            crate::cloud::token::mint(&creds, "us-west-2", "ns-c1", SystemTime::from(at)).unwrap();
+            crate::cloud::token::mint(&creds, "us-west-2", "ns-c1", SystemTime::from(at), lifetime)
+                .unwrap();
         cluster_kubeconfig_secret("c1", "ns", owner(), &server(), CA, &token.token)
     }
 
@@ -193,31 +201,52 @@ mod tests {
 
     #[test]
     fn a_fresh_token_keeps_the_secret_until_five_minutes_before_expiry() {
-        let secret = secret_signed_at(t(0));
-        let good = contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(60));
+        let secret = secret_signed_at(t(0), L);
+        let good =
+            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(60), L);
         assert_eq!(good, Some(t(900)));
-        assert_eq!(until_refresh(t(900), t(60)), Duration::from_secs(540));
+        assert_eq!(until_refresh(t(900), t(60), L), Duration::from_secs(540));
         assert_eq!(
-            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(599)),
+            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(599), L),
             Some(t(900))
         );
         assert_eq!(
-            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(600)),
+            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(600), L),
             None,
             "due for refresh"
         );
         assert_eq!(
-            until_refresh(t(900), t(899)),
+            until_refresh(t(900), t(899), L),
             Duration::from_secs(1),
             "never a zero requeue"
         );
     }
 
     #[test]
-    fn a_secret_is_rewritten_when_missing_moved_or_misshapen() {
-        let secret = secret_signed_at(t(0));
+    fn a_short_lived_token_is_refreshed_when_a_third_of_its_lifetime_is_left() {
+        let minute = Duration::from_secs(60);
+        let secret = secret_signed_at(t(0), minute);
+        let good = |now| {
+            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, now, minute)
+        };
+        assert_eq!(refresh_at(t(60), minute), t(40));
+        assert_eq!(good(t(1)), Some(t(60)));
+        assert_eq!(until_refresh(t(60), t(1), minute), Duration::from_secs(39));
+        assert_eq!(good(t(39)), Some(t(60)));
+        assert_eq!(good(t(40)), None, "due for refresh at 40 s");
+        // Read with EKS's lifetime, the same token is good for 15 minutes: the lifetime in force
+        // decides, not the token.
         assert_eq!(
-            contract_secret_good_until(None, "c1", "uid-1", &server(), CA, t(1)),
+            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), CA, t(40), L),
+            Some(t(900))
+        );
+    }
+
+    #[test]
+    fn a_secret_is_rewritten_when_missing_moved_or_misshapen() {
+        let secret = secret_signed_at(t(0), L);
+        assert_eq!(
+            contract_secret_good_until(None, "c1", "uid-1", &server(), CA, t(1), L),
             None
         );
         let moved = ApiEndpoint {
@@ -225,33 +254,41 @@ mod tests {
             port: 443,
         };
         assert_eq!(
-            contract_secret_good_until(Some(&secret), "c1", "uid-1", &moved, CA, t(1)),
+            contract_secret_good_until(Some(&secret), "c1", "uid-1", &moved, CA, t(1), L),
             None
         );
         assert_eq!(
-            contract_secret_good_until(Some(&secret), "c1", "uid-1", &server(), b"other CA", t(1)),
+            contract_secret_good_until(
+                Some(&secret),
+                "c1",
+                "uid-1",
+                &server(),
+                b"other CA",
+                t(1),
+                L
+            ),
             None
         );
         assert_eq!(
-            contract_secret_good_until(Some(&secret), "c1", "uid-2", &server(), CA, t(1)),
+            contract_secret_good_until(Some(&secret), "c1", "uid-2", &server(), CA, t(1), L),
             None,
             "another owner"
         );
         let mut unlabelled = secret.clone();
         unlabelled.metadata.labels = None;
         assert_eq!(
-            contract_secret_good_until(Some(&unlabelled), "c1", "uid-1", &server(), CA, t(1)),
+            contract_secret_good_until(Some(&unlabelled), "c1", "uid-1", &server(), CA, t(1), L),
             None
         );
         let mut static_token =
             cluster_kubeconfig_secret("c1", "ns", owner(), &server(), CA, "not-an-eks-token");
         assert_eq!(
-            contract_secret_good_until(Some(&static_token), "c1", "uid-1", &server(), CA, t(1)),
+            contract_secret_good_until(Some(&static_token), "c1", "uid-1", &server(), CA, t(1), L),
             None
         );
         static_token.data = None;
         assert_eq!(
-            contract_secret_good_until(Some(&static_token), "c1", "uid-1", &server(), CA, t(1)),
+            contract_secret_good_until(Some(&static_token), "c1", "uid-1", &server(), CA, t(1), L),
             None
         );
     }

@@ -791,7 +791,14 @@ mod tests {
     fn a_minted_token_says_when_it_expires() {
         let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let minted = crate::cloud::token::mint(&creds, "us-west-2", "ns-c1", at).unwrap();
+        let minted = crate::cloud::token::mint(
+            &creds,
+            "us-west-2",
+            "ns-c1",
+            at,
+            crate::cloud::token::TOKEN_LIFETIME,
+        )
+        .unwrap();
         let expiry = token_expiry(&minted.token, crate::cloud::token::TOKEN_LIFETIME).unwrap();
         assert_eq!(expiry, minted.expires_at);
         assert_eq!(token_expiry("not-a-token", Duration::from_secs(1)), None);

@@ -1,0 +1,199 @@
+//! `conformance run`: one provider, judged against every check it can be, on real management
+//! planes with real Cluster API core and the real clusterctl.
+//!
+//! The run, in order:
+//! 1. static checks on the release folder (C01–C06, C55, C56);
+//! 2. a management plane; `clusterctl init` from a local repository (C57); core's access to the
+//!    provider's kinds (C07); templates admitted (C08, C24); `clusterctl generate` (C58);
+//! 3. the provider's emulator and controller, started as the profile says;
+//! 4. [`quiet`]: objects the provider must leave alone (C11, C38, C39);
+//! 5. [`lifecycle`]: a full cluster from the default flavor, judged once settled, then paused,
+//!    scaled, moved to a second plane (C59) and deleted; beside it [`control_plane_only`] (C17,
+//!    C52).
+//!
+//! Every check that no step judged is reported as skipped with the reason.
+
+mod bed;
+mod lifecycle;
+mod quiet;
+mod setup;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::checks::Results;
+use crate::profile::{Profile, Vars};
+use crate::release::{self, Release};
+
+pub use bed::Bed;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The profile file.
+    pub profile: PathBuf,
+    /// Judge only these checks (and run only the steps they need).
+    pub only: Option<Vec<String>>,
+    /// Keep the run directory (logs, kubeconfigs) after the run.
+    pub keep: bool,
+    /// Extra variables for the profile's `${NAME}` expansion (before the environment).
+    pub vars: Vec<(String, String)>,
+    /// Never keep the run directory or the planes, even when a check fails (for runs that are
+    /// expected to fail).
+    pub discard: bool,
+}
+
+/// What a run found.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The provider's name.
+    pub provider: String,
+    /// Every check's outcome.
+    pub results: Results,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// The run directory (kept only with `keep` or on failure).
+    pub dir: PathBuf,
+}
+
+/// The value of `cluster.x-k8s.io/watch-filter` the suite gives the provider.
+pub const WATCH_FILTER: &str = "conformance";
+
+/// Everything a step needs.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The profile.
+    pub profile: Profile,
+    /// The release.
+    pub release: Release,
+    /// Variables for commands and templates.
+    pub vars: Vars,
+    /// Template variables (the profile's, expanded, plus the setup command's output).
+    pub template_vars: Vec<(String, String)>,
+    /// Kinds reachable by name.
+    pub kinds: crate::objects::Kinds,
+    /// The roles of the provider's kinds.
+    pub roles: setup::Roles,
+    /// clusterctl with the local repository.
+    pub clusterctl: crate::clusterctl::Clusterctl,
+    /// The run's directory.
+    pub dir: PathBuf,
+    /// Checks to judge (`None`: all).
+    pub only: Option<Vec<String>>,
+    /// See [`RunOptions::discard`].
+    pub discard: bool,
+}
+
+impl Ctx {
+    /// Whether any of `ids` is wanted.
+    pub fn wants(&self, ids: &[&str]) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|o| ids.iter().any(|id| o.iter().any(|w| w == id)))
+    }
+
+    /// The emulator's counters URL, expanded.
+    pub fn calls_url(&self) -> Option<String> {
+        let url = self.profile.emulator.as_ref()?.calls_url.as_ref()?;
+        self.vars.expand(url).ok()
+    }
+
+    /// Reads the emulator's counters, if it has them.
+    pub async fn calls(&self) -> Option<crate::procs::Calls> {
+        let url = self.calls_url()?;
+        match crate::procs::scrape(&url).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "cannot read the emulator's counters");
+                None
+            }
+        }
+    }
+
+    /// The profile's create-operation patterns.
+    pub fn create_operations(&self) -> Vec<String> {
+        self.profile
+            .emulator
+            .as_ref()
+            .map(|e| e.create_operations.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// IDs judged from the release folder alone (no management plane needed).
+pub const STATIC_IDS: &[&str] = &["C01", "C02", "C03", "C04", "C05", "C06", "C55", "C56"];
+
+/// IDs judged by the cluster lifecycle.
+pub const LIFECYCLE_IDS: &[&str] = &[
+    "C09", "C12", "C13", "C14", "C15", "C16", "C18", "C19", "C20", "C21", "C22", "C23", "C25",
+    "C26", "C27", "C28", "C29", "C30", "C31", "C32", "C33", "C34", "C35", "C36", "C37", "C40",
+    "C41", "C42", "C44", "C46", "C47", "C48", "C49", "C50", "C51", "C59",
+];
+
+/// Runs the suite.
+pub async fn run(options: RunOptions) -> Result<RunReport> {
+    let started = Instant::now();
+    let profile = Profile::load(&options.profile)?;
+    let provider = profile.name.clone();
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("conformance-{}-", profile.name))
+        .tempdir()?;
+    let dir_path = dir.path().to_path_buf();
+    let mut results = Results::default();
+
+    let mut vars = Vars::default();
+    for (k, v) in &options.vars {
+        vars.set(k, v.clone());
+    }
+    vars.set("PROFILE_DIR", profile.dir.display().to_string());
+    vars.set("RUN_DIR", dir_path.display().to_string());
+    let release_dir = profile.dir.join(vars.expand(&profile.release)?);
+    let release = Release::read(&release_dir)
+        .with_context(|| format!("reading the release {}", release_dir.display()))?;
+    release::static_checks(&release, &profile.version, &mut results);
+
+    let static_only = options
+        .only
+        .as_ref()
+        .is_some_and(|ids| ids.iter().all(|id| STATIC_IDS.contains(&id.as_str())));
+    let outcome = if static_only {
+        Ok(())
+    } else {
+        setup::run_all(
+            profile,
+            release,
+            vars,
+            dir_path.clone(),
+            options.only.clone(),
+            options.discard,
+            &mut results,
+        )
+        .await
+    };
+    if let Err(e) = &outcome {
+        eprintln!("conformance: the run stopped early: {e:#}");
+    }
+    results.skip_unjudged(
+        &crate::checks::CATALOGUE
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<_>>(),
+        &match &outcome {
+            Ok(()) => "not judged: its scenario did not run".to_string(),
+            Err(e) => format!("not judged: the run stopped early: {e:#}"),
+        },
+    );
+    let keep =
+        options.keep || (!options.discard && (!results.failed().is_empty() || outcome.is_err()));
+    if keep {
+        let _ = dir.keep();
+    }
+    Ok(RunReport {
+        provider,
+        results,
+        elapsed: started.elapsed(),
+        dir: dir_path,
+    })
+}

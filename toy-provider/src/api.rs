@@ -1,0 +1,123 @@
+//! The toy cloud's wire types, shared by its server and its client.
+
+use serde::{Deserialize, Serialize};
+
+/// Who a cloud cluster belongs to (the Cluster API cluster it serves).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tags {
+    /// Namespace of the Cluster.
+    pub namespace: String,
+    /// Name of the Cluster.
+    pub cluster: String,
+}
+
+/// Where a cluster's API server listens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// Host name or IP.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+}
+
+/// `POST /clusters`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CreateCluster {
+    /// Cluster name, unique in the cloud.
+    pub name: String,
+    /// Kubernetes version (`v1.31.0`).
+    pub version: String,
+    /// Owner tags.
+    pub tags: Tags,
+}
+
+/// `PATCH /clusters/{name}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UpdateCluster {
+    /// New Kubernetes version.
+    pub version: String,
+}
+
+/// A cloud cluster.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cluster {
+    /// Name.
+    pub name: String,
+    /// Owner tags.
+    pub tags: Tags,
+    /// Current Kubernetes version.
+    pub version: String,
+    /// `CREATING`, `ACTIVE`, `UPDATING` or `DELETING`.
+    pub status: String,
+    /// Set once the API server is up.
+    pub endpoint: Option<Endpoint>,
+}
+
+/// `POST /clusters/{name}/pools`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatePool {
+    /// Pool name, unique in its cluster.
+    pub name: String,
+    /// Desired number of instances.
+    pub desired_size: u32,
+}
+
+/// `PATCH /clusters/{name}/pools/{pool}` and the outside scale `POST /pools/{ns}/{cluster}/{pool}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScalePool {
+    /// Desired number of instances.
+    pub desired_size: u32,
+}
+
+/// One instance of a pool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Instance {
+    /// Instance id.
+    pub id: String,
+    /// What the instance's Node carries in `spec.providerID`.
+    pub provider_id: String,
+    /// `PENDING`, `RUNNING` or `TERMINATING`.
+    pub state: String,
+}
+
+/// A node pool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pool {
+    /// Name.
+    pub name: String,
+    /// Cloud cluster it belongs to.
+    pub cluster: String,
+    /// Desired number of instances.
+    pub desired_size: u32,
+    /// `CREATING`, `ACTIVE`, `UPDATING` (converging to the desired size) or `DELETING`.
+    pub status: String,
+    /// Every instance that exists, in any state.
+    pub instances: Vec<Instance>,
+}
+
+/// Error body.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Every operation the cloud counts in `emulator_calls_total`.
+pub const OPERATIONS: [&str; 12] = [
+    "CreateCluster",
+    "DescribeCluster",
+    "ListClusters",
+    "UpdateCluster",
+    "DeleteCluster",
+    "GetCredentials",
+    "CreatePool",
+    "DescribePool",
+    "ListPools",
+    "UpdatePool",
+    "DeletePool",
+    "OutsideScale",
+];

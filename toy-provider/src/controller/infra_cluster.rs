@@ -1,0 +1,98 @@
+//! ToyCluster: the toy's "network" exists at once; it reports provisioned and its failure
+//! domains and, being managed, never touches the endpoint.
+
+use anyhow::Result;
+use kube::api::DynamicObject;
+use serde_json::{Map, json};
+
+use super::meta::{self, Cond};
+use super::{Ctx, Indexes};
+use crate::breaks::Break;
+
+/// The toy's zones.
+pub const FAILURE_DOMAINS: [&str; 2] = ["toy-a", "toy-b"];
+
+pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<()> {
+    let ns = meta::namespace(obj);
+    let api = ctx.api(&ctx.kinds.toy_cluster, &ns);
+    let owner = meta::core_owner(obj, "Cluster", false);
+    let cluster = owner
+        .as_ref()
+        .and_then(|c| idx.clusters.get(&(ns.clone(), c.clone())));
+
+    if meta::has_annotation(obj, meta::MANAGED_BY_ANNOTATION) && !ctx.broken(Break::IgnoreManagedBy)
+    {
+        return Ok(());
+    }
+    if meta::deleting(obj) {
+        if !meta::has_finalizer(obj) {
+            return Ok(());
+        }
+        if ctx.pause(obj, cluster) {
+            return ctx.report_paused(&api, obj, cluster).await;
+        }
+        // Nothing in the cloud: the network is imaginary.
+        return meta::remove_finalizer(&api, obj).await;
+    }
+    if owner.is_none() && !ctx.broken(Break::NoOwnerGate) {
+        return Ok(());
+    }
+    if owner.is_some() && cluster.is_none() {
+        return Ok(());
+    }
+    if ctx.pause(obj, cluster) {
+        return ctx.report_paused(&api, obj, cluster).await;
+    }
+    ctx.ensure_finalizer(&api, obj, "/status/initialization/provisioned")
+        .await?;
+
+    if ctx.broken(Break::EndpointOnInfra)
+        && meta::str_at(obj, "/spec/controlPlaneEndpoint/host").is_empty()
+    {
+        // Copy what the control plane published, as an unmanaged InfraCluster would set its own.
+        let cp = cluster.and_then(|c| {
+            let name = meta::str_at(c, "/spec/controlPlaneRef/name");
+            idx.control_planes.get(&(ns.clone(), name.to_string()))
+        });
+        if let Some(endpoint) = cp.and_then(|cp| meta::at(cp, "/spec/controlPlaneEndpoint"))
+            && !endpoint["host"].as_str().unwrap_or_default().is_empty()
+        {
+            meta::patch(
+                &api,
+                obj,
+                &json!({"spec": {"controlPlaneEndpoint": endpoint}}),
+            )
+            .await?;
+        }
+    }
+
+    let mut fields = Map::new();
+    if ctx.broken(Break::InfraNotProvisioned) {
+        let conds = vec![Cond::new("Ready", false, "Provisioning", "never done")];
+        ctx.write_status(&api, obj, cluster, fields, conds, meta::generation(obj))
+            .await?;
+        return Ok(());
+    }
+    fields.insert("initialization".into(), json!({"provisioned": true}));
+    fields.insert("ready".into(), json!(true));
+    if !ctx.broken(Break::NoFailureDomains) {
+        let domains: Vec<_> = FAILURE_DOMAINS
+            .iter()
+            .map(|d| json!({"name": d, "controlPlane": true}))
+            .collect();
+        fields.insert("failureDomains".into(), json!(domains));
+    }
+    let reason = if ctx.broken(Break::ConditionNoReason) {
+        ""
+    } else {
+        "Provisioned"
+    };
+    let conds = if ctx.broken(Break::NoInfraReadyCondition) {
+        Vec::new()
+    } else {
+        vec![Cond::new("Ready", true, reason, "")]
+    };
+    ctx.write_status(&api, obj, cluster, fields, conds, meta::generation(obj))
+        .await?;
+    Ok(())
+}
