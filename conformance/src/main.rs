@@ -134,6 +134,10 @@ async fn run(
         .filter(|(_, o)| o.is_fail())
         .map(|(c, _)| c.id)
         .collect();
+    if let Some(why) = &report.stopped {
+        println!("Logs and kubeconfigs: {}", report.dir.display());
+        anyhow::bail!("the run stopped before judging every check: {why}");
+    }
     if !failed.is_empty() {
         println!("Logs and kubeconfigs: {}", report.dir.display());
         anyhow::bail!("{} check(s) failed: {}", failed.len(), failed.join(", "));

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
 
 use crate::release::Release;
@@ -98,6 +98,26 @@ pub fn value(obj: &DynamicObject) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
+/// Runs `call` again (up to five times, 300 ms apart) while it fails in transport — a
+/// connection closed under load — never on an answer from the API server.
+async fn retrying<T, F, Fut>(mut call: F) -> std::result::Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, kube::Error>>,
+{
+    let mut attempt = 0;
+    loop {
+        match call().await {
+            Err(e) if !matches!(e, kube::Error::Api(_)) && attempt < 4 => {
+                attempt += 1;
+                tracing::debug!(error = %e, attempt, "retrying a request that failed in transport");
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Reads one object; `None` when it does not exist.
 pub async fn get(
     kinds: &Kinds,
@@ -107,7 +127,7 @@ pub async fn get(
     name: &str,
 ) -> Result<Option<Value>> {
     let api = kinds.api(client, kind, ns)?;
-    Ok(api.get_opt(name).await?.as_ref().map(value))
+    Ok(retrying(|| api.get_opt(name)).await?.as_ref().map(value))
 }
 
 /// Server-side applies `doc` (its `kind` must be known) in `ns`.
@@ -121,12 +141,9 @@ pub async fn apply(kinds: &Kinds, client: &kube::Client, ns: &str, doc: &Value) 
     body["apiVersion"] = json!(ar.api_version);
     body["metadata"]["namespace"] = json!(ns);
     let api = kinds.api(client, kind, ns)?;
-    let obj = api
-        .patch(
-            name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&body),
-        )
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let patch = Patch::Apply(&body);
+    let obj = retrying(|| api.patch(name, &params, &patch))
         .await
         .with_context(|| format!("applying {kind}/{name}"))?;
     Ok(value(&obj))
@@ -141,9 +158,10 @@ pub async fn merge(
     name: &str,
     patch: &Value,
 ) -> Result<()> {
-    kinds
-        .api(client, kind, ns)?
-        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+    let api = kinds.api(client, kind, ns)?;
+    let params = PatchParams::default();
+    let patch = Patch::Merge(patch);
+    retrying(|| api.patch(name, &params, &patch))
         .await
         .with_context(|| format!("patching {kind}/{name}"))?;
     Ok(())
@@ -182,11 +200,9 @@ pub async fn delete(
     ns: &str,
     name: &str,
 ) -> Result<()> {
-    match kinds
-        .api(client, kind, ns)?
-        .delete(name, &DeleteParams::default())
-        .await
-    {
+    let api = kinds.api(client, kind, ns)?;
+    let params = DeleteParams::default();
+    match retrying(|| api.delete(name, &params)).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
@@ -301,7 +317,9 @@ impl Recorder {
             ready.push(rx);
             let task = tokio::spawn(async move {
                 let mut tx = Some(tx);
-                let mut stream = watcher(api, watcher::Config::default()).boxed();
+                let mut stream = watcher(api, watcher::Config::default())
+                    .default_backoff()
+                    .boxed();
                 while let Some(event) = stream.next().await {
                     let (obj, deleted) = match event {
                         Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => (o, false),

@@ -142,16 +142,7 @@ impl Running {
 
     /// SIGTERM, then SIGKILL after `grace`.
     pub async fn stop(&mut self, grace: Duration) {
-        if let Some(pid) = self.child.id() {
-            let _ = std::process::Command::new("kill")
-                .args(["-TERM", &pid.to_string()])
-                .stderr(Stdio::null())
-                .status();
-            if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
-                return;
-            }
-        }
-        let _ = self.child.kill().await;
+        testbed::process::terminate(&mut self.child, grace).await;
     }
 }
 

@@ -5,32 +5,22 @@
 //! The suite's crate does not depend on the provider: the profile names the binaries, which
 //! `cargo test --workspace --all-targets` (scripts/test.sh) builds.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-fn target_dir() -> PathBuf {
-    // target/debug/deps/eks-… → target/debug
-    let exe = std::env::current_exe().unwrap_or_default();
-    exe.ancestors()
-        .nth(2)
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
+use std::process::Command;
+use support::{require_binaries, root, target_dir};
 
 /// The checks the suite's v1 cannot judge for a managed-node-pool provider.
 const EXPECTED_SKIPS: &[&str] = &["C43"];
 
 #[test]
 fn the_eks_provider_passes_every_applicable_check() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = root();
     let bin = target_dir();
-    for needed in ["provider-aws", "emulator"] {
-        assert!(
-            bin.join(needed).is_file(),
-            "{} is missing: build it with `cargo build -p provider-aws -p emulators`",
-            bin.join(needed).display()
-        );
-    }
+    require_binaries(
+        &["provider-aws", "emulator"],
+        "-p provider-aws -p emulators",
+    );
     let junit = bin.join("conformance-eks.xml");
     let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
         .current_dir(&root)

@@ -68,18 +68,23 @@ impl Process {
 
     /// Stops the process: SIGTERM, then SIGKILL after `grace`.
     pub async fn stop(&mut self, grace: Duration) {
-        if let Some(pid) = self.child.id() {
-            // `kill` from procps: no unsafe signal code in this crate.
-            let _ = std::process::Command::new("kill")
-                .args(["-TERM", &pid.to_string()])
-                .stderr(Stdio::null())
-                .status();
-            if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
-                return;
-            }
-        }
-        let _ = self.child.kill().await;
+        terminate(&mut self.child, grace).await;
     }
+}
+
+/// Stops a child: SIGTERM (so it can stop its own children), then SIGKILL after `grace`.
+pub async fn terminate(child: &mut Child, grace: Duration) {
+    if let Some(pid) = child.id() {
+        // `kill` from procps: no unsafe signal code in this crate.
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+        if tokio::time::timeout(grace, child.wait()).await.is_ok() {
+            return;
+        }
+    }
+    let _ = child.kill().await;
 }
 
 /// The last `lines` lines of a log file (empty if unreadable).

@@ -56,6 +56,8 @@ pub struct RunReport {
     pub elapsed: Duration,
     /// The run directory (kept only with `keep` or on failure).
     pub dir: PathBuf,
+    /// Why the run stopped before judging everything, if it did: a failed run.
+    pub stopped: Option<String>,
 }
 
 /// The value of `cluster.x-k8s.io/watch-filter` the suite gives the provider.
@@ -195,5 +197,6 @@ pub async fn run(options: RunOptions) -> Result<RunReport> {
         results,
         elapsed: started.elapsed(),
         dir: dir_path,
+        stopped: outcome.err().map(|e| format!("{e:#}")),
     })
 }
