@@ -267,6 +267,14 @@ pub fn has_status(obj: &Value) -> bool {
     obj["status"].as_object().is_some_and(|s| !s.is_empty())
 }
 
+/// The owner reference of kind `kind`, if any.
+pub fn owner<'a>(obj: &'a Value, kind: &str) -> Option<&'a Value> {
+    obj["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|r| r["kind"] == kind)
+}
+
 /// The object's finalizers.
 pub fn finalizers(obj: &Value) -> Vec<String> {
     obj["metadata"]["finalizers"]

@@ -21,6 +21,12 @@ pub struct Running {
     log: PathBuf,
 }
 
+/// How a command is named in messages: its program only. Arguments may carry credentials (a
+/// profile can pass an emulator's access keys as flags), so they never reach a log.
+fn program(argv: &[String]) -> &str {
+    argv.first().map_or("(empty command)", String::as_str)
+}
+
 fn command(argv: &[String], env: &BTreeMap<String, String>, workdir: &Path) -> Result<Command> {
     let (program, args) = argv.split_first().context("an empty command")?;
     let mut path = PathBuf::from(program);
@@ -52,7 +58,13 @@ impl Running {
             .stdout(out)
             .stderr(err)
             .spawn()
-            .with_context(|| format!("starting {name}: {argv:?} in {}", workdir.display()))?;
+            .with_context(|| {
+                format!(
+                    "starting {name}: {} in {}",
+                    program(argv),
+                    workdir.display()
+                )
+            })?;
         Ok(Self {
             name: name.to_string(),
             child,
@@ -76,7 +88,13 @@ impl Running {
             .stdout(Stdio::piped())
             .stderr(err)
             .spawn()
-            .with_context(|| format!("starting {name}: {argv:?} in {}", workdir.display()))?;
+            .with_context(|| {
+                format!(
+                    "starting {name}: {} in {}",
+                    program(argv),
+                    workdir.display()
+                )
+            })?;
         let stdout = child.stdout.take().context("no stdout pipe")?;
         let mut lines = BufReader::new(stdout).lines();
         let mut file = tokio::fs::File::create(&log).await?;
@@ -161,11 +179,12 @@ pub async fn run_to_end(
             .output(),
     )
     .await
-    .with_context(|| format!("{argv:?} did not finish within {timeout:?}"))?
-    .with_context(|| format!("running {argv:?}"))?;
+    .with_context(|| format!("{} did not finish within {timeout:?}", program(argv)))?
+    .with_context(|| format!("running {}", program(argv)))?;
     if !out.status.success() {
         bail!(
-            "{argv:?} failed ({}): {}",
+            "{} failed ({}): {}",
+            program(argv),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         );

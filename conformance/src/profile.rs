@@ -237,28 +237,11 @@ impl Vars {
     /// Replaces `${NAME}` and `${NAME:=default}`; an unknown name without default is an error
     /// naming it.
     pub fn expand(&self, text: &str) -> Result<String> {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(start) = rest.find("${") {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 2..];
-            let Some(end) = after.find('}') else {
-                bail!("unclosed ${{ in {text:?}")
-            };
-            let inner = &after[..end];
-            let (name, default) = match inner.split_once(":=") {
-                Some((n, d)) => (n, Some(d)),
-                None => (inner, None),
-            };
-            match (self.get(name), default) {
-                (Some(v), _) => out.push_str(&v),
-                (None, Some(d)) => out.push_str(d),
-                (None, None) => bail!("{text:?} uses ${{{name}}}, which nothing defines"),
-            }
-            rest = &after[end + 1..];
-        }
-        out.push_str(rest);
-        Ok(out)
+        substitute(text, |name, default| match (self.get(name), default) {
+            (Some(v), _) => Ok(v),
+            (None, Some(d)) => Ok(d.to_string()),
+            (None, None) => bail!("{text:?} uses ${{{name}}}, which nothing defines"),
+        })
     }
 
     /// Expands every element.
@@ -274,6 +257,32 @@ impl Vars {
             }
         }
     }
+}
+
+/// Replaces every `${NAME}` / `${NAME:=default}` in `text` by what `value(name, default)`
+/// returns (the syntax clusterctl uses); an unclosed `${` is an error.
+pub fn substitute(
+    text: &str,
+    mut value: impl FnMut(&str, Option<&str>) -> Result<String>,
+) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            bail!("unclosed ${{ in {text:?}")
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":=") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        out.push_str(&value(name, default)?);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// `NAME=VALUE` with NAME `[A-Z][A-Z0-9_]*`.

@@ -41,28 +41,10 @@ pub struct Release {
 
 /// Replaces `${VAR:=default}` with its default and `${VAR}` with nothing, as an install with
 /// no variables set would (clusterctl itself refuses unset required ones; C57 covers that).
-pub fn render_defaults(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        match after.find('}') {
-            Some(end) => {
-                let inner = &after[..end];
-                if let Some((_, default)) = inner.split_once(":=") {
-                    out.push_str(default);
-                }
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push_str(&rest[start..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+pub fn render_defaults(text: &str) -> Result<String> {
+    crate::profile::substitute(text, |_, default| {
+        Ok(default.unwrap_or_default().to_string())
+    })
 }
 
 fn docs(text: &str) -> Result<Vec<Value>> {
@@ -81,7 +63,7 @@ impl Release {
             .with_context(|| {
             format!("reading {}/infrastructure-components.yaml", dir.display())
         })?;
-        let components = docs(&render_defaults(&components_text))
+        let components = docs(&render_defaults(&components_text)?)
             .with_context(|| format!("parsing {}/infrastructure-components.yaml", dir.display()))?;
         let crds = components
             .iter()
@@ -523,8 +505,12 @@ mod tests {
 
     #[test]
     fn defaults_render_and_required_vanish() {
-        assert_eq!(render_defaults("a=${X:=1} b=${Y} c"), "a=1 b= c");
-        assert_eq!(render_defaults("--f=${F:=}"), "--f=");
+        assert_eq!(
+            render_defaults("a=${X:=1} b=${Y} c").ok().as_deref(),
+            Some("a=1 b= c")
+        );
+        assert_eq!(render_defaults("--f=${F:=}").ok().as_deref(), Some("--f="));
+        assert!(render_defaults("--f=${F").is_err());
     }
 
     #[test]

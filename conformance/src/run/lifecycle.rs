@@ -14,7 +14,7 @@ use super::setup::{label_for_provider, render};
 use super::{Bed, Ctx};
 use crate::checks::{Outcome, Results, verdict};
 use crate::objects::{
-    self, CLUSTER_NAME_LABEL, Recorder, condition, condition_status, finalizers, rv,
+    self, CLUSTER_NAME_LABEL, Recorder, condition, condition_status, finalizers, owner, rv,
 };
 
 const NS: &str = "conf-main";
@@ -256,13 +256,6 @@ pub async fn run(
         bed.stop(deletion.is_err() && !ctx.discard).await;
     }
     deletion
-}
-
-fn owner<'a>(obj: &'a Value, kind: &str) -> Option<&'a Value> {
-    obj["metadata"]["ownerReferences"]
-        .as_array()?
-        .iter()
-        .find(|r| r["kind"] == kind)
 }
 
 fn label(obj: &Value, key: &str) -> Option<String> {
@@ -1645,9 +1638,8 @@ pub async fn control_plane_only(
             name,
             id,
             cp,
-            docs.iter().any(|d| {
-                d["kind"] != "Cluster" && ctx.roles.infra.as_deref() == d["kind"].as_str()
-            }),
+            docs.iter()
+                .any(|d| ctx.roles.infra.as_deref() == d["kind"].as_str()),
         ));
     }
     let start = Instant::now();

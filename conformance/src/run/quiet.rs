@@ -44,11 +44,7 @@ async fn has_cluster_owner(ctx: &Ctx, bed: &Bed, kind: &str, name: &str) -> bool
         .await
         .ok()
         .flatten()
-        .is_some_and(|o| {
-            o["metadata"]["ownerReferences"]
-                .as_array()
-                .is_some_and(|refs| refs.iter().any(|r| r["kind"] == "Cluster"))
-        })
+        .is_some_and(|o| objects::owner(&o, "Cluster").is_some())
 }
 
 /// Runs C11, then C38 and C39 together; cleans up after itself.

@@ -198,7 +198,10 @@ pub async fn run_all(
         for (k, v) in &spec.env {
             env.insert(k.clone(), vars.expand(v)?);
         }
-        eprintln!("conformance: starting the emulator: {}", argv.join(" "));
+        eprintln!(
+            "conformance: starting the emulator ({}; its arguments stay out of the log)",
+            argv.first().map_or("", String::as_str)
+        );
         let (running, printed) = Running::spawn_emulator(
             "emulator",
             &argv,
@@ -314,13 +317,20 @@ async fn judge_install(ctx: &Ctx, bed: &Bed) -> Outcome {
             continue;
         };
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-        let ar = ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk(group, version, kind),
-            &format!("{}s", kind.to_lowercase()),
-        );
-        let api: Api<DynamicObject> = match doc["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(bed.client.clone(), ns, &ar),
-            None => Api::all_with(bed.client.clone(), &ar),
+        // The API server says what the kind's resource is called and whether it is namespaced.
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let (ar, caps) = match kube::discovery::pinned_kind(&bed.client, &gvk).await {
+            Ok(found) => found,
+            Err(e) => {
+                problems.push(format!("{api_version} {kind} is not served: {e}"));
+                continue;
+            }
+        };
+        let api: Api<DynamicObject> = match (caps.scope, doc["metadata"]["namespace"].as_str()) {
+            (kube::discovery::Scope::Namespaced, Some(ns)) => {
+                Api::namespaced_with(bed.client.clone(), ns, &ar)
+            }
+            _ => Api::all_with(bed.client.clone(), &ar),
         };
         match api.get_opt(name).await {
             Ok(Some(obj)) => {
