@@ -556,11 +556,74 @@ pub struct Operation {
     /// The cloud's identifier of the operation (update ID, operation name, work request OCID, …).
     #[schemars(length(max = 1024))]
     pub id: String,
-    /// What the operation does, e.g. Create, Update, Upgrade, Delete.
-    #[schemars(length(max = 64))]
-    pub kind: String,
+    /// What the operation does: Create, Update, Upgrade or Delete.
+    pub kind: OperationKind,
     /// When the provider started the operation.
     pub started: Time,
+}
+
+impl Operation {
+    /// The operation `id` of `kind`, started at `now`.
+    pub fn new(id: impl Into<String>, kind: OperationKind, now: jiff::Timestamp) -> Self {
+        Self {
+            id: id.into(),
+            kind,
+            started: Time(now),
+        }
+    }
+
+    /// How long ago it started (zero if `now` is before that).
+    pub fn age(&self, now: jiff::Timestamp) -> std::time::Duration {
+        let nanos = now
+            .as_nanosecond()
+            .saturating_sub(self.started.0.as_nanosecond());
+        std::time::Duration::from_nanos(u64::try_from(nanos).unwrap_or(0))
+    }
+}
+
+/// What a cloud operation does; the same four kinds on every cloud.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum OperationKind {
+    /// Creates the resource.
+    Create,
+    /// Changes its configuration (endpoint access, logging, scaling, labels, …).
+    Update,
+    /// Moves it to another Kubernetes version.
+    Upgrade,
+    /// Deletes it.
+    Delete,
+}
+
+impl OperationKind {
+    /// The name in `status.operation.kind`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "Create",
+            Self::Update => "Update",
+            Self::Upgrade => "Upgrade",
+            Self::Delete => "Delete",
+        }
+    }
+}
+
+impl std::fmt::Display for OperationKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The last time `requestOverrides` went out with a cloud request (the same on every kind).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestOverridesStatus {
+    /// The cloud operation whose request body was patched, e.g. CreateCluster.
+    #[schemars(length(max = 64))]
+    pub operation: String,
+    /// When the patched request was sent.
+    pub applied_at: Time,
+    /// The object generation whose overrides were applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
 }
 
 /// The state of the `<cluster>-kubeconfig` Secret's credential.

@@ -393,6 +393,55 @@ pub fn paused_condition(paused: bool) -> DesiredCondition {
     }
 }
 
+/// The provider roles, for the condition types each reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConditionRole {
+    /// The `XCluster`: `Ready`, `NetworkReady`.
+    InfraCluster,
+    /// The `XControlPlane`: `Ready`, `Available`, `KubeconfigReady`, `Upgrading`.
+    ControlPlane,
+    /// The `XMachinePool`: `Ready`, `Upgrading`.
+    MachinePool,
+}
+
+impl ConditionRole {
+    /// The types a pass of this role reports, every pass (the runtime adds `Paused`).
+    pub const fn types(self) -> &'static [ConditionType] {
+        match self {
+            ConditionRole::InfraCluster => &[ConditionType::Ready, ConditionType::NetworkReady],
+            ConditionRole::ControlPlane => &[
+                ConditionType::Ready,
+                ConditionType::Available,
+                ConditionType::KubeconfigReady,
+                ConditionType::Upgrading,
+            ],
+            ConditionRole::MachinePool => &[ConditionType::Ready, ConditionType::Upgrading],
+        }
+    }
+}
+
+/// The whole condition set of a pass that stops before reaching the cloud (waiting for the
+/// infrastructure, for the MachinePool, for the control plane): every positive type of the role
+/// `False` with `reason` and `message`, and `Upgrading` `False`/`UpToDate`, since nothing is
+/// being upgraded while nothing is done. Because [`compute_conditions`] drops what a pass does
+/// not name, a waiting pass must name every type, or a condition would vanish while it waits.
+pub fn waiting_set(
+    role: ConditionRole,
+    reason: Reason,
+    message: impl Into<String>,
+) -> Vec<DesiredCondition> {
+    let message = message.into();
+    role.types()
+        .iter()
+        .map(|t| match t {
+            ConditionType::Upgrading => {
+                DesiredCondition::false_(*t, Reason::UpToDate, "No upgrade is in progress")
+            }
+            _ => DesiredCondition::false_(*t, reason, message.clone()),
+        })
+        .collect()
+}
+
 /// The `Ready` summary of the other conditions of a pass.
 ///
 /// Guarantees:
@@ -700,5 +749,34 @@ mod tests {
                 prop_assert_eq!(&c.last_transition_time, &Time(expected));
             }
         }
+    }
+
+    #[test]
+    fn a_waiting_pass_names_every_type_of_its_role() {
+        for role in [
+            ConditionRole::InfraCluster,
+            ConditionRole::ControlPlane,
+            ConditionRole::MachinePool,
+        ] {
+            let set = waiting_set(
+                role,
+                Reason::WaitingForControlPlane,
+                "Waiting for the control plane.",
+            );
+            let types: Vec<&str> = set.iter().map(|c| c.type_.as_str()).collect();
+            let want: Vec<&str> = role.types().iter().map(|t| t.as_str()).collect();
+            assert_eq!(types, want, "{role:?}");
+            for c in &set {
+                assert_eq!(c.status, ConditionStatus::False, "{role:?} {}", c.type_);
+            }
+        }
+        let pool = waiting_set(
+            ConditionRole::MachinePool,
+            Reason::WaitingForControlPlane,
+            "m",
+        );
+        assert_eq!(pool[0].reason, "WaitingForControlPlane");
+        assert_eq!(pool[1].type_, "Upgrading");
+        assert_eq!(pool[1].reason, "UpToDate");
     }
 }

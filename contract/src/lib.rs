@@ -10,6 +10,11 @@
 //! - [`kubeconfig`]: the `<cluster>-kubeconfig` and `<cluster>-user-kubeconfig` Secrets.
 //! - [`version`]: Kubernetes versions and pure upgrade planning.
 //! - [`naming`]: the ownership tag and cloud-name derivation within each cloud's limits.
+//! - [`ownership`]: one decision, for every resource of every kind: ours, adopt, or conflict.
+//! - [`idempotency`]: deterministic request tokens within each cloud's limits.
+//! - [`overrides`]: `requestOverrides`, a JSON merge patch under the provider's own fields.
+//! - [`endpoint`]: the preferred endpoint, URL parsing and the user-set rule.
+//! - [`scaling`]: who owns a pool's count, the MachinePool write-back, the `providerIDList` rule.
 //! - [`crd`]: contract labels and CRD names.
 //! - [`corpus`]: invalid specs with the admission messages they must produce.
 //! - [`schema`]: checks on generated CRD schemas (structural, CEL rules present, bounded).
@@ -22,7 +27,12 @@ pub mod capi;
 pub mod conditions;
 pub mod corpus;
 pub mod crd;
+pub mod endpoint;
+pub mod idempotency;
 pub mod kubeconfig;
 pub mod naming;
+pub mod overrides;
+pub mod ownership;
+pub mod scaling;
 pub mod schema;
 pub mod version;

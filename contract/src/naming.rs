@@ -425,17 +425,21 @@ pub fn derive_cloud_name(namespace: &str, name: &str, limits: &NameLimits) -> St
     out
 }
 
-/// 64-bit FNV-1a of `input`, as lower-case base-32 (digits and `a`–`v`), [`HASH_LEN`] long.
-/// Stable across releases: changing it would rename derived cloud resources.
-fn short_hash(input: &str) -> String {
+/// 64-bit FNV-1a of `input`: the one stable hash of the workspace (derived names, ownership tag
+/// values, idempotency tokens). Stable across Rust releases, unlike the standard library's
+/// hasher: changing it would rename derived cloud resources and repeat creates after an upgrade.
+pub fn fnv1a64(input: &[u8]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
-    for byte in input.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(PRIME);
-    }
+    input.iter().fold(OFFSET, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(PRIME)
+    })
+}
+
+/// [`fnv1a64`] of `input` as lower-case base-32 (digits and `a`–`v`), [`HASH_LEN`] long.
+fn short_hash(input: &str) -> String {
     const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+    let hash = fnv1a64(input.as_bytes());
     (0..HASH_LEN)
         .map(|i| ALPHABET[((hash >> (i * 5)) & 31) as usize] as char)
         .collect()

@@ -9,6 +9,7 @@ use contract::api::{ClusterSpecCommon, IdentityRef};
 use contract::capi::Cluster;
 use contract::conditions::Reason;
 use contract::naming;
+use contract::ownership::Owner;
 use kube::{Api, ResourceExt};
 use provider_runtime::ProviderError;
 
@@ -222,21 +223,9 @@ pub fn eks_cluster_name(cp: &EKSControlPlane, cluster_name: &str) -> String {
     })
 }
 
-/// Tags for every AWS resource made for `cluster` in `namespace`: the user's, then ours (ours win).
-pub fn resource_tags(
-    namespace: &str,
-    cluster: &str,
-    additional: &BTreeMap<String, String>,
-) -> BTreeMap<String, String> {
-    let mut tags = additional.clone();
-    let (key, value) = naming::ownership_tag(PROVIDER, namespace, cluster);
-    tags.insert(key, value);
-    tags
-}
-
-/// Whether `tags` mark a resource as ours for this cluster.
-pub fn owned(tags: &BTreeMap<String, String>, namespace: &str, cluster: &str) -> bool {
-    naming::is_owned_by(tags, PROVIDER, namespace, cluster)
+/// The owner of every AWS resource made for `cluster` in `namespace`.
+pub fn owner(namespace: &str, cluster: &str) -> Owner {
+    Owner::new(PROVIDER, namespace, cluster)
 }
 
 /// Credentials and clients for `infra`, for an object in `namespace`.

@@ -466,10 +466,13 @@ async fn child() {
         Some(2),
         "the provider's fields win over requestOverrides"
     );
-    assert!(
-        status.request_overrides_applied_at.is_some(),
-        "status shows when the overrides were applied"
+    let applied = status.request_overrides.as_ref();
+    assert_eq!(
+        applied.map(|a| a.operation.as_str()),
+        Some("CreateNodegroup"),
+        "status shows which request carried the overrides, as the control plane's does"
     );
+    assert!(applied.and_then(|a| a.generation).is_some());
     let mp = machine_pools.get(POOL).await.unwrap();
     assert_eq!(
         mp.status.as_ref().and_then(|s| s.phase.as_deref()),

@@ -1,5 +1,6 @@
-use contract::api::{ClusterSpecCommon, ControlPlaneSpecCommon, ControlPlaneStatusCommon};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use contract::api::{
+    ClusterSpecCommon, ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus,
+};
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
@@ -170,18 +171,4 @@ pub struct EKSControlPlaneStatus {
     /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_overrides: Option<RequestOverridesStatus>,
-}
-
-/// The last application of `spec.eks.requestOverrides`.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestOverridesStatus {
-    /// The EKS operation whose request body was patched, e.g. CreateCluster.
-    #[schemars(length(max = 64))]
-    pub operation: String,
-    /// When the patched request was sent.
-    pub applied_at: Time,
-    /// The object generation whose overrides were applied.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<i64>,
 }

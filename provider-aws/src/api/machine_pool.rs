@@ -1,5 +1,4 @@
-use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
@@ -107,9 +106,9 @@ pub struct EKSMachinePoolStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 63))]
     pub nodegroup_name: Option<String>,
-    /// When spec.eks.requestOverrides was last applied to a CreateNodegroup request.
+    /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides_applied_at: Option<Time>,
+    pub request_overrides: Option<RequestOverridesStatus>,
 }
 
 #[cfg(test)]

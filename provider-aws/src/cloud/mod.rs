@@ -8,6 +8,7 @@
 
 pub mod errors;
 pub mod identity;
+pub mod overrides;
 pub mod token;
 
 use aws_config::{BehaviorVersion, Region};
@@ -15,6 +16,21 @@ use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
 
 pub use errors::{CloudError, classify};
+
+/// The update an EKS `Update*` call started, checked to carry its id (what the next pass polls).
+/// EKS always returns one; an answer without it is a transient error, and the retry's request
+/// token makes EKS answer with the same update rather than start a second one. The same rule
+/// for the control plane and the node groups.
+pub fn started_update<'a>(
+    operation: &str,
+    update: Option<&'a aws_sdk_eks::types::Update>,
+) -> Result<&'a aws_sdk_eks::types::Update, CloudError> {
+    update
+        .filter(|u| u.id().is_some_and(|id| !id.is_empty()))
+        .ok_or_else(|| {
+            CloudError::Transient(format!("EKS answered {operation} without an update id"))
+        })
+}
 pub use identity::{AwsCredentials, resolve_credentials};
 
 /// The SDK clients for one region and one identity.
@@ -74,6 +90,36 @@ impl Clients {
             ec2: aws_sdk_ec2::Client::from_conf(ec2.build()),
             region: region.to_string(),
             credentials,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod started_update_tests {
+    use aws_sdk_eks::types::Update;
+
+    use super::*;
+
+    #[test]
+    fn an_update_without_an_id_is_an_error_for_every_kind() {
+        let with_id = Update::builder().id("u-1").build();
+        assert_eq!(
+            started_update("UpdateClusterVersion", Some(&with_id))
+                .unwrap()
+                .id(),
+            Some("u-1")
+        );
+        for missing in [
+            None,
+            Some(Update::builder().build()),
+            Some(Update::builder().id("").build()),
+        ] {
+            let err = started_update("UpdateNodegroupConfig", missing.as_ref()).unwrap_err();
+            assert!(
+                matches!(&err, CloudError::Transient(m) if m.contains("UpdateNodegroupConfig")),
+                "{err:?}"
+            );
         }
     }
 }

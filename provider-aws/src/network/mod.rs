@@ -52,7 +52,6 @@ use provider_runtime::ProviderError;
 
 use crate::api::{NetworkStatus, SubnetStatus};
 use crate::cloud::CloudError;
-use crate::scope::PROVIDER;
 use cidr::Ipv4Cidr;
 use ec2::Ec2;
 
@@ -63,31 +62,13 @@ pub const DEFAULT_ZONES: usize = 2;
 /// EKS needs subnets in at least this many zones.
 pub const MIN_ZONES: usize = 2;
 
-/// The Cluster whose resources these are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Owner {
-    /// The Cluster's namespace.
-    pub namespace: String,
-    /// The Cluster's name.
-    pub cluster: String,
-}
+/// The Cluster whose resources these are (the one ownership type of every cloud).
+pub use contract::ownership::Owner;
 
-impl Owner {
-    /// Whether `tags` carry this cluster's ownership tag.
-    pub fn owns(&self, tags: &BTreeMap<String, String>) -> bool {
-        crate::scope::owned(tags, &self.namespace, &self.cluster)
-    }
-
-    /// The ownership tag `(key, value)`.
-    pub fn tag(&self) -> (String, String) {
-        naming::ownership_tag(PROVIDER, &self.namespace, &self.cluster)
-    }
-
-    /// A Describe filter on the ownership tag (what tear-down finds resources by).
-    pub fn tag_filter(&self) -> Filter {
-        let (key, value) = self.tag();
-        ec2::tag_filter(&key, &value)
-    }
+/// A Describe filter on `owner`'s ownership tag (what tear-down finds resources by).
+pub fn owner_filter(owner: &Owner) -> Filter {
+    let (key, value) = owner.tag();
+    ec2::tag_filter(&key, &value)
 }
 
 /// The `Name` tags of a created network's resources: `<namespace>-<cluster>-<role>` (the
@@ -599,33 +580,16 @@ pub async fn tear_down(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     Ok(Removal::Gone)
 }
 
-/// A deterministic EC2 `ClientToken` (at most 64 ASCII characters): the operation and a hash of
-/// the object's UID and what makes this create distinct, so the retry of a create that crashed
-/// before its status was written repeats the same token.
+/// A deterministic EC2 `ClientToken`: the operation and a hash of the object's UID and what
+/// makes this create distinct, so the retry of a create that crashed before its status was
+/// written repeats the same token.
 pub fn client_token(operation: &str, uid: &str, parts: &[&str]) -> String {
-    let mut input = String::from(uid);
-    for p in parts {
-        input.push('\u{1f}');
-        input.push_str(p);
-    }
-    let mut op: String = operation
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .take(24)
-        .collect();
-    op.push('-');
-    format!(
-        "{op}{:016x}{:016x}",
-        fnv1a(&input, 0xcbf2_9ce4_8422_2325),
-        fnv1a(&input, 0x6c62_272e_07bb_0142)
+    contract::idempotency::token(
+        &contract::idempotency::EC2_CLIENT_TOKEN,
+        operation,
+        uid,
+        parts,
     )
-}
-
-fn fnv1a(input: &str, offset: u64) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    input
-        .bytes()
-        .fold(offset, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
 #[cfg(test)]

@@ -337,7 +337,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeNatGateways",
             ec2.sdk()
                 .describe_nat_gateways()
-                .filter(scope.owner.tag_filter())
+                .filter(super::owner_filter(scope.owner))
                 .send(),
         )
         .await?;
@@ -376,7 +376,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeAddresses",
             ec2.sdk()
                 .describe_addresses()
-                .filters(scope.owner.tag_filter())
+                .filters(super::owner_filter(scope.owner))
                 .send(),
         )
         .await?;
@@ -413,10 +413,7 @@ mod tests {
     use super::*;
 
     fn owner() -> Owner {
-        Owner {
-            namespace: "ns".into(),
-            cluster: "c1".into(),
-        }
+        Owner::new(crate::scope::PROVIDER, "ns", "c1")
     }
 
     fn ours_tags(name: &str) -> BTreeMap<String, String> {

@@ -435,7 +435,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeRouteTables",
             ec2.sdk()
                 .describe_route_tables()
-                .filters(scope.owner.tag_filter())
+                .filters(super::owner_filter(scope.owner))
                 .send(),
         )
         .await?;
@@ -491,10 +491,7 @@ mod tests {
     use super::*;
 
     fn owner() -> Owner {
-        Owner {
-            namespace: "ns".into(),
-            cluster: "c1".into(),
-        }
+        Owner::new(crate::scope::PROVIDER, "ns", "c1")
     }
 
     fn tags(ours: bool) -> BTreeMap<String, String> {

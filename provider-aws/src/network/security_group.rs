@@ -104,7 +104,8 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 .group_name(&name)
                 .description(format!(
                     "EKS cluster {}/{}: control plane and nodes (managed by Cluster API)",
-                    desired.owner.namespace, desired.owner.cluster
+                    desired.owner.namespace(),
+                    desired.owner.cluster()
                 ))
                 .vpc_id(&vpc_id)
                 .tag_specifications(ec2::tag_spec(ResourceType::SecurityGroup, &want));
@@ -163,7 +164,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeSecurityGroups",
             ec2.sdk()
                 .describe_security_groups()
-                .filters(scope.owner.tag_filter())
+                .filters(super::owner_filter(scope.owner))
                 .send(),
         )
         .await?;
@@ -200,10 +201,7 @@ mod tests {
     use super::*;
 
     fn owner() -> Owner {
-        Owner {
-            namespace: "ns".into(),
-            cluster: "c1".into(),
-        }
+        Owner::new(crate::scope::PROVIDER, "ns", "c1")
     }
 
     fn want() -> BTreeMap<String, String> {

@@ -364,7 +364,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeSubnets",
             ec2.sdk()
                 .describe_subnets()
-                .filters(scope.owner.tag_filter())
+                .filters(super::owner_filter(scope.owner))
                 .send(),
         )
         .await?;
@@ -402,10 +402,7 @@ mod tests {
     use crate::network::{Names, Owner};
 
     fn desired(zones: usize) -> Desired {
-        let owner = Owner {
-            namespace: "ns".into(),
-            cluster: "c1".into(),
-        };
+        let owner = Owner::new(crate::scope::PROVIDER, "ns", "c1");
         let (k, v) = owner.tag();
         Desired {
             names: Names::new("ns", "c1"),

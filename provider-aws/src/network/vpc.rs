@@ -269,7 +269,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             "DescribeVpcs",
             ec2.sdk()
                 .describe_vpcs()
-                .filters(scope.owner.tag_filter())
+                .filters(super::owner_filter(scope.owner))
                 .send(),
         )
         .await?;
@@ -303,10 +303,7 @@ mod tests {
     use super::*;
 
     fn owner() -> Owner {
-        Owner {
-            namespace: "ns".into(),
-            cluster: "c1".into(),
-        }
+        Owner::new(crate::scope::PROVIDER, "ns", "c1")
     }
 
     fn want() -> BTreeMap<String, String> {

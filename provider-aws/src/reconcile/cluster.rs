@@ -230,9 +230,9 @@ impl ClusterReconciler {
         let mut tags = obj.spec.common.additional_tags.0.clone();
         tags.insert(key, value);
         let desired = Desired {
-            names: Names::new(&owner.namespace, &owner.cluster),
+            names: Names::new(owner.namespace(), owner.cluster()),
             eks_cluster_name: self
-                .eks_cluster_name(ctx, &owner.namespace, &owner.cluster)
+                .eks_cluster_name(ctx, owner.namespace(), owner.cluster())
                 .await?,
             owner,
             cidr,
@@ -270,10 +270,11 @@ impl Reconciler<EKSCluster> for ClusterReconciler {
         ctx: &PassContext,
     ) -> Result<Pass, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let owner = Owner {
-            namespace: namespace.clone(),
-            cluster: ctx.cluster.name_any(),
-        };
+        let owner = Owner::new(
+            crate::scope::PROVIDER,
+            namespace.clone(),
+            ctx.cluster.name_any(),
+        );
         let mode = match network_mode(&obj.spec) {
             Ok(mode) => mode,
             Err(message) => {
@@ -329,10 +330,7 @@ impl Reconciler<EKSCluster> for ClusterReconciler {
             // Never owned by a Cluster, so never reconciled: nothing was created.
             return Ok(Cleanup::Done);
         };
-        let owner = Owner {
-            namespace: namespace.clone(),
-            cluster,
-        };
+        let owner = Owner::new(crate::scope::PROVIDER, namespace.clone(), cluster);
         let clients = scope::clients_for(
             &self.shared.clients,
             &ctx.client,

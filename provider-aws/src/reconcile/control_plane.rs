@@ -9,7 +9,6 @@
 
 pub mod kubeconfig;
 pub mod mapping;
-pub mod overrides;
 pub mod plan;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -24,10 +23,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use contract::api::{
     ApiEndpoint, ControlPlaneInitialization, ControlPlaneStatusCommon, Endpoint, KubeconfigStatus,
-    Operation, VersionReplicas,
+    Operation, OperationKind, RequestOverridesStatus, VersionReplicas,
 };
 use contract::capi::CLUSTER_NAME_LABEL;
-use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::conditions::{ConditionRole, ConditionType, DesiredCondition, Reason, waiting_set};
+use contract::endpoint::EndpointChoice;
+use contract::idempotency::{self, EKS_REQUEST_TOKEN};
 use contract::kubeconfig::{
     cluster_kubeconfig_secret, kubeconfig_secret_name, user_kubeconfig_secret,
     user_kubeconfig_secret_name,
@@ -43,10 +44,8 @@ use provider_runtime::{
 use serde_json::json;
 
 use self::mapping::{ObservedAddon, ObservedCluster, UpdateState};
-use self::plan::{Desired, Observed, OperationKind, Plan, Tracked, Wait};
-use crate::api::{
-    AuthenticationMode, EKSCluster, EKSControlPlane, EKSControlPlaneStatus, RequestOverridesStatus,
-};
+use self::plan::{Desired, Observed, Plan, Tracked, Wait};
+use crate::api::{AuthenticationMode, EKSCluster, EKSControlPlane, EKSControlPlaneStatus};
 use crate::cloud::{Clients, CloudError, classify};
 use crate::scope::{self, Infra, Shared};
 
@@ -115,8 +114,7 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
             addons: cp.spec.common.addons.clone(),
             access_entries: access.map(|a| a.entries.clone()).unwrap_or_default(),
             adopt: cp.spec.common.adopt,
-            namespace: namespace.clone(),
-            cluster: cluster_name.clone(),
+            owner: scope::owner(&namespace, &cluster_name),
         };
 
         // Observe EKS.
@@ -142,9 +140,12 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
             .or(observed.cluster.as_ref())
             .filter(|_| ours);
         let endpoints = cluster.map(ObservedCluster::endpoints).unwrap_or_default();
-        let published = mapping::preferred_endpoint(&endpoints, &desired.endpoint_access);
-        let user_set = user_set_endpoint(&cp, &previous, published.as_ref());
-        let server = user_set.clone().or_else(|| published.clone());
+        let endpoint = EndpointChoice::new(
+            cp.spec.common.control_plane_endpoint.as_ref(),
+            &previous.common.endpoints,
+            &endpoints,
+            &desired.endpoint_access,
+        );
 
         let serving = cluster.is_some_and(|c| c.state.serving());
         let mut kubeconfig_error = None;
@@ -152,7 +153,7 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
         if let (true, Some(c), Some(server), Some(ca)) = (
             serving,
             cluster,
-            server.as_ref(),
+            endpoint.server(),
             cluster.and_then(|c| c.ca_data.as_deref()),
         ) {
             let secrets = Secrets {
@@ -197,13 +198,12 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
             &plan,
             &acted,
             &desired,
+            &eks_name,
             cluster,
             current,
             kubeconfig_ready,
         ));
-        if user_set.is_none()
-            && let Some(endpoint) = &published
-        {
+        if let Some(endpoint) = endpoint.to_publish() {
             pass = pass.spec_fields(&json!({ "controlPlaneEndpoint": endpoint }));
         }
         let mut requeue = acted.requeue.unwrap_or(if matches!(plan, Plan::Nothing) {
@@ -272,14 +272,13 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
         let Some(found) = api.describe_cluster().await? else {
             return Ok(Cleanup::Done);
         };
-        if !scope::owned(&found.tags, &namespace, &cluster_name) {
+        let owner = scope::owner(&namespace, &cluster_name);
+        if !owner.owns(&found.tags) {
             ctx.events
                 .warning(
                     Reason::NameConflict.as_str(),
                     "Delete",
-                    format!(
-                        "EKS cluster {eks_name} is not tagged as belonging to {namespace}/{cluster_name}; it was left in place"
-                    ),
+                    owner.left_in_place("EKS cluster", &eks_name),
                 )
                 .await;
             return Ok(Cleanup::Done);
@@ -376,47 +375,13 @@ async fn cleanup_infra(
 /// The pass while the Cluster's infrastructure is not provisioned: conditions only, no status
 /// field touched, no cloud call.
 fn waiting_for_infrastructure(poll: Duration) -> Pass {
-    let message = "Waiting for the Cluster's infrastructure (EKSCluster) to be provisioned";
     Pass::new()
-        .condition(DesiredCondition::false_(
-            ConditionType::Ready,
+        .conditions(waiting_set(
+            ConditionRole::ControlPlane,
             Reason::WaitingForInfrastructure,
-            message,
-        ))
-        .condition(DesiredCondition::false_(
-            ConditionType::Available,
-            Reason::WaitingForInfrastructure,
-            message,
-        ))
-        .condition(DesiredCondition::false_(
-            ConditionType::KubeconfigReady,
-            Reason::WaitingForInfrastructure,
-            message,
-        ))
-        .condition(DesiredCondition::false_(
-            ConditionType::Upgrading,
-            Reason::UpToDate,
-            "",
+            "Waiting for the Cluster's infrastructure (EKSCluster) to be provisioned",
         ))
         .requeue_after(poll)
-}
-
-/// The user's own `spec.controlPlaneEndpoint`, if they set one: a valid value that is neither
-/// what the provider publishes now nor what it published before.
-fn user_set_endpoint(
-    cp: &EKSControlPlane,
-    previous: &EKSControlPlaneStatus,
-    published: Option<&ApiEndpoint>,
-) -> Option<ApiEndpoint> {
-    let spec = cp
-        .spec
-        .common
-        .control_plane_endpoint
-        .as_ref()
-        .filter(|e| e.is_valid())?;
-    let before =
-        mapping::preferred_endpoint(&previous.common.endpoints, &cp.spec.common.endpoint_access);
-    (Some(spec) != published && Some(spec) != before.as_ref()).then(|| spec.clone())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -435,13 +400,13 @@ async fn observe(
     let Some(cluster) = &observed.cluster else {
         return Ok(observed);
     };
-    if !scope::owned(&cluster.tags, &desired.namespace, &desired.cluster) {
+    if !desired.owner.owns(&cluster.tags) {
         return Ok(observed);
     }
-    if let Some(op) = operation
-        && let Some(kind) = OperationKind::parse(&op.kind)
-    {
+    if let Some(op) = operation {
+        let kind = op.kind;
         let state = match kind {
+            OperationKind::Delete => None,
             OperationKind::Create => None,
             OperationKind::Upgrade | OperationKind::Update => api.describe_update(&op.id).await?,
         };
@@ -548,37 +513,35 @@ impl ActSetting<'_> {
     }
 
     fn tags(&self) -> HashMap<String, String> {
-        scope::resource_tags(
-            &self.desired.namespace,
-            &self.desired.cluster,
-            &self.infra.additional_tags,
-        )
-        .into_iter()
-        .collect()
+        self.desired
+            .owner
+            .tags(&self.infra.additional_tags)
+            .into_iter()
+            .collect()
     }
 
     /// An idempotency token for a request that creates something.
     fn create_token(&self, purpose: &str) -> String {
-        mapping::request_token(&self.uid(), &format!("{purpose}-{}", self.generation()))
+        let generation = self.generation().to_string();
+        idempotency::token(&EKS_REQUEST_TOKEN, purpose, &self.uid(), &[&generation])
     }
 
     /// An idempotency token for an update. It also carries the hour, so an update EKS failed
     /// can be retried later with a token EKS has not seen (EKS answers a reused token with the
     /// old, failed update); a crash-retry within the hour is recognised.
     fn update_token(&self, purpose: &str) -> String {
-        let hour = self.ctx.now.as_second() / 3600;
-        mapping::request_token(
+        let generation = self.generation().to_string();
+        let hour = (self.ctx.now.as_second() / 3600).to_string();
+        idempotency::token(
+            &EKS_REQUEST_TOKEN,
+            purpose,
             &self.uid(),
-            &format!("{purpose}-{}-{hour}", self.generation()),
+            &[&generation, &hour],
         )
     }
 
     fn operation(&self, id: String, kind: OperationKind) -> Operation {
-        Operation {
-            id,
-            kind: kind.as_str().to_string(),
-            started: Time(self.ctx.now),
-        }
+        Operation::new(id, kind, self.ctx.now)
     }
 }
 
@@ -588,20 +551,13 @@ impl ControlPlaneReconciler {
         let api = s.api;
         match plan {
             Plan::Create => self.create(s).await,
-            Plan::NameConflict { arn, other_owner } => {
-                let whose = match other_owner {
-                    Some(owner) => format!("it belongs to another cluster (ownership tag {owner})"),
-                    None => "it is not tagged as created by this provider".to_string(),
-                };
-                let message = format!(
-                    "EKS cluster {} ({arn}) already exists and {whose}; set spec.adopt: true to take it over, or spec.cloudName to use another name",
-                    api.name
-                );
-                Acted::failed(
-                    OperationChange::Clear,
-                    ProviderError::terminal(Reason::NameConflict, message),
-                )
-            }
+            Plan::NameConflict { conflict, .. } => Acted::failed(
+                OperationChange::Clear,
+                ProviderError::terminal(
+                    Reason::NameConflict,
+                    conflict.message("EKS cluster", api.name),
+                ),
+            ),
             Plan::Adopt { arn } => match api.tag(arn, s.tags()).await {
                 Ok(()) => Acted::new(OperationChange::Clear).requeue(self.settle()),
                 Err(e) => Acted::failed(OperationChange::Clear, e.into()),
@@ -612,7 +568,7 @@ impl ControlPlaneReconciler {
                     .common
                     .operation
                     .clone()
-                    .filter(|op| op.kind == OperationKind::Create.as_str());
+                    .filter(|op| op.kind == OperationKind::Create);
                 let arn = observed
                     .cluster
                     .as_ref()
@@ -759,12 +715,7 @@ impl ControlPlaneReconciler {
                     .build(),
             );
         }
-        let patch = cp
-            .spec
-            .eks
-            .request_overrides
-            .clone()
-            .filter(|p| p.as_object().is_some_and(|o| !o.is_empty()));
+        let patch = contract::overrides::effective(cp.spec.eks.request_overrides.as_ref()).cloned();
         let sent = match patch.clone() {
             Some(patch) => {
                 counted(
@@ -772,7 +723,7 @@ impl ControlPlaneReconciler {
                     "CreateCluster",
                     request
                         .customize()
-                        .mutate_request(move |r| overrides::rewrite(r, &patch))
+                        .mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch))
                         .send(),
                 )
                 .await
@@ -825,13 +776,11 @@ fn conditions(
     plan: &Plan,
     acted: &Acted,
     desired: &Desired,
+    name: &str,
     cluster: Option<&ObservedCluster>,
     current: Option<KubeVersion>,
     kubeconfig_ready: bool,
 ) -> Vec<DesiredCondition> {
-    let name = cluster
-        .map(|c| c.name.as_str())
-        .unwrap_or("the EKS cluster");
     let target = desired.version;
     let (upgrading, upgrade_message) = match (&acted.blocked_on_pools, plan, current) {
         (Some(why), _, Some(current)) => (
@@ -969,10 +918,9 @@ fn progress(plan: &Plan, name: &str, upgrade_message: &str) -> (Reason, String) 
             Reason::WaitingForCloud,
             format!("EKS reports cluster {name} as {state}"),
         ),
-        Plan::NameConflict { .. } => (
-            Reason::NameConflict,
-            format!("EKS cluster {name} is not ours"),
-        ),
+        Plan::NameConflict { conflict, .. } => {
+            (Reason::NameConflict, conflict.message("EKS cluster", name))
+        }
         Plan::Failed(m) => (Reason::CloudError, m.clone()),
         Plan::Invalid(m) => (Reason::InvalidSpec, m.clone()),
         Plan::Nothing => (Reason::WaitingForCloud, format!("Waiting for {name}")),
@@ -1118,6 +1066,11 @@ where
     }
 }
 
+/// The id of the update an `Update*` call started ([`crate::cloud::started_update`]).
+fn update_id(operation: &str, update: Option<&eks::Update>) -> Result<String, CloudError> {
+    crate::cloud::started_update(operation, update).map(|u| u.id().unwrap_or_default().to_string())
+}
+
 /// `Ok(None)` for a not-found.
 fn absent_if_not_found<T>(result: Result<T, CloudError>) -> Result<Option<T>, CloudError> {
     match result {
@@ -1245,11 +1198,7 @@ impl EksApi<'_> {
             .client_request_token(token)
             .send();
         let out = counted(self.calls, "UpdateClusterVersion", call).await?;
-        Ok(out
-            .update()
-            .and_then(|u| u.id())
-            .unwrap_or_default()
-            .to_string())
+        update_id("UpdateClusterVersion", out.update())
     }
 
     /// Returns the update's id.
@@ -1269,11 +1218,7 @@ impl EksApi<'_> {
             ConfigUpdate::Access(access) => request.access_config(access),
         };
         let out = counted(self.calls, "UpdateClusterConfig", request.send()).await?;
-        Ok(out
-            .update()
-            .and_then(|u| u.id())
-            .unwrap_or_default()
-            .to_string())
+        update_id("UpdateClusterConfig", out.update())
     }
 
     async fn create_addon(
@@ -1368,7 +1313,7 @@ impl EksApi<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::api::{ApiEndpoint, EndpointAccess, EndpointName};
+    use contract::api::EndpointAccess;
     use contract::conditions::ConditionStatus;
 
     use super::mapping::ClusterState;
@@ -1383,8 +1328,7 @@ mod tests {
             addons: Vec::new(),
             access_entries: Vec::new(),
             adopt: false,
-            namespace: "ns".into(),
-            cluster: "c1".into(),
+            owner: scope::owner("ns", "c1"),
         }
     }
 
@@ -1522,7 +1466,7 @@ mod tests {
                 "a name conflict reports no cluster",
                 Plan::NameConflict {
                     arn: "arn".into(),
-                    other_owner: None,
+                    conflict: contract::ownership::Conflict { owner: None },
                 },
                 plain(),
                 v131,
@@ -1542,6 +1486,7 @@ mod tests {
                 &plan,
                 &acted,
                 &desired(version),
+                "ns-c1",
                 observed,
                 current,
                 kubeconfig,
@@ -1557,6 +1502,7 @@ mod tests {
                 ..plain()
             },
             &desired(KubeVersion::new(1, 32)),
+            "ns-c1",
             Some(&active),
             Some(v131),
             true,
@@ -1567,69 +1513,6 @@ mod tests {
                 .contains("waiting for the node groups to reach v1.31"),
             "{}",
             blocked[3].message
-        );
-    }
-
-    #[test]
-    fn only_an_endpoint_the_provider_never_published_counts_as_user_set() {
-        let mine = ApiEndpoint {
-            host: "h.example".into(),
-            port: 443,
-        };
-        let theirs = ApiEndpoint {
-            host: "api.example.com".into(),
-            port: 443,
-        };
-        let with_spec = |endpoint: Option<ApiEndpoint>| {
-            let mut cp = EKSControlPlane::new(
-                "cp",
-                serde_json::from_value(
-                    json!({"version": "v1.31", "eks": {"roleARN": "arn:aws:iam::1:role/eks-role"}}),
-                )
-                .unwrap(),
-            );
-            cp.spec.common.control_plane_endpoint = endpoint;
-            cp
-        };
-        let mut previous = EKSControlPlaneStatus::default();
-        assert_eq!(
-            user_set_endpoint(&with_spec(None), &previous, Some(&mine)),
-            None
-        );
-        assert_eq!(
-            user_set_endpoint(&with_spec(Some(mine.clone())), &previous, Some(&mine)),
-            None
-        );
-        assert_eq!(
-            user_set_endpoint(&with_spec(Some(theirs.clone())), &previous, Some(&mine)),
-            Some(theirs.clone())
-        );
-        assert_eq!(
-            user_set_endpoint(&with_spec(Some(theirs.clone())), &previous, None),
-            Some(theirs.clone()),
-            "set before the cluster exists"
-        );
-        previous.common.endpoints = vec![Endpoint {
-            name: EndpointName::Public,
-            host: "old.example".into(),
-            port: 443,
-        }];
-        let old = ApiEndpoint {
-            host: "old.example".into(),
-            port: 443,
-        };
-        assert_eq!(
-            user_set_endpoint(&with_spec(Some(old)), &previous, Some(&mine)),
-            None,
-            "ours from before: replaced"
-        );
-        let invalid = ApiEndpoint {
-            host: String::new(),
-            port: 0,
-        };
-        assert_eq!(
-            user_set_endpoint(&with_spec(Some(invalid)), &previous, Some(&mine)),
-            None
         );
     }
 }

@@ -17,23 +17,27 @@ pub mod plan;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use contract::api::{MachinePoolInitialization, MachinePoolStatusCommon, Operation};
-use contract::capi::{Cluster, MachinePool, REPLICAS_MANAGED_BY_ANNOTATION};
-use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::api::{
+    MachinePoolInitialization, MachinePoolStatusCommon, Operation, OperationKind,
+    RequestOverridesStatus,
+};
+use contract::capi::{Cluster, MachinePool};
+use contract::conditions::{ConditionRole, DesiredCondition, Reason, waiting_set};
 use contract::naming;
+use contract::scaling;
 use contract::version::{KubeVersion, normalize};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use provider_runtime::{Cleanup, CleanupContext, Pass, PassContext, ProviderError, Reconciler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use self::aws::NodegroupApi;
 use self::mapping::{
     CreateNodegroup, NodegroupState, NodegroupView, ScalingIntent, SubnetCandidate, pool_shape,
     provider_id_list, select_subnets, zones_needed,
 };
-use self::plan::{Desired, OP_CREATE, OP_UPDATE, OP_UPGRADE, Observed, Plan};
+use self::plan::{Desired, Observed, Plan};
 use crate::api::{EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
 use crate::cloud::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
@@ -117,53 +121,6 @@ fn desired_version(pool: &MachinePool) -> Result<Option<KubeVersion>, ProviderEr
                 })
         })
         .transpose()
-}
-
-/// The merge patch for the owning MachinePool, if it needs one: the `replicas-managed-by`
-/// annotation while the cloud's autoscaler owns the count (removed again when `spec.scaling`
-/// goes, if it is ours), and the count EKS reports written back into `spec.replicas`.
-pub fn machine_pool_patch(
-    intent: ScalingIntent,
-    pool: &MachinePool,
-    observed_desired: Option<i32>,
-) -> Option<Value> {
-    let current = pool
-        .annotations()
-        .get(REPLICAS_MANAGED_BY_ANNOTATION)
-        .map(String::as_str);
-    let mut patch = serde_json::Map::new();
-    match (intent.is_autoscaled(), current) {
-        (true, None | Some("")) => {
-            patch.insert(
-                "metadata".into(),
-                json!({"annotations": {REPLICAS_MANAGED_BY_ANNOTATION: REPLICAS_MANAGER}}),
-            );
-        }
-        (false, Some(REPLICAS_MANAGER)) => {
-            patch.insert(
-                "metadata".into(),
-                json!({"annotations": {REPLICAS_MANAGED_BY_ANNOTATION: null}}),
-            );
-        }
-        _ => {}
-    }
-    if intent.is_autoscaled()
-        && let Some(desired) = observed_desired
-        && pool.spec.replicas != Some(desired)
-    {
-        patch.insert("spec".into(), json!({"replicas": desired}));
-    }
-    (!patch.is_empty()).then_some(Value::Object(patch))
-}
-
-/// `spec.providerIDList` as the pass sends it: the list, or nothing when it is empty and
-/// already absent (so a pool at zero nodes does not write every pass).
-fn provider_id_fields(ids: &[String], current: &[String]) -> Value {
-    if ids.is_empty() && current.is_empty() {
-        json!({})
-    } else {
-        json!({"providerIDList": ids})
-    }
 }
 
 impl MachinePoolReconciler {
@@ -286,6 +243,37 @@ impl MachinePoolReconciler {
     }
 }
 
+/// The conditions of a pass before the owning MachinePool exists.
+fn waiting_for_machine_pool() -> Vec<DesiredCondition> {
+    waiting_set(
+        ConditionRole::MachinePool,
+        Reason::WaitingForInfrastructure,
+        "Waiting for the owning MachinePool",
+    )
+}
+
+/// The conditions of a pass that waits for the control plane (`message` says on what).
+fn waiting_for_control_plane(message: String) -> Vec<DesiredCondition> {
+    waiting_set(
+        ConditionRole::MachinePool,
+        Reason::WaitingForControlPlane,
+        sentence(&message),
+    )
+}
+
+/// `message` as a sentence: capitalised, with a full stop.
+fn sentence(message: &str) -> String {
+    let mut chars = message.chars();
+    let mut out: String = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => return String::new(),
+    };
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
+
 /// What the act step did.
 #[derive(Default)]
 struct Acted {
@@ -293,8 +281,8 @@ struct Acted {
     operation: Option<Operation>,
     /// The node group as CreateNodegroup returned it.
     created: Option<NodegroupView>,
-    /// Whether `requestOverrides` went into a request.
-    overrides_applied: bool,
+    /// Set when `requestOverrides` went out with a request.
+    overrides: Option<RequestOverridesStatus>,
     /// What failed.
     error: Option<ProviderError>,
 }
@@ -307,13 +295,8 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
     ) -> Result<Pass, ProviderError> {
         let poll = self.shared.poll_interval;
         let Some(pool) = ctx.machine_pool.clone() else {
-            let message = "waiting for the owning MachinePool";
             return Ok(Pass::new()
-                .condition(DesiredCondition::false_(
-                    ConditionType::Ready,
-                    Reason::WaitingForInfrastructure,
-                    message,
-                ))
+                .conditions(waiting_for_machine_pool())
                 .requeue_after(poll));
         };
         let namespace = obj.namespace().unwrap_or_default();
@@ -329,13 +312,14 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
         {
             Located::Found(location) => location,
             Located::NotYet(message) => {
-                patch_machine_pool(ctx, &pool, machine_pool_patch(intent, &pool, None)).await?;
+                patch_machine_pool(
+                    ctx,
+                    &pool,
+                    scaling::write_back(intent, &pool, REPLICAS_MANAGER, None),
+                )
+                .await?;
                 return Ok(Pass::new()
-                    .condition(DesiredCondition::false_(
-                        ConditionType::Ready,
-                        Reason::WaitingForControlPlane,
-                        message,
-                    ))
+                    .conditions(waiting_for_control_plane(message))
                     .requeue_after(poll));
             }
         };
@@ -346,14 +330,17 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
         let ng = api.describe(&location.eks_cluster, &nodegroup).await?;
         let operation = previous.common.operation.clone();
         let update = match (&operation, &ng) {
-            (Some(op), Some(_)) if op.kind == OP_UPDATE || op.kind == OP_UPGRADE => {
+            (Some(op), Some(_))
+                if matches!(op.kind, OperationKind::Update | OperationKind::Upgrade) =>
+            {
                 api.describe_update(&location.eks_cluster, &nodegroup, &op.id)
                     .await?
             }
             _ => None,
         };
         let instances = api.instances(&location.eks_cluster, &nodegroup).await?;
-        let tags = scope::resource_tags(&namespace, &cluster_name, &location.additional_tags);
+        let owner = scope::owner(&namespace, &cluster_name);
+        let tags = owner.tags(&location.additional_tags);
         let observed = Observed {
             nodegroup: ng.as_ref(),
             operation: operation.as_ref(),
@@ -365,16 +352,13 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
             scaling: intent,
             version,
             tags: &tags,
-            namespace: &namespace,
-            cluster: &cluster_name,
+            owner: owner.clone(),
             adopt: obj.spec.common.adopt,
         };
 
         // Plan.
         let plan = plan::plan(&observed, &desired, ctx.now);
-        let ours = ng
-            .as_ref()
-            .map(|n| scope::owned(&n.tags, &namespace, &cluster_name));
+        let ours = ng.as_ref().map(|n| owner.owns(&n.tags));
         tracing::debug!(nodegroup = %nodegroup, ?plan, "planned");
 
         // The MachinePool first (a management write): the annotation and the autoscaler's count.
@@ -386,7 +370,7 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
         patch_machine_pool(
             ctx,
             &pool,
-            machine_pool_patch(intent, &pool, observed_desired),
+            scaling::write_back(intent, &pool, REPLICAS_MANAGER, observed_desired),
         )
         .await?;
 
@@ -411,7 +395,7 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
                             version.as_ref(),
                             overrides,
                         );
-                        create(&api, &request, overrides, ctx.now).await
+                        create(&api, &request, overrides, ctx.now, obj.metadata.generation).await
                     }
                 }
             }
@@ -420,13 +404,13 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
             Plan::UpdateConfig(change) => started(
                 api.update_config(&location.eks_cluster, &nodegroup, change)
                     .await,
-                OP_UPDATE,
+                OperationKind::Update,
                 ctx.now,
             ),
             Plan::Upgrade { to, .. } => started(
                 api.update_version(&location.eks_cluster, &nodegroup, to)
                     .await,
-                OP_UPGRADE,
+                OperationKind::Upgrade,
                 ctx.now,
             ),
             Plan::NameConflict { .. } => {
@@ -491,11 +475,10 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
             observed_generation: None,
             nodegroup_arn: view.map(|n| n.arn.clone()).filter(|a| !a.is_empty()),
             nodegroup_name: Some(nodegroup.clone()),
-            request_overrides_applied_at: if acted.overrides_applied {
-                Some(Time(ctx.now))
-            } else {
-                previous.request_overrides_applied_at.clone()
-            },
+            request_overrides: acted
+                .overrides
+                .clone()
+                .or(previous.request_overrides.clone()),
         };
         let (ready, settled) = plan::readiness(&observed, &plan, &nodegroup, ids.len());
         let upgrading = plan::upgrading(&observed, &desired, &plan);
@@ -514,7 +497,10 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
             poll
         };
         let pass = Pass::new()
-            .spec_fields(&provider_id_fields(&ids, &obj.spec.common.provider_id_list))
+            .spec_fields(&scaling::provider_id_fields(
+                &ids,
+                &obj.spec.common.provider_id_list,
+            ))
             .status(&status)
             .condition(ready)
             .condition(upgrading)
@@ -576,14 +562,15 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
         let Some(ng) = api.describe(&location.eks_cluster, &nodegroup).await? else {
             return Ok(Cleanup::Done);
         };
-        if !scope::owned(&ng.tags, &namespace, &cluster_name) {
+        let owner = scope::owner(&namespace, &cluster_name);
+        if !owner.owns(&ng.tags) {
             ctx.events
                 .warning(
                     Reason::NameConflict.as_str(),
                     "Delete",
-                    format!(
-                        "node group {nodegroup} in EKS cluster {} was not created for this cluster; it is left in place",
-                        location.eks_cluster
+                    owner.left_in_place(
+                        "EKS node group",
+                        &format!("{nodegroup} (in EKS cluster {})", location.eks_cluster),
                     ),
                 )
                 .await;
@@ -633,16 +620,16 @@ async fn create(
     request: &CreateNodegroup,
     overrides: Option<&Value>,
     now: jiff::Timestamp,
+    generation: Option<i64>,
 ) -> Acted {
     match api.create(request, overrides).await {
         Ok(view) => Acted {
-            operation: Some(Operation {
-                id: view.arn.clone(),
-                kind: OP_CREATE.into(),
-                started: Time(now),
+            operation: Some(Operation::new(view.arn.clone(), OperationKind::Create, now)),
+            overrides: contract::overrides::effective(overrides).map(|_| RequestOverridesStatus {
+                operation: "CreateNodegroup".into(),
+                applied_at: Time(now),
+                generation,
             }),
-            overrides_applied: overrides
-                .is_some_and(|o| o.as_object().is_some_and(|m| !m.is_empty())),
             created: Some(view),
             error: None,
         },
@@ -660,16 +647,12 @@ async fn create(
 
 fn started(
     result: Result<mapping::UpdateView, CloudError>,
-    kind: &str,
+    kind: OperationKind,
     now: jiff::Timestamp,
 ) -> Acted {
     match result {
         Ok(update) => Acted {
-            operation: Some(Operation {
-                id: update.id,
-                kind: kind.into(),
-                started: Time(now),
-            }),
+            operation: Some(Operation::new(update.id, kind, now)),
             ..Acted::default()
         },
         Err(e) => Acted {
@@ -699,9 +682,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use contract::api::NodeScaling;
+    use serde_json::json;
 
-    fn pool(annotation: Option<&str>, replicas: Option<i32>) -> MachinePool {
+    fn pool(replicas: Option<i32>) -> MachinePool {
         let mut p: MachinePool = serde_json::from_value(json!({
             "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool",
             "metadata": {"name": "mp", "namespace": "ns"},
@@ -709,87 +692,7 @@ mod tests {
         }))
         .unwrap();
         p.spec.replicas = replicas;
-        if let Some(a) = annotation {
-            p.metadata.annotations = Some(BTreeMap::from([(
-                REPLICAS_MANAGED_BY_ANNOTATION.to_string(),
-                a.to_string(),
-            )]));
-        }
         p
-    }
-
-    const AUTOSCALED: ScalingIntent = ScalingIntent::Autoscaled {
-        min: 1,
-        max: 5,
-        initial: 2,
-    };
-
-    #[test]
-    fn an_autoscaled_pool_annotates_its_machine_pool_once() {
-        let patch = machine_pool_patch(AUTOSCALED, &pool(None, Some(2)), None).unwrap();
-        assert_eq!(
-            patch,
-            json!({"metadata": {"annotations": {REPLICAS_MANAGED_BY_ANNOTATION: "eks"}}})
-        );
-        assert_eq!(
-            machine_pool_patch(AUTOSCALED, &pool(Some("eks"), Some(2)), Some(2)),
-            None
-        );
-        assert_eq!(
-            machine_pool_patch(
-                AUTOSCALED,
-                &pool(Some("cluster-autoscaler"), Some(2)),
-                Some(2)
-            ),
-            None,
-            "any non-empty value says someone else owns the count"
-        );
-    }
-
-    #[test]
-    fn an_autoscaled_pool_writes_the_count_eks_reports_back_into_the_machine_pool() {
-        let patch = machine_pool_patch(AUTOSCALED, &pool(Some("eks"), Some(2)), Some(4)).unwrap();
-        assert_eq!(patch, json!({"spec": {"replicas": 4}}));
-    }
-
-    #[test]
-    fn a_fixed_pool_never_writes_the_count_and_drops_only_its_own_annotation() {
-        let fixed = ScalingIntent::Fixed { replicas: 2 };
-        assert_eq!(
-            machine_pool_patch(fixed, &pool(None, Some(2)), Some(5)),
-            None
-        );
-        assert_eq!(
-            machine_pool_patch(fixed, &pool(Some("eks"), Some(2)), Some(2)),
-            Some(json!({"metadata": {"annotations": {REPLICAS_MANAGED_BY_ANNOTATION: null}}}))
-        );
-        assert_eq!(
-            machine_pool_patch(fixed, &pool(Some("someone-else"), Some(2)), None),
-            None
-        );
-    }
-
-    #[test]
-    fn scaling_bounds_make_the_intent_autoscaled() {
-        let bounds = NodeScaling {
-            min_replicas: 1,
-            max_replicas: 3,
-        };
-        assert!(ScalingIntent::new(Some(&bounds), Some(2)).is_autoscaled());
-        assert!(!ScalingIntent::new(None, Some(2)).is_autoscaled());
-    }
-
-    #[test]
-    fn an_empty_provider_id_list_is_sent_only_to_clear_a_previous_one() {
-        assert_eq!(provider_id_fields(&[], &[]), json!({}));
-        assert_eq!(
-            provider_id_fields(&[], &["aws:///a/i-1".into()]),
-            json!({"providerIDList": []})
-        );
-        assert_eq!(
-            provider_id_fields(&["aws:///a/i-1".into()], &[]),
-            json!({"providerIDList": ["aws:///a/i-1"]})
-        );
     }
 
     #[test]
@@ -813,7 +716,7 @@ mod tests {
 
     #[test]
     fn the_machine_pool_version_is_read_at_minor_granularity() {
-        let mut p = pool(None, Some(1));
+        let mut p = pool(Some(1));
         assert_eq!(desired_version(&p).unwrap(), None);
         p.spec.template.spec.version = Some("v1.31.4".into());
         assert_eq!(desired_version(&p).unwrap(), Some(KubeVersion::new(1, 31)));
@@ -824,5 +727,20 @@ mod tests {
                 .to_string()
                 .contains("spec.template.spec.version")
         );
+    }
+
+    #[test]
+    fn waiting_passes_keep_every_condition_of_the_pool() {
+        for set in [
+            waiting_for_machine_pool(),
+            waiting_for_control_plane(
+                "waiting for the EKS control plane cp to be initialized".into(),
+            ),
+        ] {
+            let types: Vec<&str> = set.iter().map(|c| c.type_.as_str()).collect();
+            assert_eq!(types, ["Ready", "Upgrading"], "{set:?}");
+        }
+        let ready = &waiting_for_control_plane("waiting for the EKS control plane cp".into())[0];
+        assert_eq!(ready.message, "Waiting for the EKS control plane cp.");
     }
 }

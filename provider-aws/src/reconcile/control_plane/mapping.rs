@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use aws_sdk_eks::types as eks;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use contract::api::{ApiEndpoint, Endpoint, EndpointAccess, EndpointName, Logging};
+use contract::api::{Endpoint, EndpointAccess, EndpointName, Logging};
 use contract::version::{KubeVersion, VersionError, normalize};
 
 use crate::api::AuthenticationMode;
@@ -222,7 +222,11 @@ impl ObservedCluster {
 
     /// The endpoints EKS exposes: one DNS name, reachable publicly, privately, or both.
     pub fn endpoints(&self) -> Vec<Endpoint> {
-        let Some(api) = self.endpoint_url.as_deref().and_then(parse_endpoint_url) else {
+        let Some(api) = self
+            .endpoint_url
+            .as_deref()
+            .and_then(contract::endpoint::parse_url)
+        else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -242,46 +246,6 @@ impl ObservedCluster {
         }
         out
     }
-}
-
-/// The endpoint clients should use: the preferred one if EKS exposes it, else the first.
-pub fn preferred_endpoint(endpoints: &[Endpoint], access: &EndpointAccess) -> Option<ApiEndpoint> {
-    let preferred = access.effective_preferred().endpoint_name();
-    endpoints
-        .iter()
-        .find(|e| e.name == preferred)
-        .or_else(|| endpoints.first())
-        .map(Endpoint::api_endpoint)
-}
-
-/// Host and port of an API server URL: `https://host[:port][/path]`; port 443 when absent.
-pub fn parse_endpoint_url(url: &str) -> Option<ApiEndpoint> {
-    let rest = url.trim();
-    let rest = rest
-        .strip_prefix("https://")
-        .or_else(|| rest.strip_prefix("http://"))
-        .unwrap_or(rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-        let (host, after) = bracketed.split_once(']')?;
-        (host, after.strip_prefix(':'))
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return None;
-    }
-    let port = match port {
-        Some(p) => p.parse::<u16>().ok().filter(|p| *p != 0)?,
-        None => 443,
-    };
-    Some(ApiEndpoint {
-        host: host.to_string(),
-        port: i32::from(port),
-    })
 }
 
 /// Whether EKS's endpoint settings differ from what `access` asks for. Public CIDRs count only
@@ -364,23 +328,6 @@ pub fn sdk_authentication_mode(mode: AuthenticationMode) -> eks::AuthenticationM
 /// EKS's version string for a Kubernetes version: `1.31` (EKS has no patch versions to ask for).
 pub fn eks_version(v: &KubeVersion) -> String {
     format!("{}.{}", v.major, v.minor)
-}
-
-/// A deterministic idempotency token: the object's UID and what the request is for, so a
-/// retried request after a crash is recognised by EKS and nothing is created twice.
-/// Purposes too long to fit (EKS takes at most 64 characters; a UID alone is 36) are hashed.
-pub fn request_token(uid: &str, purpose: &str) -> String {
-    let readable = format!("{uid}-{purpose}");
-    if readable.len() <= 64 {
-        return readable;
-    }
-    // FNV-1a: stable across releases, unlike the standard library's hasher.
-    let hash = purpose.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let mut token = format!("{uid}-{hash:016x}");
-    token.truncate(64);
-    token
 }
 
 /// The state of an EKS update (DescribeUpdate).
@@ -594,46 +541,16 @@ mod tests {
             preferred: Some(contract::api::EndpointPreference::Private),
             ..Default::default()
         };
-        let preferred = preferred_endpoint(&endpoints, &private_first).unwrap();
+        let preferred = contract::endpoint::preferred(&endpoints, &private_first).unwrap();
         assert_eq!(preferred.port, 443);
         let only_public = &endpoints[..1];
         assert_eq!(
-            preferred_endpoint(only_public, &private_first)
+            contract::endpoint::preferred(only_public, &private_first)
                 .unwrap()
                 .host,
             "ABCDEF.gr7.us-west-2.eks.amazonaws.com"
         );
-        assert!(preferred_endpoint(&[], &EndpointAccess::default()).is_none());
-    }
-
-    #[test]
-    fn endpoint_urls_give_host_and_port_with_443_by_default() {
-        let ep = |h: &str, p: i32| {
-            Some(ApiEndpoint {
-                host: h.into(),
-                port: p,
-            })
-        };
-        assert_eq!(
-            parse_endpoint_url("https://x.eks.amazonaws.com"),
-            ep("x.eks.amazonaws.com", 443)
-        );
-        assert_eq!(
-            parse_endpoint_url("https://127.0.0.1:38443"),
-            ep("127.0.0.1", 38443)
-        );
-        assert_eq!(
-            parse_endpoint_url("https://x.example/"),
-            ep("x.example", 443)
-        );
-        assert_eq!(
-            parse_endpoint_url("https://[::1]:6443/path"),
-            ep("::1", 6443)
-        );
-        assert_eq!(parse_endpoint_url("https://[fd00::1]"), ep("fd00::1", 443));
-        assert_eq!(parse_endpoint_url("https://"), None);
-        assert_eq!(parse_endpoint_url("https://h:notaport"), None);
-        assert_eq!(parse_endpoint_url("https://h:0"), None);
+        assert!(contract::endpoint::preferred(&[], &EndpointAccess::default()).is_none());
     }
 
     #[test]
@@ -725,23 +642,6 @@ mod tests {
             sdk_authentication_mode(AuthenticationMode::ApiAndConfigMap).as_str(),
             "API_AND_CONFIG_MAP"
         );
-    }
-
-    #[test]
-    fn request_tokens_are_deterministic_and_fit_eks() {
-        let uid = "0b5e8b4e-6a4f-4a6c-9a55-3c1d8f3c2a11";
-        assert_eq!(
-            request_token(uid, "create-1"),
-            request_token(uid, "create-1")
-        );
-        assert_ne!(
-            request_token(uid, "create-1"),
-            request_token(uid, "create-2")
-        );
-        assert_eq!(request_token(uid, "create-1"), format!("{uid}-create-1"));
-        let long = request_token(uid, &"x".repeat(100));
-        assert!(long.len() <= 64);
-        assert_ne!(long, request_token(uid, &"y".repeat(100)));
     }
 
     #[test]

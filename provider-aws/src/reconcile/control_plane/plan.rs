@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use contract::api::{Addon, EndpointAccess};
-use contract::naming;
+use contract::api::{Addon, EndpointAccess, OperationKind};
+use contract::ownership::{Conflict, Owner, Ownership};
 use contract::version::{KubeVersion, next_control_plane_step};
 
 use super::mapping::{
@@ -16,36 +16,6 @@ use super::mapping::{
     endpoint_access_differs,
 };
 use crate::api::{AccessEntry, AuthenticationMode};
-use crate::scope::{self, PROVIDER};
-
-/// The kind of cloud operation remembered in `status.operation`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OperationKind {
-    /// CreateCluster.
-    Create,
-    /// UpdateClusterVersion.
-    Upgrade,
-    /// UpdateClusterConfig.
-    Update,
-}
-
-impl OperationKind {
-    /// The value in `status.operation.kind`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Create => "Create",
-            Self::Upgrade => "Upgrade",
-            Self::Update => "Update",
-        }
-    }
-
-    /// Reads `status.operation.kind`.
-    pub fn parse(kind: &str) -> Option<Self> {
-        [Self::Create, Self::Upgrade, Self::Update]
-            .into_iter()
-            .find(|k| k.as_str() == kind)
-    }
-}
 
 /// The operation remembered in status, with what EKS says about it (updates only).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,10 +57,8 @@ pub struct Desired {
     pub access_entries: Vec<AccessEntry>,
     /// Take over a same-named cluster that is not ours.
     pub adopt: bool,
-    /// The Cluster's namespace (for the ownership tag).
-    pub namespace: String,
-    /// The Cluster's name (for the ownership tag).
-    pub cluster: String,
+    /// The Cluster whose cluster this is (the ownership tag).
+    pub owner: Owner,
 }
 
 /// Why nothing is done this pass although something is still to do.
@@ -120,8 +88,8 @@ pub enum Plan {
     NameConflict {
         /// Its ARN.
         arn: String,
-        /// The cluster of ours it belongs to, if it carries our tag for another one.
-        other_owner: Option<String>,
+        /// Whose it is.
+        conflict: Conflict,
     },
     /// Not ours, and `spec.adopt`: TagResource with our tags to take it.
     Adopt {
@@ -178,19 +146,19 @@ pub fn plan(observed: &Observed, desired: &Desired) -> Plan {
     let Some(cluster) = &observed.cluster else {
         return Plan::Create;
     };
-    if !scope::owned(&cluster.tags, &desired.namespace, &desired.cluster) {
-        let other_owner = naming::ownership_tag_of(&cluster.tags, PROVIDER).map(str::to_string);
-        // Adoption takes a stranger's cluster, never one another of our clusters owns.
-        return if desired.adopt && other_owner.is_none() {
-            Plan::Adopt {
+    match desired.owner.decide(&cluster.tags, desired.adopt) {
+        Ownership::Ours => {}
+        Ownership::Adopt => {
+            return Plan::Adopt {
                 arn: cluster.arn.clone(),
-            }
-        } else {
-            Plan::NameConflict {
+            };
+        }
+        Ownership::Conflict(conflict) => {
+            return Plan::NameConflict {
                 arn: cluster.arn.clone(),
-                other_owner,
-            }
-        };
+                conflict,
+            };
+        }
     }
     let upgrading = observed
         .tracked
@@ -353,6 +321,7 @@ fn addon_differs(wanted: &Addon, found: &ObservedAddon) -> bool {
 mod tests {
     use super::*;
     use crate::reconcile::control_plane::mapping::ObservedCluster;
+    use crate::scope;
 
     const NS: &str = "team-a";
     const CLUSTER: &str = "c1";
@@ -366,13 +335,12 @@ mod tests {
             addons: Vec::new(),
             access_entries: Vec::new(),
             adopt: false,
-            namespace: NS.into(),
-            cluster: CLUSTER.into(),
+            owner: scope::owner(NS, CLUSTER),
         }
     }
 
     fn ours() -> BTreeMap<String, String> {
-        scope::resource_tags(NS, CLUSTER, &BTreeMap::new())
+        scope::owner(NS, CLUSTER).tags(&BTreeMap::new())
     }
 
     fn cluster(state: ClusterState, version: &str) -> ObservedCluster {
@@ -452,7 +420,7 @@ mod tests {
             desired(),
             Plan::NameConflict {
                 arn: cluster(ClusterState::Active, "1.31").arn,
-                other_owner: None,
+                conflict: Conflict { owner: None },
             },
         );
         add(
@@ -468,9 +436,9 @@ mod tests {
         );
         let mut sibling = active();
         if let Some(c) = sibling.cluster.as_mut() {
-            c.tags = scope::resource_tags(NS, "other", &BTreeMap::new());
+            c.tags = scope::owner(NS, "other").tags(&BTreeMap::new());
         }
-        let sibling_tag = naming::ownership_tag(PROVIDER, NS, "other").1;
+        let sibling_tag = scope::owner(NS, "other").tag().1;
         add(
             "a cluster another of our clusters owns is never adopted",
             sibling,
@@ -480,7 +448,9 @@ mod tests {
             },
             Plan::NameConflict {
                 arn: cluster(ClusterState::Active, "1.31").arn,
-                other_owner: Some(sibling_tag),
+                conflict: Conflict {
+                    owner: Some(sibling_tag),
+                },
             },
         );
 
@@ -925,18 +895,6 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    #[test]
-    fn operation_kinds_round_trip_through_status() {
-        for kind in [
-            OperationKind::Create,
-            OperationKind::Upgrade,
-            OperationKind::Update,
-        ] {
-            assert_eq!(OperationKind::parse(kind.as_str()), Some(kind));
-        }
-        assert_eq!(OperationKind::parse("Delete"), None);
     }
 
     #[test]

@@ -7,19 +7,15 @@ use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, NodegroupScalingConfig, NodegroupUpdateConfig, Taint, TaintEffect,
     UpdateLabelsPayload, UpdateTaintsPayload,
 };
-use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::interceptors::Intercept;
-use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextMut;
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use provider_runtime::{CallOutcome, CloudCalls};
 use serde_json::Value;
 
 use super::mapping::{
     CreateNodegroup, EksTaint, Instance, LIVE_INSTANCE_STATES, NodegroupView, Scaling,
-    UpdateConfig, UpdateView, apply_overrides, eks_version,
+    UpdateConfig, UpdateView, eks_version,
 };
 use super::plan::ConfigChange;
-use crate::cloud::{Clients, CloudError, classify};
+use crate::cloud::{Clients, CloudError, classify, started_update};
 use contract::version::KubeVersion;
 
 /// The calls, for one region and identity.
@@ -217,11 +213,8 @@ impl<'a> NodegroupApi<'a> {
             .set_version(request.version.clone())
             .client_request_token(&request.client_request_token)
             .customize();
-        if let Some(overrides) = overrides.filter(|o| o.as_object().is_some_and(|m| !m.is_empty()))
-        {
-            call = call.interceptor(RequestOverrides {
-                overrides: overrides.clone(),
-            });
+        if let Some(patch) = contract::overrides::effective(overrides).cloned() {
+            call = call.mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch));
         }
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
@@ -273,9 +266,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .and_then(|out| {
-                out.update().map(UpdateView::from_sdk).ok_or_else(|| {
-                    CloudError::Transient("UpdateNodegroupConfig answered without an update".into())
-                })
+                started_update("UpdateNodegroupConfig", out.update()).map(UpdateView::from_sdk)
             });
         self.count("eks", "UpdateNodegroupConfig", result)
     }
@@ -298,11 +289,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .and_then(|out| {
-                out.update().map(UpdateView::from_sdk).ok_or_else(|| {
-                    CloudError::Transient(
-                        "UpdateNodegroupVersion answered without an update".into(),
-                    )
-                })
+                started_update("UpdateNodegroupVersion", out.update()).map(UpdateView::from_sdk)
             });
         self.count("eks", "UpdateNodegroupVersion", result)
     }
@@ -372,37 +359,4 @@ fn sdk_taint(t: &EksTaint) -> Taint {
         .set_value(t.value.clone())
         .effect(TaintEffect::from(t.effect.as_str()))
         .build()
-}
-
-/// Merges the user's `requestOverrides` into the serialised request body just before signing,
-/// so fields no typed field covers reach EKS while the provider's own fields win.
-#[derive(Debug)]
-struct RequestOverrides {
-    overrides: Value,
-}
-
-impl Intercept for RequestOverrides {
-    fn name(&self) -> &'static str {
-        "RequestOverrides"
-    }
-
-    fn modify_before_signing(
-        &self,
-        context: &mut BeforeTransmitInterceptorContextMut<'_>,
-        _runtime_components: &RuntimeComponents,
-        _cfg: &mut aws_sdk_eks::config::ConfigBag,
-    ) -> Result<(), BoxError> {
-        let request = context.request_mut();
-        let Some(bytes) = request.body().bytes() else {
-            return Err(
-                "requestOverrides: the request body is streamed and cannot be patched".into(),
-            );
-        };
-        let body: Value = serde_json::from_slice(bytes)?;
-        let merged = serde_json::to_vec(&apply_overrides(&body, &self.overrides))?;
-        let length = merged.len().to_string();
-        *request.body_mut() = merged.into();
-        request.headers_mut().try_insert("content-length", length)?;
-        Ok(())
-    }
 }

@@ -7,6 +7,9 @@
 use std::collections::BTreeMap;
 
 use contract::api::{TaintEffect, UpdateStrategy};
+use contract::idempotency::{self, EKS_REQUEST_TOKEN};
+use contract::scaling::InstanceLife;
+pub use contract::scaling::ScalingIntent;
 use contract::version::{KubeVersion, normalize};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
@@ -82,77 +85,37 @@ pub struct Scaling {
     pub desired_size: i32,
 }
 
-/// Who owns the node count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalingIntent {
-    /// `MachinePool.spec.replicas` does: the provider pushes it to EKS.
-    Fixed {
-        /// The wanted count.
-        replicas: i32,
-    },
-    /// `spec.scaling` is set: the cloud's autoscaler moves the count between these bounds and
-    /// the provider writes it back into `MachinePool.spec.replicas`.
-    Autoscaled {
-        /// `spec.scaling.minReplicas`.
-        min: i32,
-        /// `spec.scaling.maxReplicas`.
-        max: i32,
-        /// `MachinePool.spec.replicas`, used only to size the node group at creation.
-        initial: i32,
-    },
+/// The scaling to create the node group with.
+///
+/// Fixed: `desiredSize` = replicas, `minSize` = 0 and `maxSize` = max(replicas, 1): EKS needs
+/// `min ≤ desired ≤ max` and `max ≥ 1`, and a minimum of 0 lets the count go down to 0 and
+/// back without touching the minimum. Autoscaled: the bounds, and the MachinePool's count
+/// clamped into them.
+pub fn creation_scaling(intent: ScalingIntent) -> Scaling {
+    match intent {
+        ScalingIntent::Fixed { replicas } => fixed_scaling(replicas),
+        ScalingIntent::Autoscaled { min, max, .. } => Scaling {
+            min_size: min,
+            max_size: max,
+            desired_size: intent.initial_count(),
+        },
+    }
 }
 
-impl ScalingIntent {
-    /// From `spec.scaling` and `MachinePool.spec.replicas` (core defaults it to 1).
-    pub fn new(scaling: Option<&contract::api::NodeScaling>, replicas: Option<i32>) -> Self {
-        let replicas = replicas.unwrap_or(1).max(0);
-        match scaling {
-            None => ScalingIntent::Fixed { replicas },
-            Some(s) => ScalingIntent::Autoscaled {
-                min: s.min_replicas,
-                max: s.max_replicas,
-                initial: replicas,
-            },
-        }
-    }
-
-    /// Whether the cloud's autoscaler owns the count.
-    pub fn is_autoscaled(self) -> bool {
-        matches!(self, ScalingIntent::Autoscaled { .. })
-    }
-
-    /// The scaling to create the node group with.
-    ///
-    /// Fixed: `desiredSize` = replicas, `minSize` = 0 and `maxSize` = max(replicas, 1): EKS needs
-    /// `min ≤ desired ≤ max` and `max ≥ 1`, and a minimum of 0 lets the count go down to 0 and
-    /// back without touching the minimum. Autoscaled: the bounds, and the MachinePool's count
-    /// clamped into them.
-    pub fn at_creation(self) -> Scaling {
-        match self {
-            ScalingIntent::Fixed { replicas } => fixed_scaling(replicas),
-            ScalingIntent::Autoscaled { min, max, initial } => Scaling {
-                min_size: min,
-                max_size: max,
-                desired_size: initial.clamp(min, max.max(min)),
-            },
-        }
-    }
-
-    /// The scaling to ask for when the node group reports `observed`, or `None` when it already
-    /// matches. An autoscaled pool's desired size is the autoscaler's: it changes only when the
-    /// bounds moved past it.
-    pub fn change_from(self, observed: Option<Scaling>) -> Option<Scaling> {
-        let want = match (self, observed) {
-            (ScalingIntent::Fixed { replicas }, _) => fixed_scaling(replicas),
-            (ScalingIntent::Autoscaled { .. }, None) => self.at_creation(),
-            (ScalingIntent::Autoscaled { min, max, .. }, Some(o)) => Scaling {
-                min_size: min,
-                max_size: max,
-                desired_size: o.desired_size.clamp(min, max.max(min)),
-            },
-        };
-        (observed != Some(want)).then_some(want)
-    }
+/// The scaling to ask for when the node group reports `observed`, or `None` when it already
+/// matches. An autoscaled pool's desired size is the autoscaler's: it changes only when the
+/// bounds moved past it.
+pub fn scaling_change(intent: ScalingIntent, observed: Option<Scaling>) -> Option<Scaling> {
+    let want = match (intent, observed) {
+        (ScalingIntent::Fixed { replicas }, _) => fixed_scaling(replicas),
+        (ScalingIntent::Autoscaled { .. }, None) => creation_scaling(intent),
+        (ScalingIntent::Autoscaled { min, max, .. }, Some(o)) => Scaling {
+            min_size: min,
+            max_size: max,
+            desired_size: o.desired_size.clamp(min, max.max(min)),
+        },
+    };
+    (observed != Some(want)).then_some(want)
 }
 
 fn fixed_scaling(replicas: i32) -> Scaling {
@@ -381,15 +344,23 @@ pub fn provider_id(zone: &str, instance_id: &str) -> String {
     format!("aws:///{zone}/{instance_id}")
 }
 
-/// The provider ID list: sorted, without repeats.
+/// The provider ID list by the shared rule ([`contract::scaling::provider_id_list`]): an ID
+/// stays while EC2 reports its instance in any state but `terminated`.
 pub fn provider_id_list(instances: &[Instance]) -> Vec<String> {
-    let mut ids: Vec<String> = instances
+    let ids: Vec<(String, InstanceLife)> = instances
         .iter()
-        .map(|i| provider_id(&i.zone, &i.id))
+        .map(|i| (provider_id(&i.zone, &i.id), instance_life(&i.state)))
         .collect();
-    ids.sort();
-    ids.dedup();
-    ids
+    contract::scaling::provider_id_list(ids.iter().map(|(id, life)| (id.as_str(), *life)))
+}
+
+/// EC2's instance state in the shared terms.
+pub fn instance_life(state: &str) -> InstanceLife {
+    if LIVE_INSTANCE_STATES.contains(&state) {
+        InstanceLife::Present
+    } else {
+        InstanceLife::Gone
+    }
 }
 
 /// One EC2 instance of the node group that is not terminated.
@@ -777,59 +748,9 @@ impl CreateNodegroup {
             serde_json::to_string(&request).unwrap_or_default(),
             overrides.map(Value::to_string).unwrap_or_default()
         );
-        request.client_request_token = idempotency_token("create", uid, &fingerprint);
+        request.client_request_token =
+            idempotency::token(&EKS_REQUEST_TOKEN, "create", uid, &[&fingerprint]);
         request
-    }
-}
-
-/// A deterministic idempotency token: the operation, the object's UID and a stable 64-bit hash
-/// of what the request asks for (at most 64 characters, as EKS allows).
-pub fn idempotency_token(operation: &str, uid: &str, fingerprint: &str) -> String {
-    let mut token = format!("{operation}-{uid}-{:016x}", fnv1a(fingerprint.as_bytes()));
-    token.truncate(64);
-    token
-}
-
-/// FNV-1a, 64 bits: stable across Rust releases (unlike `DefaultHasher`), which a token that
-/// must survive a controller upgrade mid-operation needs.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
-}
-
-/// The user's `requestOverrides` applied to a request body: a JSON merge patch (RFC 7386), after
-/// which every top-level field the provider set is put back, so the provider's fields win.
-pub fn apply_overrides(body: &Value, overrides: &Value) -> Value {
-    let mut merged = body.clone();
-    merge_patch(&mut merged, overrides);
-    if let (Some(out), Some(ours)) = (merged.as_object_mut(), body.as_object()) {
-        for (k, v) in ours {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    merged
-}
-
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Some(patch) = patch.as_object() else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    if let Some(map) = target.as_object_mut() {
-        for (k, v) in patch {
-            if v.is_null() {
-                map.remove(k);
-            } else {
-                merge_patch(map.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
     }
 }
 
@@ -990,7 +911,7 @@ mod tests {
     #[test]
     fn a_fixed_pool_pins_the_desired_size_with_a_minimum_of_zero() {
         assert_eq!(
-            ScalingIntent::new(None, Some(3)).at_creation(),
+            creation_scaling(ScalingIntent::new(None, Some(3))),
             Scaling {
                 min_size: 0,
                 max_size: 3,
@@ -998,7 +919,7 @@ mod tests {
             }
         );
         assert_eq!(
-            ScalingIntent::new(None, Some(0)).at_creation(),
+            creation_scaling(ScalingIntent::new(None, Some(0))),
             Scaling {
                 min_size: 0,
                 max_size: 1,
@@ -1020,7 +941,7 @@ mod tests {
             max_replicas: 5,
         };
         for (replicas, desired) in [(1, 2), (3, 3), (9, 5)] {
-            let s = ScalingIntent::new(Some(&bounds), Some(replicas)).at_creation();
+            let s = creation_scaling(ScalingIntent::new(Some(&bounds), Some(replicas)));
             assert_eq!(
                 s,
                 Scaling {
@@ -1041,11 +962,11 @@ mod tests {
             desired_size: 2,
         };
         assert_eq!(
-            ScalingIntent::Fixed { replicas: 2 }.change_from(Some(observed)),
+            scaling_change(ScalingIntent::Fixed { replicas: 2 }, Some(observed)),
             None
         );
         assert_eq!(
-            ScalingIntent::Fixed { replicas: 3 }.change_from(Some(observed)),
+            scaling_change(ScalingIntent::Fixed { replicas: 3 }, Some(observed)),
             Some(Scaling {
                 min_size: 0,
                 max_size: 3,
@@ -1053,7 +974,7 @@ mod tests {
             })
         );
         assert_eq!(
-            ScalingIntent::Fixed { replicas: 1 }.change_from(Some(observed)),
+            scaling_change(ScalingIntent::Fixed { replicas: 1 }, Some(observed)),
             Some(Scaling {
                 min_size: 0,
                 max_size: 1,
@@ -1075,7 +996,7 @@ mod tests {
             desired_size: 4,
         };
         assert_eq!(
-            intent.change_from(Some(observed)),
+            scaling_change(intent, Some(observed)),
             None,
             "the MachinePool's count is not pushed"
         );
@@ -1085,7 +1006,7 @@ mod tests {
             initial: 4,
         };
         assert_eq!(
-            moved.change_from(Some(observed)),
+            scaling_change(moved, Some(observed)),
             Some(Scaling {
                 min_size: 1,
                 max_size: 3,
@@ -1288,7 +1209,7 @@ mod tests {
             "eks-c",
             "ns-pool",
             &shape,
-            ScalingIntent::Fixed { replicas }.at_creation(),
+            creation_scaling(ScalingIntent::Fixed { replicas }),
             vec!["s-1".into()],
             BTreeMap::from([("capi-managed-eks".to_string(), "ns_c".to_string())]),
             Some(&v("v1.31")),
@@ -1331,37 +1252,7 @@ mod tests {
             request(Some(&json!({"releaseVersion": "x"})), 2).client_request_token
         );
         assert!(
-            a.client_request_token.len() <= 64
-                && a.client_request_token.starts_with("create-uid-1-")
+            a.client_request_token.len() <= 64 && a.client_request_token.starts_with("create-")
         );
-    }
-
-    #[test]
-    fn overrides_merge_into_the_body_but_the_providers_fields_win() {
-        let body = json!({"nodegroupName": "ng", "scalingConfig": {"minSize": 0, "maxSize": 2, "desiredSize": 2}, "labels": {"a": "1"}});
-        let overrides = json!({
-            "scalingConfig": {"maxSize": 10},
-            "remoteAccess": {"ec2SshKey": "key"},
-            "nodeRepairConfig": {"enabled": true},
-            "labels": null,
-        });
-        let merged = apply_overrides(&body, &overrides);
-        assert_eq!(merged["scalingConfig"], body["scalingConfig"]);
-        assert_eq!(
-            merged["labels"], body["labels"],
-            "removing a provider field is ignored too"
-        );
-        assert_eq!(merged["remoteAccess"], json!({"ec2SshKey": "key"}));
-        assert_eq!(merged["nodeRepairConfig"], json!({"enabled": true}));
-    }
-
-    #[test]
-    fn merge_patch_follows_rfc_7386() {
-        let mut target = json!({"a": {"b": 1, "c": 2}, "d": [1]});
-        merge_patch(
-            &mut target,
-            &json!({"a": {"b": null, "e": 3}, "d": {"x": 1}}),
-        );
-        assert_eq!(target, json!({"a": {"c": 2, "e": 3}, "d": {"x": 1}}));
     }
 }

@@ -7,25 +7,20 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use contract::api::Operation;
+use contract::api::{Operation, OperationKind};
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::ownership::{Conflict, Owner, Ownership};
 use contract::version::{KubeVersion, next_pool_step, pool_waits_for_control_plane};
 
 use super::mapping::{
     LabelsAndTaints, NodegroupState, NodegroupView, PoolShape, Scaling, ScalingIntent,
-    UpdateConfig, UpdateState, UpdateView, creation_version, labels_and_taints,
+    UpdateConfig, UpdateState, UpdateView, creation_scaling, creation_version, labels_and_taints,
+    scaling_change,
 };
 
 /// How long after asking EKS to create a node group a NotFound is taken as "not visible yet"
 /// rather than "gone" (EKS is eventually consistent).
 pub const CREATE_VISIBILITY_GRACE: Duration = Duration::from_secs(60);
-
-/// `status.operation.kind` of a node group creation.
-pub const OP_CREATE: &str = "Create";
-/// `status.operation.kind` of an UpdateNodegroupConfig.
-pub const OP_UPDATE: &str = "Update";
-/// `status.operation.kind` of an UpdateNodegroupVersion.
-pub const OP_UPGRADE: &str = "Upgrade";
 
 /// What was observed this pass.
 #[derive(Debug, Clone, Default)]
@@ -51,10 +46,8 @@ pub struct Desired<'a> {
     pub version: Option<KubeVersion>,
     /// The tags every resource of this cluster carries (ours included).
     pub tags: &'a BTreeMap<String, String>,
-    /// The namespace of the Cluster (half of what the ownership tag names).
-    pub namespace: &'a str,
-    /// The Cluster's name (the other half).
-    pub cluster: &'a str,
+    /// The Cluster the node group belongs to (the ownership tag).
+    pub owner: Owner,
     /// `spec.adopt`.
     pub adopt: bool,
 }
@@ -119,7 +112,7 @@ pub enum Waiting {
     /// Our update (recorded in status) is still in progress.
     UpdateInFlight {
         /// `Update` or `Upgrade`.
-        kind: String,
+        kind: OperationKind,
         /// The update's ID.
         id: String,
     },
@@ -155,10 +148,7 @@ pub enum Plan {
     /// Something is in flight; look again after the poll interval.
     Wait(Waiting),
     /// A node group of that name exists and is not ours (and `spec.adopt` is not set).
-    NameConflict {
-        /// Whose it is, when it carries another cluster's ownership tag.
-        owner: Option<String>,
-    },
+    NameConflict(Conflict),
     /// The update recorded in status failed (or was cancelled).
     UpdateFailed {
         /// The update's ID.
@@ -182,34 +172,33 @@ pub enum Plan {
 /// Decides the pass. `now` only ages the recorded operation.
 pub fn plan(observed: &Observed<'_>, desired: &Desired<'_>, now: jiff::Timestamp) -> Plan {
     let Some(ng) = observed.nodegroup else {
-        if let Some(op) = observed.operation.filter(|op| op.kind == OP_CREATE)
-            && age(op, now) < CREATE_VISIBILITY_GRACE
+        if let Some(op) = observed
+            .operation
+            .filter(|op| op.kind == OperationKind::Create)
+            && op.age(now) < CREATE_VISIBILITY_GRACE
         {
             return Plan::Wait(Waiting::CreateNotVisible);
         }
         return Plan::Create {
-            scaling: desired.scaling.at_creation(),
+            scaling: creation_scaling(desired.scaling),
             version: creation_version(
                 desired.version.as_ref(),
                 observed.control_plane_version.as_ref(),
             ),
         };
     };
-    if !crate::scope::owned(&ng.tags, desired.namespace, desired.cluster) {
-        if desired.adopt {
-            return Plan::Adopt;
-        }
-        let owner = contract::naming::ownership_tag_of(&ng.tags, crate::scope::PROVIDER)
-            .map(str::to_string);
-        return Plan::NameConflict { owner };
+    match desired.owner.decide(&ng.tags, desired.adopt) {
+        Ownership::Ours => {}
+        Ownership::Adopt => return Plan::Adopt,
+        Ownership::Conflict(conflict) => return Plan::NameConflict(conflict),
     }
     if let Some(update) = observed.update {
         match update.state {
             UpdateState::InProgress => {
                 let kind = observed
                     .operation
-                    .map(|op| op.kind.clone())
-                    .unwrap_or_else(|| OP_UPDATE.to_string());
+                    .map(|op| op.kind)
+                    .unwrap_or(OperationKind::Update);
                 return Plan::Wait(Waiting::UpdateInFlight {
                     kind,
                     id: update.id.clone(),
@@ -257,17 +246,11 @@ pub fn plan(observed: &Observed<'_>, desired: &Desired<'_>, now: jiff::Timestamp
     }
 }
 
-fn age(op: &Operation, now: jiff::Timestamp) -> Duration {
-    let started = op.started.0;
-    let nanos = now.as_nanosecond().saturating_sub(started.as_nanosecond());
-    Duration::from_nanos(u64::try_from(nanos).unwrap_or(0))
-}
-
 /// What UpdateNodegroupConfig must change, possibly nothing.
 pub fn config_change(ng: &NodegroupView, desired: &Desired<'_>) -> ConfigChange {
     let shape = desired.shape;
     ConfigChange {
-        scaling: desired.scaling.change_from(ng.scaling),
+        scaling: scaling_change(desired.scaling, ng.scaling),
         labels_and_taints: labels_and_taints(&ng.labels, &shape.labels, &ng.taints, &shape.taints),
         update_config: shape.update_config.filter(|u| ng.update_config != Some(*u)),
     }
@@ -297,7 +280,9 @@ fn version_step(
 /// The `Upgrading` condition: True while a version change runs or waits for the control plane.
 pub fn upgrading(observed: &Observed<'_>, desired: &Desired<'_>, plan: &Plan) -> DesiredCondition {
     let t = ConditionType::Upgrading;
-    let in_flight_upgrade = observed.operation.is_some_and(|op| op.kind == OP_UPGRADE);
+    let in_flight_upgrade = observed
+        .operation
+        .is_some_and(|op| op.kind == OperationKind::Upgrade);
     match plan {
         Plan::Invalid(message) => {
             return DesiredCondition::false_(t, Reason::InvalidSpec, message.clone());
@@ -403,7 +388,7 @@ pub fn readiness(
                     format!("EKS is updating node group {nodegroup}"),
                 ),
                 Waiting::UpdateInFlight { kind, id } => {
-                    let reason = if kind == OP_UPGRADE {
+                    let reason = if *kind == OperationKind::Upgrade {
                         Reason::Upgrading
                     } else {
                         Reason::Updating
@@ -426,18 +411,10 @@ pub fn readiness(
             };
             busy(reason, message)
         }
-        Plan::NameConflict { owner } => {
-            let whose = owner
-                .as_deref()
-                .map(|o| format!(" (it belongs to {o})"))
-                .unwrap_or_default();
-            busy(
-                Reason::NameConflict,
-                format!(
-                    "a node group named {nodegroup} exists in the EKS cluster and was not created for this cluster{whose}; set spec.cloudName to use another name, or spec.adopt: true to manage it"
-                ),
-            )
-        }
+        Plan::NameConflict(conflict) => busy(
+            Reason::NameConflict,
+            conflict.message("EKS node group", nodegroup),
+        ),
         Plan::UpdateFailed { id, errors } => busy(
             Reason::CloudError,
             format!(
@@ -511,7 +488,6 @@ pub fn carried_operation<'a>(observed: &Observed<'a>, plan: &Plan) -> Option<&'a
 mod tests {
     use super::*;
     use crate::reconcile::machine_pool::mapping::{CapacityType, EksTaint};
-    use crate::scope::resource_tags;
 
     const NS: &str = "team-a";
     const CLUSTER: &str = "prod";
@@ -540,7 +516,7 @@ mod tests {
     }
 
     fn ours() -> BTreeMap<String, String> {
-        resource_tags(NS, CLUSTER, &BTreeMap::new())
+        crate::scope::owner(NS, CLUSTER).tags(&BTreeMap::new())
     }
 
     /// An ACTIVE node group of ours, 2 nodes, v1.31, matching [`shape`].
@@ -563,12 +539,8 @@ mod tests {
         }
     }
 
-    fn op(kind: &str, started: &str) -> Operation {
-        Operation {
-            id: "op-1".into(),
-            kind: kind.into(),
-            started: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ts(started)),
-        }
+    fn op(kind: OperationKind, started: &str) -> Operation {
+        Operation::new("op-1", kind, ts(started))
     }
 
     fn update(state: UpdateState) -> UpdateView {
@@ -623,8 +595,7 @@ mod tests {
             scaling: case.scaling,
             version: case.version.map(v),
             tags: &case.tags,
-            namespace: NS,
-            cluster: CLUSTER,
+            owner: crate::scope::owner(NS, CLUSTER),
             adopt: case.adopt,
         };
         plan(&observed, &desired, ts(NOW))
@@ -661,14 +632,14 @@ mod tests {
             Case {
                 name: "an absent node group asked for seconds ago is waited for, not created twice",
                 nodegroup: None,
-                operation: Some(op(OP_CREATE, "2026-09-01T11:59:40Z")),
+                operation: Some(op(OperationKind::Create, "2026-09-01T11:59:40Z")),
                 expect: Plan::Wait(Waiting::CreateNotVisible),
                 ..Case::default()
             },
             Case {
                 name: "an absent node group asked for long ago was deleted behind our back and is created again",
                 nodegroup: None,
-                operation: Some(op(OP_CREATE, "2026-09-01T11:00:00Z")),
+                operation: Some(op(OperationKind::Create, "2026-09-01T11:00:00Z")),
                 expect: Plan::Create { scaling: Scaling { min_size: 0, max_size: 2, desired_size: 2 }, version: Some(v("v1.31")) },
                 ..Case::default()
             },
@@ -690,13 +661,20 @@ mod tests {
             Case {
                 name: "a node group that is not ours is a name conflict naming its owner",
                 nodegroup: with(|n| n.tags = foreign.clone()),
-                expect: Plan::NameConflict { owner: Some("other_cluster".into()) },
+                expect: Plan::NameConflict(Conflict { owner: Some("other_cluster".into()) }),
                 ..Case::default()
             },
             Case {
                 name: "an untagged node group that is not ours is a name conflict",
                 nodegroup: with(|n| n.tags.clear()),
-                expect: Plan::NameConflict { owner: None },
+                expect: Plan::NameConflict(Conflict { owner: None }),
+                ..Case::default()
+            },
+            Case {
+                name: "a node group another of our clusters owns is never adopted, even with spec.adopt",
+                nodegroup: with(|n| n.tags = foreign.clone()),
+                adopt: true,
+                expect: Plan::NameConflict(Conflict { owner: Some("other_cluster".into()) }),
                 ..Case::default()
             },
             Case {
@@ -709,7 +687,7 @@ mod tests {
             Case {
                 name: "a creating node group is waited for",
                 nodegroup: with(|n| n.state = NodegroupState::Creating),
-                operation: Some(op(OP_CREATE, "2026-09-01T11:59:00Z")),
+                operation: Some(op(OperationKind::Create, "2026-09-01T11:59:00Z")),
                 expect: Plan::Wait(Waiting::Creating),
                 ..Case::default()
             },
@@ -747,28 +725,28 @@ mod tests {
             Case {
                 name: "an update in progress is waited for while it runs",
                 nodegroup: with(|n| n.state = NodegroupState::Updating),
-                operation: Some(op(OP_UPGRADE, "2026-09-01T11:50:00Z")),
+                operation: Some(op(OperationKind::Upgrade, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::InProgress)),
-                expect: Plan::Wait(Waiting::UpdateInFlight { kind: OP_UPGRADE.into(), id: "op-1".into() }),
+                expect: Plan::Wait(Waiting::UpdateInFlight { kind: OperationKind::Upgrade, id: "op-1".into() }),
                 ..Case::default()
             },
             Case {
                 name: "a failed update is reported with EKS's errors",
-                operation: Some(op(OP_UPDATE, "2026-09-01T11:50:00Z")),
+                operation: Some(op(OperationKind::Update, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::Failed)),
                 expect: Plan::UpdateFailed { id: "op-1".into(), errors: vec!["NodeCreationFailure: no capacity".into()] },
                 ..Case::default()
             },
             Case {
                 name: "a cancelled update is reported like a failed one",
-                operation: Some(op(OP_UPDATE, "2026-09-01T11:50:00Z")),
+                operation: Some(op(OperationKind::Update, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::Cancelled)),
                 expect: Plan::UpdateFailed { id: "op-1".into(), errors: vec!["NodeCreationFailure: no capacity".into()] },
                 ..Case::default()
             },
             Case {
                 name: "a successful update on an active node group that matches leaves nothing to do",
-                operation: Some(op(OP_UPDATE, "2026-09-01T11:50:00Z")),
+                operation: Some(op(OperationKind::Update, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::Successful)),
                 ..Case::default()
             },
@@ -920,8 +898,7 @@ mod tests {
                 scaling: case.scaling,
                 version: case.version.map(v),
                 tags: &case.tags,
-                namespace: NS,
-                cluster: CLUSTER,
+                owner: crate::scope::owner(NS, CLUSTER),
                 adopt: case.adopt,
             },
         )
@@ -974,7 +951,7 @@ mod tests {
                 Case {
                     name: "an upgrade in flight",
                     nodegroup: with(|n| n.state = NodegroupState::Updating),
-                    operation: Some(op(OP_UPGRADE, NOW)),
+                    operation: Some(op(OperationKind::Upgrade, NOW)),
                     update: Some(update(UpdateState::InProgress)),
                     version: Some("v1.32"),
                     control_plane: Some("v1.32.1"),
@@ -1134,30 +1111,30 @@ mod tests {
         };
         let in_flight = Case {
             nodegroup: with(|n| n.state = NodegroupState::Updating),
-            operation: Some(op(OP_UPDATE, NOW)),
+            operation: Some(op(OperationKind::Update, NOW)),
             update: Some(update(UpdateState::InProgress)),
             ..Case::default()
         };
         assert!(carried(&in_flight));
         let done = Case {
-            operation: Some(op(OP_UPDATE, NOW)),
+            operation: Some(op(OperationKind::Update, NOW)),
             update: Some(update(UpdateState::Successful)),
             ..Case::default()
         };
         assert!(!carried(&done));
         let creating = Case {
             nodegroup: with(|n| n.state = NodegroupState::Creating),
-            operation: Some(op(OP_CREATE, NOW)),
+            operation: Some(op(OperationKind::Create, NOW)),
             ..Case::default()
         };
         assert!(carried(&creating));
         let created = Case {
-            operation: Some(op(OP_CREATE, NOW)),
+            operation: Some(op(OperationKind::Create, NOW)),
             ..Case::default()
         };
         assert!(!carried(&created));
         let failed = Case {
-            operation: Some(op(OP_UPDATE, NOW)),
+            operation: Some(op(OperationKind::Update, NOW)),
             update: Some(update(UpdateState::Failed)),
             ..Case::default()
         };
