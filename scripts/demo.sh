@@ -10,4 +10,4 @@ TESTBED_ASSETS=$(bash testbed/build-assets.sh)
 MOTO_SERVER=$(bash emulators/moto/ensure-moto.sh)
 export TESTBED_ASSETS MOTO_SERVER
 cargo build --quiet -p provider-aws -p demo
-exec target/debug/demo eks "$@"
+exec "${CARGO_TARGET_DIR:-target}/debug/demo" eks "$@"

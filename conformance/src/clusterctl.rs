@@ -170,7 +170,7 @@ impl Clusterctl {
         args: &[&str],
         env: &[(String, String)],
     ) -> Result<Output> {
-        let mut cmd = tokio::process::Command::new(&self.bin);
+        let mut cmd = testbed::process::command(&self.bin);
         cmd.args(args)
             .arg("--config")
             .arg(&self.config)
@@ -178,8 +178,7 @@ impl Clusterctl {
             .arg(kubeconfig)
             .env("XDG_CONFIG_HOME", &self.xdg)
             .env("CLUSTERCTL_DISABLE_VERSIONCHECK", "true")
-            .env_remove("KUBERNETES_VERSION")
-            .kill_on_drop(true);
+            .env_remove("KUBERNETES_VERSION");
         for (k, v) in env {
             cmd.env(k, v);
         }

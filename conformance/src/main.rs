@@ -169,8 +169,8 @@ async fn testbed(no_capi: bool) -> Result<()> {
     eprintln!("export KUBECONFIG={}", plane.kubeconfig_path().display());
     eprintln!("logs: {}", plane.log_dir().display());
     eprintln!("Versions:\n{}", plane.assets().versions());
-    eprintln!("Press Ctrl-C to stop.");
-    tokio::signal::ctrl_c().await?;
+    eprintln!("Press Ctrl-C to stop (SIGTERM and SIGHUP stop it too).");
+    testbed::process::stop_signal().await;
     plane.stop().await;
     Ok(())
 }
@@ -220,7 +220,7 @@ async fn demo(exit: bool) -> Result<()> {
     println!("\nkubeconfig: {}", plane.kubeconfig_path().display());
     if !exit {
         println!("Press Ctrl-C to stop.");
-        tokio::signal::ctrl_c().await?;
+        testbed::process::stop_signal().await;
     }
     plane.stop().await;
     if failed > 0 {

@@ -33,12 +33,11 @@ fn command(argv: &[String], env: &BTreeMap<String, String>, workdir: &Path) -> R
     if path.components().count() > 1 && path.is_relative() {
         path = workdir.join(path);
     }
-    let mut cmd = Command::new(&path);
+    let mut cmd = testbed::process::command(&path);
     cmd.args(args)
         .envs(env)
         .current_dir(workdir)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
+        .stdin(Stdio::null());
     Ok(cmd)
 }
 

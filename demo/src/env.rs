@@ -11,7 +11,7 @@ use emulators::kit::{Delays, Timing};
 use emulators::moto::Moto;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use testbed::{ManagementPlane, Options};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// The AWS region the local cloud serves.
 pub const REGION: &str = "us-west-2";
@@ -201,7 +201,7 @@ impl Environment {
         );
         let config_home = self.dir.path().join("clusterctl");
         std::fs::create_dir_all(&config_home)?;
-        let output = Command::new(self.plane.assets().clusterctl())
+        let output = testbed::process::command(self.plane.assets().clusterctl())
             .args([
                 "generate",
                 "cluster",
@@ -251,7 +251,7 @@ fn start_provider(
 ) -> Result<Child> {
     let binary = provider_binary()?;
     let log = std::fs::File::create(logs.join("provider-aws.log"))?;
-    let child = Command::new(&binary)
+    let child = testbed::process::command(&binary)
         .args([
             "--metrics-bind-address",
             "0",
@@ -276,7 +276,6 @@ fn start_provider(
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
-        .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("starting {}", binary.display()))?;
     Ok(child)

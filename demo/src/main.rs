@@ -100,7 +100,11 @@ async fn eks(args: EksDemo) -> Result<()> {
         env.eks.url(),
         env.dir().join("logs").display()
     );
-    let result = run(&mut env, &args).await;
+    // A signal stops the demo in order: the processes it started go with the environment.
+    let result = tokio::select! {
+        result = run(&mut env, &args) => result,
+        () = testbed::process::stop_signal() => Err(anyhow::anyhow!("stopped by a signal")),
+    };
     if let Err(e) = &result {
         println!(
             "\nThe demo stopped: {e:#}\nprovider log: {}",
@@ -110,7 +114,7 @@ async fn eks(args: EksDemo) -> Result<()> {
     }
     if args.keep && result.is_ok() {
         println!("\nEverything keeps running; press Ctrl-C to stop.");
-        tokio::signal::ctrl_c().await?;
+        testbed::process::stop_signal().await;
     }
     env.stop().await;
     result

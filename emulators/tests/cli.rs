@@ -10,6 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
+use test_support::eventually_true;
 
 use aws_sdk_ec2::types::Filter;
 use aws_sdk_eks::types::{
@@ -156,21 +157,6 @@ fn ec2_client(url: &str) -> aws_sdk_ec2::Client {
             .http_client(http_client())
             .build(),
     )
-}
-
-async fn eventually<F, Fut>(what: &str, mut f: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !f().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 async fn running_instances(ec2: &aws_sdk_ec2::Client, nodegroup: &str) -> usize {
@@ -364,7 +350,7 @@ async fn with_moto_the_emulator_serves_a_brought_network_an_outside_scale_and_st
         .send()
         .await
         .unwrap();
-    eventually("the cluster ACTIVE", || async {
+    eventually_true("the cluster ACTIVE", Duration::from_secs(60), || async {
         eks.describe_cluster()
             .name("ns1-c1")
             .send()
@@ -392,7 +378,7 @@ async fn with_moto_the_emulator_serves_a_brought_network_an_outside_scale_and_st
         .send()
         .await
         .unwrap();
-    eventually("one instance in moto", || async {
+    eventually_true("one instance in moto", Duration::from_secs(60), || async {
         running_instances(&ec2, "ns1-c1-pool-0").await == 1
     })
     .await;
@@ -424,7 +410,7 @@ async fn with_moto_the_emulator_serves_a_brought_network_an_outside_scale_and_st
         .unwrap();
     assert_eq!(ng.scaling_config().unwrap().desired_size(), Some(2));
     assert_eq!(ng.status(), Some(&NodegroupStatus::Active));
-    eventually("two instances in moto", || async {
+    eventually_true("two instances in moto", Duration::from_secs(60), || async {
         running_instances(&ec2, "ns1-c1-pool-0").await == 2
     })
     .await;
@@ -453,6 +439,9 @@ async fn with_moto_the_emulator_serves_a_brought_network_an_outside_scale_and_st
 
     // SIGTERM stops the emulator and moto with it.
     assert!(e.terminate().await.success());
-    eventually("moto stopped", || async { !answers(&ec2_url).await }).await;
+    eventually_true("moto stopped", Duration::from_secs(60), || async {
+        !answers(&ec2_url).await
+    })
+    .await;
     assert!(dir.path().join("moto").join("moto.log").is_file());
 }

@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::future::Future;
 use std::time::{Duration, SystemTime};
+use test_support::eventually_true;
 
 use aws_sdk_eks::Client;
 use aws_sdk_eks::config::retry::RetryConfig;
@@ -92,21 +92,6 @@ fn message<E: ProvideErrorMetadata + std::fmt::Debug, R: std::fmt::Debug>(
     }
 }
 
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 fn vpc() -> VpcConfigRequest {
     VpcConfigRequest::builder()
         .subnet_ids("subnet-0aaa")
@@ -138,22 +123,28 @@ async fn cluster_status(c: &Client, name: &str) -> Option<ClusterStatus> {
 }
 
 async fn wait_cluster(c: &Client, name: &str, status: ClusterStatus) {
-    eventually(&format!("cluster {name} {status:?}"), || async {
-        cluster_status(c, name).await == Some(status.clone())
-    })
+    eventually_true(
+        &format!("cluster {name} {status:?}"),
+        Duration::from_secs(15),
+        || async { cluster_status(c, name).await == Some(status.clone()) },
+    )
     .await;
 }
 
 async fn wait_cluster_gone(c: &Client, name: &str) {
-    eventually(&format!("cluster {name} gone"), || async {
-        c.describe_cluster()
-            .name(name)
-            .send()
-            .await
-            .err()
-            .and_then(|e| e.code().map(str::to_string))
-            == Some("ResourceNotFoundException".into())
-    })
+    eventually_true(
+        &format!("cluster {name} gone"),
+        Duration::from_secs(15),
+        || async {
+            c.describe_cluster()
+                .name(name)
+                .send()
+                .await
+                .err()
+                .and_then(|e| e.code().map(str::to_string))
+                == Some("ResourceNotFoundException".into())
+        },
+    )
     .await;
 }
 
@@ -169,9 +160,11 @@ async fn nodegroup_status(c: &Client, cluster: &str, ng: &str) -> Option<Nodegro
 }
 
 async fn wait_nodegroup(c: &Client, cluster: &str, ng: &str, status: NodegroupStatus) {
-    eventually(&format!("nodegroup {ng} {status:?}"), || async {
-        nodegroup_status(c, cluster, ng).await == Some(status.clone())
-    })
+    eventually_true(
+        &format!("nodegroup {ng} {status:?}"),
+        Duration::from_secs(15),
+        || async { nodegroup_status(c, cluster, ng).await == Some(status.clone()) },
+    )
     .await;
 }
 
@@ -679,18 +672,22 @@ async fn cluster_versions_step_one_minor_at_a_time_and_one_update_runs_at_once()
         "ResourceInUseException"
     );
 
-    eventually("the version update to succeed", || async {
-        let u = c
-            .describe_update()
-            .name("up")
-            .update_id(&id)
-            .send()
-            .await
-            .unwrap()
-            .update
-            .unwrap();
-        u.status() == Some(&UpdateStatus::Successful)
-    })
+    eventually_true(
+        "the version update to succeed",
+        Duration::from_secs(15),
+        || async {
+            let u = c
+                .describe_update()
+                .name("up")
+                .update_id(&id)
+                .send()
+                .await
+                .unwrap()
+                .update
+                .unwrap();
+            u.status() == Some(&UpdateStatus::Successful)
+        },
+    )
     .await;
     let after = c
         .describe_cluster()
@@ -880,7 +877,7 @@ async fn update_cluster_config_merges_and_its_updates_are_listed() {
         .unwrap();
     assert_eq!(endpoint.r#type(), Some(&UpdateType::EndpointAccessUpdate));
     let id = endpoint.id().unwrap().to_string();
-    eventually("the endpoint update", || async {
+    eventually_true("the endpoint update", Duration::from_secs(15), || async {
         c.describe_update()
             .name("cfg")
             .update_id(&id)
@@ -1146,19 +1143,23 @@ async fn nodegroups_scale_relabel_upgrade_and_block_cluster_deletion() {
         ),
         "ResourceNotFoundException"
     );
-    eventually("the nodegroup config update", || async {
-        let u = c
-            .describe_update()
-            .name("pools")
-            .update_id(&id)
-            .nodegroup_name("workers")
-            .send()
-            .await
-            .unwrap()
-            .update
-            .unwrap();
-        u.status() == Some(&UpdateStatus::Successful)
-    })
+    eventually_true(
+        "the nodegroup config update",
+        Duration::from_secs(15),
+        || async {
+            let u = c
+                .describe_update()
+                .name("pools")
+                .update_id(&id)
+                .nodegroup_name("workers")
+                .send()
+                .await
+                .unwrap()
+                .update
+                .unwrap();
+            u.status() == Some(&UpdateStatus::Successful)
+        },
+    )
     .await;
     let ng = c
         .describe_nodegroup()
@@ -1240,18 +1241,22 @@ async fn nodegroups_scale_relabel_upgrade_and_block_cluster_deletion() {
         "the cluster's version when none is given"
     );
     wait_nodegroup(&c, "pools", "workers", NodegroupStatus::Active).await;
-    eventually("the nodegroup version update", || async {
-        let ng = c
-            .describe_nodegroup()
-            .cluster_name("pools")
-            .nodegroup_name("workers")
-            .send()
-            .await
-            .unwrap()
-            .nodegroup
-            .unwrap();
-        ng.version() == Some("1.31")
-    })
+    eventually_true(
+        "the nodegroup version update",
+        Duration::from_secs(15),
+        || async {
+            let ng = c
+                .describe_nodegroup()
+                .cluster_name("pools")
+                .nodegroup_name("workers")
+                .send()
+                .await
+                .unwrap()
+                .nodegroup
+                .unwrap();
+            ng.version() == Some("1.31")
+        },
+    )
     .await;
     let replaced = instance_ids(&s, "pools", "workers");
     assert_eq!(replaced.len(), 3);
@@ -1293,7 +1298,7 @@ async fn nodegroups_scale_relabel_upgrade_and_block_cluster_deletion() {
             .unwrap();
         assert_eq!(deleting.status(), Some(&NodegroupStatus::Deleting));
     }
-    eventually("the nodegroups to go", || async {
+    eventually_true("the nodegroups to go", Duration::from_secs(15), || async {
         c.list_nodegroups()
             .cluster_name("pools")
             .send()
@@ -1409,7 +1414,7 @@ async fn addons_install_update_and_delete_from_a_catalog_per_kubernetes_minor() 
         ),
         "ResourceNotFoundException"
     );
-    eventually("coredns ACTIVE", || async {
+    eventually_true("coredns ACTIVE", Duration::from_secs(15), || async {
         c.describe_addon()
             .cluster_name("adds")
             .addon_name("coredns")
@@ -1456,7 +1461,7 @@ async fn addons_install_update_and_delete_from_a_catalog_per_kubernetes_minor() 
             .update_ids(),
         [id.as_str()]
     );
-    eventually("the add-on update", || async {
+    eventually_true("the add-on update", Duration::from_secs(15), || async {
         let u = c
             .describe_update()
             .name("adds")
@@ -1505,7 +1510,7 @@ async fn addons_install_update_and_delete_from_a_catalog_per_kubernetes_minor() 
         .addon
         .unwrap();
     assert_eq!(deleting.status(), Some(&AddonStatus::Deleting));
-    eventually("coredns gone", || async {
+    eventually_true("coredns gone", Duration::from_secs(15), || async {
         c.list_addons()
             .cluster_name("adds")
             .send()

@@ -12,6 +12,7 @@ mod common;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use test_support::eventually_true;
 
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use aws_sdk_eks::types::{
@@ -76,21 +77,6 @@ async fn kube_client(
     )
     .unwrap();
     testbed::client_from(&path).await.unwrap()
-}
-
-async fn eventually<F, Fut>(what: &str, mut f: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
-    while !f().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 async fn instances(
@@ -220,17 +206,21 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         created.cluster().unwrap().status(),
         Some(&ClusterStatus::Creating)
     );
-    eventually("the cluster to be ACTIVE", || async {
-        eks.describe_cluster()
-            .name("e2e")
-            .send()
-            .await
-            .unwrap()
-            .cluster()
-            .unwrap()
-            .status()
-            == Some(&ClusterStatus::Active)
-    })
+    eventually_true(
+        "the cluster to be ACTIVE",
+        Duration::from_secs(90),
+        || async {
+            eks.describe_cluster()
+                .name("e2e")
+                .send()
+                .await
+                .unwrap()
+                .cluster()
+                .unwrap()
+                .status()
+                == Some(&ClusterStatus::Active)
+        },
+    )
     .await;
     let cluster = eks
         .describe_cluster()
@@ -325,18 +315,22 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         .send()
         .await
         .unwrap();
-    eventually("the node group to be ACTIVE", || async {
-        eks.describe_nodegroup()
-            .cluster_name("e2e")
-            .nodegroup_name("ng1")
-            .send()
-            .await
-            .unwrap()
-            .nodegroup()
-            .unwrap()
-            .status()
-            == Some(&NodegroupStatus::Active)
-    })
+    eventually_true(
+        "the node group to be ACTIVE",
+        Duration::from_secs(90),
+        || async {
+            eks.describe_nodegroup()
+                .cluster_name("e2e")
+                .nodegroup_name("ng1")
+                .send()
+                .await
+                .unwrap()
+                .nodegroup()
+                .unwrap()
+                .status()
+                == Some(&NodegroupStatus::Active)
+        },
+    )
     .await;
     let nodes: Api<Node> = Api::all(client.clone());
     let provider_ids = |list: Vec<(String, String)>| -> Vec<String> {
@@ -361,9 +355,11 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
     };
     let launched = instances(&ec2, "e2e", "ng1").await;
     assert_eq!(launched.len(), 2, "two instances in moto");
-    eventually("two Nodes matching the instances", || async {
-        node_ids().await == provider_ids(instances(&ec2, "e2e", "ng1").await)
-    })
+    eventually_true(
+        "two Nodes matching the instances",
+        Duration::from_secs(90),
+        || async { node_ids().await == provider_ids(instances(&ec2, "e2e", "ng1").await) },
+    )
     .await;
 
     // Scaling to one terminates an instance and removes its Node.
@@ -380,10 +376,14 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         .send()
         .await
         .unwrap();
-    eventually("one instance and one Node", || async {
-        let now = instances(&ec2, "e2e", "ng1").await;
-        now.len() == 1 && node_ids().await == provider_ids(now)
-    })
+    eventually_true(
+        "one instance and one Node",
+        Duration::from_secs(90),
+        || async {
+            let now = instances(&ec2, "e2e", "ng1").await;
+            now.len() == 1 && node_ids().await == provider_ids(now)
+        },
+    )
     .await;
 
     // Deleting the node group terminates its instances; then the cluster can go.
@@ -393,32 +393,42 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         .send()
         .await
         .unwrap();
-    eventually("the node group to be gone", || async {
-        eks.describe_nodegroup()
-            .cluster_name("e2e")
-            .nodegroup_name("ng1")
-            .send()
-            .await
-            .is_err()
-    })
+    eventually_true(
+        "the node group to be gone",
+        Duration::from_secs(90),
+        || async {
+            eks.describe_nodegroup()
+                .cluster_name("e2e")
+                .nodegroup_name("ng1")
+                .send()
+                .await
+                .is_err()
+        },
+    )
     .await;
     assert!(
         instances(&ec2, "e2e", "ng1").await.is_empty(),
         "instances terminated in moto"
     );
     eks.delete_cluster().name("e2e").send().await.unwrap();
-    eventually("the cluster to be gone", || async {
-        eks.list_clusters()
-            .send()
-            .await
-            .unwrap()
-            .clusters()
-            .is_empty()
-    })
+    eventually_true(
+        "the cluster to be gone",
+        Duration::from_secs(90),
+        || async {
+            eks.list_clusters()
+                .send()
+                .await
+                .unwrap()
+                .clusters()
+                .is_empty()
+        },
+    )
     .await;
-    eventually("its API server to stop", || async {
-        workload.running().is_empty()
-    })
+    eventually_true(
+        "its API server to stop",
+        Duration::from_secs(90),
+        || async { workload.running().is_empty() },
+    )
     .await;
 
     server.shutdown().await;

@@ -304,22 +304,29 @@ async fn run_controllers(
     Ok(())
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
+/// Resolves on SIGTERM (Kubernetes stopping the Pod), SIGINT (Ctrl-C) or SIGHUP (the terminal
+/// a local run was started from went away).
 pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c().map(|_| ());
     #[cfg(unix)]
     {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hup)) => {
                 tokio::select! {
-                    () = ctrl_c => {}
+                    _ = tokio::signal::ctrl_c() => {}
                     _ = term.recv() => {}
+                    _ = hup.recv() => {}
                 }
             }
-            Err(_) => ctrl_c.await,
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
     #[cfg(not(unix))]
-    ctrl_c.await;
+    let _ = tokio::signal::ctrl_c().await;
     tracing::info!("shutdown requested");
 }

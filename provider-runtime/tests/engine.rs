@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use test_support::eventually;
 
 use clap::Parser;
 use contract::capi::{Cluster, PAUSED_ANNOTATION, WATCH_FILTER_LABEL};
@@ -251,25 +252,6 @@ fn cluster(name: &str, control_plane: &str) -> serde_json::Value {
 
 fn condition<'a>(cp: &'a TestControlPlane, type_: &str) -> Option<&'a Condition> {
     cp.conditions().iter().find(|c| c.type_ == type_)
-}
-
-/// Polls `check` until it returns `Some`, or fails after `timeout` with `what`.
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {

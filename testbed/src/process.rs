@@ -1,7 +1,23 @@
 //! Child processes of the test bed: started with their output in a log file, killed when dropped.
+//!
+//! Every program the bed, the emulators, the demo and the conformance suite start is started
+//! through [`command`], so it stops with its parent however the parent stops:
+//!
+//! - a parent that stops in order (Ctrl-C, SIGTERM or SIGHUP, see [`stop_signal`]) stops its
+//!   children itself (`kill_on_drop`, or [`terminate`]);
+//! - a parent that dies (SIGKILL, a panic that aborts) takes its children with it: they are
+//!   started with a parent-death signal (`setpriv --pdeathsig KILL`, from util-linux);
+//! - each child runs in its own process group, so a terminal's Ctrl-C reaches only the parent,
+//!   which then stops the children in order instead of racing them.
+//!
+//! The parent-death signal fires when the *thread* that started the child ends. Start children
+//! from a thread that lives as long as they should (a tokio worker or the main thread), never
+//! from `spawn_blocking`, and do not share a bed between tests run on different test threads.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -23,7 +39,7 @@ impl Process {
         let out =
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let err = out.try_clone()?;
-        let child = Command::new(program)
+        let child = command(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(out)
@@ -70,6 +86,59 @@ impl Process {
     pub async fn stop(&mut self, grace: Duration) {
         terminate(&mut self.child, grace).await;
     }
+}
+
+/// A command for `program` that stops with its parent (see the module documentation): its own
+/// process group, a parent-death SIGKILL where `setpriv` exists, and killed when dropped.
+pub fn command(program: impl AsRef<OsStr>) -> Command {
+    let mut cmd = match setpriv() {
+        Some(setpriv) => {
+            let mut cmd = Command::new(setpriv);
+            cmd.args(["--pdeathsig", "KILL", "--"]).arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    };
+    cmd.process_group(0).kill_on_drop(true);
+    cmd
+}
+
+/// util-linux's `setpriv`, looked up once on `PATH` (absolute, so a command that clears its
+/// environment still finds it).
+fn setpriv() -> Option<&'static Path> {
+    static SETPRIV: OnceLock<Option<PathBuf>> = OnceLock::new();
+    SETPRIV
+        .get_or_init(|| {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("setpriv"))
+                .find(|candidate| candidate.is_file())
+        })
+        .as_deref()
+}
+
+/// Resolves when this process is asked to stop: SIGTERM (`timeout`, systemd, CI), SIGINT
+/// (Ctrl-C) or SIGHUP (its terminal went away).
+pub async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut streams = Vec::new();
+    for kind in [
+        SignalKind::terminate(),
+        SignalKind::interrupt(),
+        SignalKind::hangup(),
+    ] {
+        if let Ok(stream) = signal(kind) {
+            streams.push(stream);
+        }
+    }
+    if streams.is_empty() {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    }
+    let waits = streams
+        .iter_mut()
+        .map(|s| Box::pin(async move { s.recv().await }));
+    futures::future::select_all(waits).await;
 }
 
 /// Stops a child: SIGTERM (so it can stop its own children), then SIGKILL after `grace`.

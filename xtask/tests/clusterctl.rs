@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
+use test_support::eventually;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -281,25 +282,6 @@ async fn create_namespace(client: &kube::Client, name: &str) {
         .unwrap();
 }
 
-/// Polls `probe` every half second for up to a minute until it returns `Some`.
-async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(found) = probe().await {
-            return found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
 fn condition_true(obj: &DynamicObject, kind: &str) -> bool {
     obj.data["status"]["conditions"]
         .as_array()
@@ -447,26 +429,34 @@ async fn clusterclass_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &st
         "cluster.x-k8s.io/v1beta2",
         "ClusterClass",
     );
-    eventually("ClusterClass eks to be reconciled", || async {
-        let class = classes.get("eks").await.ok()?;
-        let reconciled = class.data["status"]["observedGeneration"]
-            == json!(class.metadata.generation)
-            && condition_true(&class, "VariablesReady")
-            && condition_true(&class, "RefVersionsUpToDate");
-        reconciled.then_some(())
-    })
+    eventually(
+        "ClusterClass eks to be reconciled",
+        Duration::from_secs(60),
+        || async {
+            let class = classes.get("eks").await.ok()?;
+            let reconciled = class.data["status"]["observedGeneration"]
+                == json!(class.metadata.generation)
+                && condition_true(&class, "VariablesReady")
+                && condition_true(&class, "RefVersionsUpToDate");
+            reconciled.then_some(())
+        },
+    )
     .await;
 
     apply(client, namespace, one(&docs, "Cluster")).await;
     let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
-    let (infra_name, cp_name) = eventually("topology to set the Cluster's references", || async {
-        let cluster = clusters.get(name).await.ok()?;
-        let spec = &cluster.data["spec"];
-        Some((
-            spec["infrastructureRef"]["name"].as_str()?.to_owned(),
-            spec["controlPlaneRef"]["name"].as_str()?.to_owned(),
-        ))
-    })
+    let (infra_name, cp_name) = eventually(
+        "topology to set the Cluster's references",
+        Duration::from_secs(60),
+        || async {
+            let cluster = clusters.get(name).await.ok()?;
+            let spec = &cluster.data["spec"];
+            Some((
+                spec["infrastructureRef"]["name"].as_str()?.to_owned(),
+                spec["controlPlaneRef"]["name"].as_str()?.to_owned(),
+            ))
+        },
+    )
     .await;
     let infra_api = dynamic_api(
         client,
@@ -474,7 +464,7 @@ async fn clusterclass_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &st
         "infrastructure.cluster.x-k8s.io/v1alpha1",
         "EKSCluster",
     );
-    let eks_cluster = eventually("the EKSCluster", || async {
+    let eks_cluster = eventually("the EKSCluster", Duration::from_secs(60), || async {
         infra_api.get(&infra_name).await.ok()
     })
     .await;
@@ -489,7 +479,7 @@ async fn clusterclass_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &st
         "controlplane.cluster.x-k8s.io/v1alpha1",
         "EKSControlPlane",
     );
-    let control_plane = eventually("the EKSControlPlane", || async {
+    let control_plane = eventually("the EKSControlPlane", Duration::from_secs(60), || async {
         cp_api.get(&cp_name).await.ok()
     })
     .await;
@@ -500,13 +490,19 @@ async fn clusterclass_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &st
     );
 
     let pools = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "MachinePool");
-    let pool = eventually("topology to create the MachinePool", || async {
-        let listed = pools
-            .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
-            .await
-            .ok()?;
-        listed.items.into_iter().next()
-    })
+    let pool = eventually(
+        "topology to create the MachinePool",
+        Duration::from_secs(60),
+        || async {
+            let listed = pools
+                .list(
+                    &ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")),
+                )
+                .await
+                .ok()?;
+            listed.items.into_iter().next()
+        },
+    )
     .await;
     let spec = &pool.data["spec"];
     assert_eq!(spec["replicas"], json!(2), "{spec}");

@@ -9,88 +9,37 @@
 //! The layout depends on `n` only through `k`, and `n` is immutable on the EKSCluster, so the
 //! subnet in slot `i` always has the same blocks: recomputing it on every pass is safe.
 
-use std::fmt;
 use std::net::Ipv4Addr;
-use std::str::FromStr;
+
+/// An IPv4 CIDR block (`ipnet`'s type; blocks made here always have their host bits cleared).
+pub type Ipv4Cidr = ipnet::Ipv4Net;
 
 /// The smallest subnet AWS accepts.
 pub const MAX_SUBNET_PREFIX: u8 = 28;
 /// The largest subnet (and VPC) AWS accepts.
 pub const MIN_PREFIX: u8 = 16;
 
-/// An IPv4 CIDR block, host bits cleared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ipv4Cidr {
-    network: u32,
-    prefix: u8,
+/// Parses `a.b.c.d/n`, clearing the host bits (`10.0.3.7/16` is `10.0.0.0/16`).
+///
+/// # Errors
+/// A message naming the value when it is not an IPv4 CIDR block.
+pub fn parse(s: &str) -> Result<Ipv4Cidr, String> {
+    if !s.contains('/') {
+        return Err(format!("{s} is not a CIDR block (a.b.c.d/n)"));
+    }
+    s.parse::<Ipv4Cidr>()
+        .map(|net| net.trunc())
+        .map_err(|_| format!("{s} is not an IPv4 CIDR block (a.b.c.d/n, n at most 32)"))
 }
 
-impl Ipv4Cidr {
-    /// The block `addr/prefix` with the host bits of `addr` cleared; `None` when `prefix > 32`.
-    pub fn new(addr: Ipv4Addr, prefix: u8) -> Option<Self> {
-        (prefix <= 32).then(|| Self {
-            network: u32::from(addr) & mask(prefix),
-            prefix,
-        })
-    }
-
-    /// The prefix length.
-    pub fn prefix(&self) -> u8 {
-        self.prefix
-    }
-
-    /// The `index`-th block of length `prefix` inside this one, or `None` when it does not fit.
-    pub fn subnet(&self, prefix: u8, index: u32) -> Option<Self> {
-        if prefix < self.prefix || prefix > 32 {
-            return None;
-        }
-        let bits = u32::from(prefix - self.prefix);
-        if bits < 32 && u64::from(index) >= 1u64 << bits {
-            return None;
-        }
-        let size = if prefix == 0 {
-            0
-        } else {
-            1u64 << (32 - u32::from(prefix))
-        };
-        let offset = u64::from(index).checked_mul(size)?;
-        let network = u64::from(self.network).checked_add(offset)?;
-        Some(Self {
-            network: u32::try_from(network).ok()?,
-            prefix,
-        })
-    }
+/// The `index`-th block of length `prefix` inside `net`, or `None` when it does not fit.
+pub fn subnet(net: Ipv4Cidr, prefix: u8, index: u32) -> Option<Ipv4Cidr> {
+    net.subnets(prefix).ok()?.nth(usize::try_from(index).ok()?)
 }
 
-fn mask(prefix: u8) -> u32 {
-    if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - u32::from(prefix))
-    }
-}
-
-impl FromStr for Ipv4Cidr {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (addr, prefix) = s
-            .split_once('/')
-            .ok_or_else(|| format!("{s} is not a CIDR block (a.b.c.d/n)"))?;
-        let addr: Ipv4Addr = addr
-            .parse()
-            .map_err(|_| format!("{s} is not an IPv4 CIDR block"))?;
-        let prefix: u8 = prefix
-            .parse()
-            .map_err(|_| format!("{s} has no valid prefix length"))?;
-        Self::new(addr, prefix).ok_or_else(|| format!("{s} has a prefix longer than 32"))
-    }
-}
-
-impl fmt::Display for Ipv4Cidr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", Ipv4Addr::from(self.network), self.prefix)
-    }
+/// A block from its network address and prefix (tests and fixed layouts).
+pub fn block(addr: Ipv4Addr, prefix: u8) -> Option<Ipv4Cidr> {
+    Ipv4Cidr::new(addr, prefix).ok().map(|net| net.trunc())
 }
 
 /// The subnet blocks of a created VPC, by zone slot.
@@ -124,7 +73,7 @@ pub fn carve(vpc: Ipv4Cidr, zones: usize) -> Result<Layout, String> {
         return Err("at least one zone is needed".into());
     }
     let k = u8::try_from(usize::BITS - (zones - 1).leading_zeros()).unwrap_or(u8::MAX);
-    let private_prefix = vpc.prefix.saturating_add(1).saturating_add(k);
+    let private_prefix = vpc.prefix_len().saturating_add(1).saturating_add(k);
     let public_prefix = private_prefix.saturating_add(2);
     if public_prefix > MAX_SUBNET_PREFIX {
         let largest = MAX_SUBNET_PREFIX.saturating_sub(3).saturating_sub(k);
@@ -133,13 +82,13 @@ pub fn carve(vpc: Ipv4Cidr, zones: usize) -> Result<Layout, String> {
         ));
     }
     let too_small = || format!("spec.network.cidrBlock {vpc} cannot hold {zones} zones");
-    let half = |index| vpc.subnet(vpc.prefix + 1, index).ok_or_else(too_small);
+    let half = |index| subnet(vpc, vpc.prefix_len() + 1, index).ok_or_else(too_small);
     let (first, second) = (half(0)?, half(1)?);
     let private = (0..zones)
         .map(|i| {
             u32::try_from(i)
                 .ok()
-                .and_then(|i| first.subnet(private_prefix, i))
+                .and_then(|i| subnet(first, private_prefix, i))
                 .ok_or_else(too_small)
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -147,7 +96,7 @@ pub fn carve(vpc: Ipv4Cidr, zones: usize) -> Result<Layout, String> {
         .map(|i| {
             u32::try_from(i)
                 .ok()
-                .and_then(|i| second.subnet(public_prefix, i))
+                .and_then(|i| subnet(second, public_prefix, i))
                 .ok_or_else(too_small)
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -160,7 +109,7 @@ mod tests {
     use super::*;
 
     fn cidr(s: &str) -> Ipv4Cidr {
-        s.parse().unwrap()
+        parse(s).unwrap()
     }
 
     fn strings(v: &[Ipv4Cidr]) -> Vec<String> {
@@ -171,22 +120,22 @@ mod tests {
     fn parsing_clears_host_bits_and_prints_the_canonical_form() {
         assert_eq!(cidr("10.0.3.7/16").to_string(), "10.0.0.0/16");
         assert_eq!(cidr("192.168.1.0/24").to_string(), "192.168.1.0/24");
-        assert!("10.0.0.0".parse::<Ipv4Cidr>().is_err());
-        assert!("10.0.0.0/33".parse::<Ipv4Cidr>().is_err());
-        assert!("fd00::/8".parse::<Ipv4Cidr>().is_err());
-        assert!("10.0.0.0/x".parse::<Ipv4Cidr>().is_err());
+        assert!(parse("10.0.0.0").is_err());
+        assert!(parse("10.0.0.0/33").is_err());
+        assert!(parse("fd00::/8").is_err());
+        assert!(parse("10.0.0.0/x").is_err());
     }
 
     #[test]
     fn subnets_are_numbered_from_the_start_of_the_block_and_must_fit() {
         let vpc = cidr("10.0.0.0/16");
-        assert_eq!(vpc.subnet(18, 1).unwrap().to_string(), "10.0.64.0/18");
-        assert_eq!(vpc.subnet(18, 3).unwrap().to_string(), "10.0.192.0/18");
-        assert_eq!(vpc.subnet(18, 4), None);
-        assert_eq!(vpc.subnet(15, 0), None);
-        assert_eq!(vpc.subnet(33, 0), None);
+        assert_eq!(subnet(vpc, 18, 1).unwrap().to_string(), "10.0.64.0/18");
+        assert_eq!(subnet(vpc, 18, 3).unwrap().to_string(), "10.0.192.0/18");
+        assert_eq!(subnet(vpc, 18, 4), None);
+        assert_eq!(subnet(vpc, 15, 0), None);
+        assert_eq!(subnet(vpc, 33, 0), None);
         assert_eq!(
-            cidr("0.0.0.0/0").subnet(1, 1).unwrap().to_string(),
+            subnet(cidr("0.0.0.0/0"), 1, 1).unwrap().to_string(),
             "128.0.0.0/1"
         );
     }
@@ -237,17 +186,12 @@ mod tests {
                 .chain(&layout.public)
                 .copied()
                 .collect();
-            let range = |c: &Ipv4Cidr| {
-                (
-                    c.network,
-                    c.network + ((1u64 << (32 - c.prefix)) - 1) as u32,
-                )
-            };
+            let range = |c: &Ipv4Cidr| (c.network(), c.broadcast());
             let (vpc_start, vpc_end) = range(&vpc);
             for (i, a) in all.iter().enumerate() {
                 let (s, e) = range(a);
                 assert!(s >= vpc_start && e <= vpc_end, "{a} outside {vpc}");
-                assert!(a.prefix() <= MAX_SUBNET_PREFIX, "{a} too small for AWS");
+                assert!(a.prefix_len() <= MAX_SUBNET_PREFIX, "{a} too small for AWS");
                 for b in &all[i + 1..] {
                     let (s2, e2) = range(b);
                     assert!(e < s2 || e2 < s, "{a} overlaps {b}");

@@ -136,7 +136,7 @@ pub fn plan(
     // Zones already taken by our subnets keep their slots.
     let mut slots: Vec<Option<String>> = vec![None; desired.zones];
     for s in &ours {
-        let Ok(cidr) = s.cidr.parse::<Ipv4Cidr>() else {
+        let Ok(cidr) = super::cidr::parse(&s.cidr) else {
             continue;
         };
         if let Some((slot, _)) = layout.slot_of(&cidr)
@@ -205,7 +205,7 @@ pub fn plan(
     let found = |w: &Wanted| {
         ours.iter()
             .copied()
-            .find(|s| s.cidr.parse::<Ipv4Cidr>().ok() == Some(w.cidr))
+            .find(|s| super::cidr::parse(&s.cidr).ok() == Some(w.cidr))
     };
     let existing: Vec<BuiltSubnet> = wanted
         .iter()

@@ -179,7 +179,7 @@ async fn observe(scope: &Scope<'_>) -> Result<Observed, ProviderError> {
 }
 
 fn record(built: &mut Built, vpc: &VpcView) -> Result<(), ProviderError> {
-    let cidr: Ipv4Cidr = vpc.cidr.parse().map_err(|e| {
+    let cidr: Ipv4Cidr = super::cidr::parse(&vpc.cidr).map_err(|e| {
         ProviderError::terminal(
             Reason::InvalidSpec,
             format!("VPC {} has an unusable CIDR block: {e}", vpc.id),

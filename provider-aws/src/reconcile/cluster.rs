@@ -97,10 +97,8 @@ pub fn network_mode(spec: &EKSClusterSpec) -> Result<NetworkMode, String> {
         });
     }
     let text = network.cidr_block.as_deref().unwrap_or(DEFAULT_CIDR);
-    let cidr: Ipv4Cidr = text
-        .parse()
-        .map_err(|e| format!("spec.network.cidrBlock: {e}"))?;
-    if cidr.prefix() < cidr::MIN_PREFIX || cidr.prefix() > 24 {
+    let cidr: Ipv4Cidr = cidr::parse(text).map_err(|e| format!("spec.network.cidrBlock: {e}"))?;
+    if cidr.prefix_len() < cidr::MIN_PREFIX || cidr.prefix_len() > 24 {
         return Err(format!(
             "spec.network.cidrBlock {text} must be from /16 to /24"
         ));

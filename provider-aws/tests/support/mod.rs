@@ -10,10 +10,8 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Parser;
 use emulators::eks::{EksConfig, ServerHandle, serve_eks};
@@ -27,24 +25,7 @@ use provider_aws::scope::PROVIDER;
 use provider_runtime::{CommonArgs, Operator, ProviderObject, ProviderSpec};
 use serde_json::json;
 
-/// Polls `probe` until it returns `Some`, or fails after `timeout` naming `what`.
-pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        if let Some(v) = probe().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
+pub use test_support::eventually;
 
 /// A local port that was free a moment ago.
 pub fn free_port() -> u16 {
