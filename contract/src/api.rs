@@ -418,15 +418,29 @@ pub enum TaintEffect {
     NoExecute,
 }
 
+/// The syntax of a Kubernetes qualified name (label keys, taint keys): an optional DNS
+/// subdomain prefix and `/`, then a name of letters, digits, `-`, `_` and `.` that starts and
+/// ends with a letter or digit.
+/// (Written without backslashes, so it reads the same in a JSON-schema pattern and in a CEL
+/// string literal.)
+pub const QUALIFIED_NAME_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
+
+/// The lengths of a Kubernetes qualified name: a prefix of at most 253 characters, a name of at
+/// most 63.
+pub const QUALIFIED_NAME_LENGTHS: &str = "^([-a-z0-9.]{1,253}/)?[^/]{1,63}$";
+
+/// The syntax of a Kubernetes label value: empty, or at most 63 letters, digits, `-`, `_` and
+/// `.`, starting and ending with a letter or digit.
+pub const LABEL_VALUE_PATTERN: &str = "^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$";
+
 /// A taint put on every node of the pool.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct Taint {
     /// The taint key, a qualified name such as `example.com/dedicated`.
-    #[schemars(
-        length(min = 1, max = 317),
-        pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-    )]
+    #[schemars(length(min = 1, max = 317))]
+    #[x_kube(validation = Rule::new(format!("self.matches('{QUALIFIED_NAME_PATTERN}') && self.matches('{QUALIFIED_NAME_LENGTHS}')"))
+        .message("spec.taints[].key must be a qualified name such as example.com/dedicated: an optional DNS subdomain prefix (at most 253 characters) and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"))]
     pub key: String,
     /// The taint value (may be empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -781,7 +795,9 @@ pub struct MachinePoolSpecCommon {
     pub image: Option<String>,
     /// Kubernetes labels put on every node.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(extend("maxProperties" = 64, "additionalProperties" = {"type": "string", "maxLength": 63}))]
+    #[schemars(extend("maxProperties" = 64, "additionalProperties" = {"type": "string", "maxLength": 63, "pattern": LABEL_VALUE_PATTERN}))]
+    #[x_kube(validation = Rule::new(format!("self.all(k, k.matches('{QUALIFIED_NAME_PATTERN}') && k.matches('{QUALIFIED_NAME_LENGTHS}'))"))
+        .message("spec.labels keys must be Kubernetes label keys such as example.com/role: an optional DNS subdomain prefix (at most 253 characters) and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"))]
     pub labels: BTreeMap<String, String>,
     /// Taints put on every node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

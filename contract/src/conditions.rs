@@ -393,6 +393,38 @@ pub fn paused_condition(paused: bool) -> DesiredCondition {
     }
 }
 
+/// `message` as a sentence, the form every condition message takes: the first letter in upper
+/// case (unless the first word is a field path or name such as `spec.version`), and a full stop
+/// at the end. An empty message stays empty.
+pub fn sentence(message: &str) -> String {
+    let message = message.trim();
+    if message.is_empty() {
+        return String::new();
+    }
+    let first_word = message.split_whitespace().next().unwrap_or_default();
+    let literal = first_word.contains(['.', '/', '_', ':', '=']);
+    let mut out = String::with_capacity(message.len() + 1);
+    let mut chars = message.chars();
+    match chars.next() {
+        Some(c) if !literal => out.extend(c.to_uppercase()),
+        Some(c) => out.push(c),
+        None => {}
+    }
+    out.extend(chars);
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
+}
+
+impl DesiredCondition {
+    /// The same condition with its message as a [`sentence`].
+    pub fn in_sentences(mut self) -> Self {
+        self.message = sentence(&self.message);
+        self
+    }
+}
+
 /// The provider roles, for the condition types each reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConditionRole {
@@ -778,5 +810,23 @@ mod tests {
         assert_eq!(pool[0].reason, "WaitingForControlPlane");
         assert_eq!(pool[1].type_, "Upgrading");
         assert_eq!(pool[1].reason, "UpToDate");
+    }
+
+    #[test]
+    fn messages_become_sentences_without_touching_field_names() {
+        assert_eq!(
+            sentence("creating node group ng"),
+            "Creating node group ng."
+        );
+        assert_eq!(
+            sentence("EKS is creating cluster c1."),
+            "EKS is creating cluster c1."
+        );
+        assert_eq!(
+            sentence("spec.version cannot go down"),
+            "spec.version cannot go down."
+        );
+        assert_eq!(sentence("  "), "");
+        assert_eq!(sentence("done?"), "Done?");
     }
 }

@@ -328,6 +328,61 @@ impl NameLimits {
     pub fn is_valid(&self, name: &str) -> bool {
         self.check(name).is_ok()
     }
+
+    /// An RE2 pattern (as CEL's `matches` takes it) accepting exactly the names these rules
+    /// accept.
+    pub fn pattern(&self) -> String {
+        let letters = if self.lowercase { "a-z" } else { "A-Za-z" };
+        // `-` goes last in a character class, where it is literal.
+        let mut punctuation: String = self.punctuation.chars().filter(|c| *c != '-').collect();
+        if self.punctuation.contains('-') {
+            punctuation.push('-');
+        }
+        let first = match self.first {
+            FirstChar::Letter => format!("[{letters}]"),
+            FirstChar::Alphanumeric => format!("[{letters}0-9]"),
+        };
+        let middle = format!("[{letters}0-9{punctuation}]");
+        let rest = self.max_len.saturating_sub(1);
+        if self.must_end_alphanumeric && rest > 0 {
+            let last = format!("[{letters}0-9]");
+            format!("^{first}({middle}{{0,{}}}{last})?$", rest - 1)
+        } else {
+            format!("^{first}{middle}{{0,{rest}}}$")
+        }
+    }
+
+    /// A CEL rule, for the object holding the optional string field `field`, that refuses a
+    /// value these rules refuse, and its message naming `path` (the field as the user writes
+    /// it, e.g. `spec.cloudName`).
+    pub fn cel_rule(&self, field: &str, path: &str) -> (String, String) {
+        let rule = format!(
+            "!has(self.{field}) || self.{field}.matches('{}')",
+            self.pattern()
+        );
+        let first = match self.first {
+            FirstChar::Letter => "a letter",
+            FirstChar::Alphanumeric => "a letter or digit",
+        };
+        let end = if self.must_end_alphanumeric {
+            " and ending with a letter or digit"
+        } else {
+            ""
+        };
+        let message = format!(
+            "{path} must be a valid {}: 1 to {} characters, {}, starting with {first}{end}",
+            self.what,
+            self.max_len,
+            self.allowed_in_words()
+        );
+        (rule, message)
+    }
+
+    /// [`Self::cel_rule`] as a CRD validation rule, for `#[x_kube(validation = …)]`.
+    pub fn cel_validation(&self, field: &str, path: &str) -> kube_core::Rule {
+        let (rule, message) = self.cel_rule(field, path);
+        kube_core::Rule::new(rule).message(message.as_str())
+    }
 }
 
 /// A cloud name for the object `namespace/name`, valid under `limits`.
@@ -606,6 +661,108 @@ mod tests {
         ) {
             prop_assume!((&ns1, &c1) != (&ns2, &c2));
             prop_assert_ne!(ownership_tag("x", &ns1, &c1), ownership_tag("x", &ns2, &c2));
+        }
+    }
+
+    #[test]
+    fn the_cel_pattern_accepts_exactly_what_check_accepts() {
+        let mut samples: Vec<String> = [
+            "a", "A", "1", "ab", "a-b", "a_b", "-a", "a-", "a.b", "Ab1", "1ab", "a b", "a_", "Z9",
+        ]
+        .map(String::from)
+        .to_vec();
+        samples.push("x".repeat(12));
+        samples.push("x".repeat(13));
+        for limits in [
+            EKS_CLUSTER,
+            EKS_NODEGROUP,
+            AKS_CLUSTER,
+            AKS_AGENT_POOL,
+            GKE_CLUSTER,
+            OKE_CLUSTER,
+        ] {
+            let pattern = limits.pattern();
+            for sample in &samples {
+                assert_eq!(
+                    re_matches(&pattern, sample),
+                    limits.is_valid(sample),
+                    "{} {pattern} on {sample:?}",
+                    limits.what
+                );
+            }
+            let longest = "a".repeat(limits.max_len);
+            assert!(re_matches(&pattern, &longest), "{} {pattern}", limits.what);
+            let too_long = "a".repeat(limits.max_len + 1);
+            assert!(
+                !re_matches(&pattern, &too_long),
+                "{} {pattern}",
+                limits.what
+            );
+        }
+        let (rule, message) = GKE_CLUSTER.cel_rule("cloudName", "spec.cloudName");
+        assert!(
+            rule.starts_with("!has(self.cloudName) || self.cloudName.matches('^[a-z]"),
+            "{rule}"
+        );
+        assert!(
+            message
+                .starts_with("spec.cloudName must be a valid GKE cluster name: 1 to 40 characters"),
+            "{message}"
+        );
+    }
+
+    /// A tiny matcher for the patterns [`NameLimits::pattern`] writes (anchored; one first
+    /// class, then either `M{0,n}` or `(M{0,n}L)?`), so the test needs no regex crate.
+    fn re_matches(pattern: &str, s: &str) -> bool {
+        let classes: Vec<String> = pattern
+            .split('[')
+            .skip(1)
+            .map(|c| c.split(']').next().unwrap_or_default().to_string())
+            .collect();
+        let in_class = |class: &str, c: char| {
+            let b: Vec<char> = class.chars().collect();
+            let mut i = 0;
+            while i < b.len() {
+                if i + 2 < b.len() && b[i + 1] == '-' {
+                    if (b[i]..=b[i + 2]).contains(&c) {
+                        return true;
+                    }
+                    i += 3;
+                } else {
+                    if b[i] == c {
+                        return true;
+                    }
+                    i += 1;
+                }
+            }
+            false
+        };
+        let max: usize = pattern
+            .split('{')
+            .nth(1)
+            .and_then(|r| r.split('}').next())
+            .and_then(|r| r.split(',').nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let chars: Vec<char> = s.chars().collect();
+        let Some((&first, rest)) = chars.split_first() else {
+            return false;
+        };
+        if !in_class(&classes[0], first) {
+            return false;
+        }
+        if classes.len() == 3 {
+            // ^F(M{0,max}L)?$
+            match rest.split_last() {
+                None => true,
+                Some((&last, middle)) => {
+                    middle.len() <= max
+                        && middle.iter().all(|c| in_class(&classes[1], *c))
+                        && in_class(&classes[2], last)
+                }
+            }
+        } else {
+            rest.len() <= max && rest.iter().all(|c| in_class(&classes[1], *c))
         }
     }
 }

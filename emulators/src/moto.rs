@@ -40,7 +40,8 @@ impl Moto {
             .to_string();
         let port = free_port()?;
         std::fs::create_dir_all(log_dir)?;
-        let mut process = Process::spawn(
+        // EC2 refuses instance types it does not have; moto does so only when asked.
+        let mut process = Process::spawn_with_env(
             "moto",
             Path::new(&server),
             &[
@@ -49,6 +50,7 @@ impl Moto {
                 "-p".into(),
                 port.to_string(),
             ],
+            &[("MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION", "true")],
             log_dir,
         )?;
         let ready = wait_until(

@@ -2373,3 +2373,55 @@ async fn an_outside_scale_finds_the_pool_by_the_providers_tags_and_waits_for_the
     assert!(e.to_string().contains("InvalidSignatureException"), "{e:#}");
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_node_group_of_an_instance_type_ec2_does_not_have_fails_with_its_health_issue() {
+    let s = start(fast()).await;
+    let c = client(s.url());
+    active_cluster(&c, "types", "1.31").await;
+    c.create_nodegroup()
+        .cluster_name("types")
+        .nodegroup_name("huge")
+        .node_role(NODE_ROLE)
+        .subnets("subnet-0aaa")
+        .subnets("subnet-0bbb")
+        .instance_types("m5.huge")
+        .scaling_config(
+            NodegroupScalingConfig::builder()
+                .min_size(1)
+                .max_size(2)
+                .desired_size(1)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("EKS accepts the request; the launch fails later, as in EKS");
+    wait_nodegroup(&c, "types", "huge", NodegroupStatus::CreateFailed).await;
+    let ng = c
+        .describe_nodegroup()
+        .cluster_name("types")
+        .nodegroup_name("huge")
+        .send()
+        .await
+        .unwrap()
+        .nodegroup
+        .unwrap();
+    let issues = ng.health().map(|h| h.issues()).unwrap_or_default();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    let issue = &issues[0];
+    assert_eq!(
+        issue.code().map(|c| c.as_str()),
+        Some("NodeCreationFailure")
+    );
+    assert!(
+        issue
+            .message()
+            .is_some_and(|m| m.contains("The instance type 'm5.huge' does not exist")),
+        "{issue:?}"
+    );
+    assert!(instance_ids(&s, "types", "huge").is_empty());
+    // A type EC2 has launches as before.
+    create_nodegroup(&c, "types", "fine", 1).await;
+    wait_nodegroup(&c, "types", "fine", NodegroupStatus::Active).await;
+    s.shutdown().await;
+}

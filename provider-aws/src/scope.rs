@@ -185,6 +185,86 @@ pub async fn control_plane_of(
     Ok(api.get_opt(&reference.name).await?)
 }
 
+/// The Cluster an object belongs to: the Cluster itself while it exists, or only its name when a
+/// deletion outlives it (the objects of its kinds still carry its name in their
+/// `cluster.x-k8s.io/cluster-name` label).
+#[derive(Clone, Copy, Debug)]
+pub enum ClusterRef<'a> {
+    /// The Cluster exists.
+    Live(&'a Cluster),
+    /// The Cluster is gone; `namespace/name` was its name.
+    Gone {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+}
+
+impl ClusterRef<'_> {
+    /// The Cluster's name.
+    pub fn name(&self) -> String {
+        match self {
+            ClusterRef::Live(c) => c.name_any(),
+            ClusterRef::Gone { name, .. } => (*name).to_string(),
+        }
+    }
+
+    /// Whether the Cluster names an infrastructure object (a gone one names nothing).
+    pub fn names_infrastructure(&self) -> bool {
+        matches!(self, ClusterRef::Live(c) if c.spec.infrastructure_ref.is_some())
+    }
+}
+
+/// The objects of kind `K` labelled as belonging to the Cluster `namespace/name`.
+pub async fn labelled<K>(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<K>, ProviderError>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let selector = format!("{}={name}", contract::capi::CLUSTER_NAME_LABEL);
+    Ok(api
+        .list(&kube::api::ListParams::default().labels(&selector))
+        .await?
+        .items)
+}
+
+/// The Cluster's EKSControlPlane: named by `spec.controlPlaneRef`, or, with the Cluster gone,
+/// the one labelled with its name.
+pub async fn control_plane_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<EKSControlPlane>, ProviderError> {
+    match cluster {
+        ClusterRef::Live(c) => control_plane_of(client, c).await,
+        ClusterRef::Gone { namespace, name } => {
+            Ok(labelled(client, namespace, name).await?.into_iter().next())
+        }
+    }
+}
+
+/// The Cluster's EKSCluster: named by `spec.infrastructureRef`, or, with the Cluster gone, the
+/// one labelled with its name.
+pub async fn eks_cluster_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<EKSCluster>, ProviderError> {
+    match cluster {
+        ClusterRef::Live(c) => eks_cluster_of(client, c).await,
+        ClusterRef::Gone { namespace, name } => {
+            Ok(labelled(client, namespace, name).await?.into_iter().next())
+        }
+    }
+}
+
 /// The infrastructure for a control plane: its Cluster's EKSCluster, else its own
 /// `spec.infrastructure`.
 pub async fn infra_for_control_plane(

@@ -114,6 +114,31 @@ const EKS_BAD: &[(Role, &str, &str)] = &[
         r#"{"update":{"maxSurge":1}}"#,
         "maxSurge",
     ),
+    (
+        Role::ControlPlane,
+        r#"{"cloudName":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}"#,
+        "spec.cloudName must be a valid EKS cluster name: 1 to 100 characters",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"cloudName":"team.prod"}"#,
+        "spec.cloudName must be a valid EKS cluster name",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"cloudName":"_pool"}"#,
+        "spec.cloudName must be a valid EKS node group name",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"labels":{"example.com/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk":"x"}}"#,
+        "spec.labels keys must be at most 63 characters on EKS",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"taints":[{"key":"example.com/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk","effect":"NoSchedule"}]}"#,
+        "spec.taints[].key must be at most 63 characters on EKS",
+    ),
 ];
 
 #[tokio::test]

@@ -670,6 +670,67 @@ async fn child() {
         "a node group that is not ours is never deleted"
     );
 
+    // An instance type EC2 does not have: EKS takes the node group, its launch fails
+    // (CREATE_FAILED with a health issue), and the pool says so in Ready with EKS's message,
+    // looking again at the poll interval rather than in a hot loop.
+    pools
+        .create(
+            &PostParams::default(),
+            &pool_object("huge", json!({"machineType": "m5.huge"})),
+        )
+        .await
+        .unwrap();
+    create_machine_pool(&client, "huge", 1).await;
+    let failed = eventually(
+        "the failed node group reported",
+        Duration::from_secs(90),
+        || async {
+            let p = pools.get("huge").await.ok()?;
+            condition(&p, "Ready")
+                .filter(|c| c.status == "False" && c.reason == "CloudError")
+                .filter(|c| c.message.contains("does not exist"))
+                .cloned()
+        },
+    )
+    .await;
+    assert!(
+        failed.message.contains("CREATE_FAILED") && failed.message.contains("m5.huge"),
+        "{}",
+        failed.message
+    );
+    emulator.kit().calls.reset();
+    let before = pools.get("huge").await.unwrap().resource_version();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let calls = emulator.kit().calls.snapshot();
+    let describes: u64 = calls
+        .get("DescribeNodegroup")
+        .map(|by_outcome| by_outcome.values().sum())
+        .unwrap_or(0);
+    // Two pools polled about once a second (1 s poll, 2 s rest) for 5 s; a hot loop is hundreds.
+    assert!(
+        describes <= 20,
+        "{describes} DescribeNodegroup calls in 5 s: {calls:?}"
+    );
+    assert!(
+        !calls.contains_key("CreateNodegroup"),
+        "a failed node group is not created again: {calls:?}"
+    );
+    assert_eq!(
+        pools.get("huge").await.unwrap().resource_version(),
+        before,
+        "a failed pool's status stays still"
+    );
+    Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), NS, &machine_pool_resource())
+        .delete("huge", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the failed EKSMachinePool to be gone",
+        Duration::from_secs(60),
+        || async { pools.get_opt("huge").await.ok()?.is_none().then_some(()) },
+    )
+    .await;
+
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), provider).await;
     emulator.shutdown().await;

@@ -37,6 +37,7 @@ pub mod backoff;
 pub mod error;
 pub mod flags;
 pub mod health;
+pub mod kubeconfig;
 pub mod leader;
 pub mod metrics;
 mod operator;

@@ -583,7 +583,7 @@ async fn the_engine_honours_the_cluster_api_contract_on_a_real_management_plane(
         let ready = condition(&cp, "Ready")?;
         (ready.status == "False"
             && ready.reason == "Throttled"
-            && ready.message == "Rate exceeded (fake cloud)")
+            && ready.message == "Rate exceeded (fake cloud).")
             .then_some(cp)
     })
     .await;

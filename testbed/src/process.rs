@@ -35,12 +35,24 @@ impl Process {
     /// Starts `program` with `args`, writing stdout and stderr to `<log_dir>/<name>.log`.
     /// The process is killed when the returned value is dropped.
     pub fn spawn(name: &str, program: &Path, args: &[String], log_dir: &Path) -> Result<Self> {
+        Self::spawn_with_env(name, program, args, &[], log_dir)
+    }
+
+    /// [`Self::spawn`] with `env` added to the inherited environment.
+    pub fn spawn_with_env(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        env: &[(&str, &str)],
+        log_dir: &Path,
+    ) -> Result<Self> {
         let log = log_dir.join(format!("{name}.log"));
         let out =
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let err = out.try_clone()?;
         let child = command(program)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

@@ -15,6 +15,26 @@ const PATCHES: &[(&str, &str)] = &[
     ("1.34", "1.34.1"),
 ];
 
+/// EC2 instance families the emulator launches without moto (with moto, moto's own list of
+/// instance types decides, as EC2's does).
+const INSTANCE_FAMILIES: &[&str] = &[
+    "t3", "t3a", "t4g", "m5", "m5a", "m6a", "m6g", "m6i", "m7g", "m7i", "c5", "c6a", "c6g", "c6i",
+    "c7g", "c7i", "r5", "r6a", "r6g", "r6i", "r7g", "r7i", "g5", "g6", "p4d", "inf2",
+];
+
+/// Instance sizes, smallest first.
+const INSTANCE_SIZES: &[&str] = &[
+    "nano", "micro", "small", "medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge",
+    "12xlarge", "16xlarge", "24xlarge", "32xlarge", "48xlarge", "metal",
+];
+
+/// Whether `instance_type` (`family.size`) is one the emulator's EC2 offers.
+pub fn instance_type_exists(instance_type: &str) -> bool {
+    instance_type.split_once('.').is_some_and(|(family, size)| {
+        INSTANCE_FAMILIES.contains(&family) && INSTANCE_SIZES.contains(&size)
+    })
+}
+
 /// The date part of every node AMI release version (`<patch>-<date>`).
 const AMI_DATE: &str = "20251103";
 

@@ -190,6 +190,20 @@ impl Eks {
         nodegroup: &str,
     ) -> (Vec<Instance>, Option<String>) {
         let Some(ec2) = &self.ec2 else {
+            // Without moto, refuse an instance type EC2 does not have, as RunInstances would.
+            if !plan.launch.is_empty() && !catalog::instance_type_exists(&plan.instance_type) {
+                let refused = super::ec2::Ec2Error {
+                    action: "RunInstances".into(),
+                    code: Some("InvalidInstanceType.NotFound".into()),
+                    message: format!("The instance type '{}' does not exist", plan.instance_type),
+                };
+                return (
+                    Vec::new(),
+                    Some(format!(
+                        "RunInstances for {cluster}/{nodegroup} failed: {refused}"
+                    )),
+                );
+            }
             let mut names = plan.taken_names.clone();
             let launched = plan
                 .launch

@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = contract::naming::EKS_CLUSTER.cel_validation("cloudName", "spec.cloudName"))]
 pub struct EKSControlPlaneSpec {
     /// Version, endpoint, access, logging, encryption, add-ons, OIDC issuer, cloud name, as on
     /// every cloud.

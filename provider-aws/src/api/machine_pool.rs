@@ -52,6 +52,11 @@ use serde::{Deserialize, Serialize};
         .message("spec.spot is immutable on EKS (the capacity type is fixed at creation); create a new EKSMachinePool instead"),
     validation = Rule::new("has(self.subnetIDs) == has(oldSelf.subnetIDs) && (!has(self.subnetIDs) || self.subnetIDs == oldSelf.subnetIDs)")
         .message("spec.subnetIDs is immutable on EKS; create a new EKSMachinePool instead"),
+    validation = contract::naming::EKS_NODEGROUP.cel_validation("cloudName", "spec.cloudName"),
+    validation = Rule::new("!has(self.labels) || self.labels.all(k, size(k) <= 63)")
+        .message("spec.labels keys must be at most 63 characters on EKS, prefix included (EKS node group labels)"),
+    validation = Rule::new("!has(self.taints) || self.taints.all(t, size(t.key) <= 63)")
+        .message("spec.taints[].key must be at most 63 characters on EKS, prefix included (EKS node group taints)"),
 )]
 pub struct EKSMachinePoolSpec {
     /// Machine type, disk, image, labels, taints, scaling, spot, update, subnets, as on every cloud.

@@ -21,15 +21,6 @@ use super::AwsCredentials;
 /// How long EKS accepts a token after its signing time.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
-/// The part of a token's lifetime still left when the provider replaces it: one over this (five
-/// minutes of EKS's fifteen; 20 s of a 60 s lifetime).
-pub const REFRESH_LEAD_DIVISOR: u32 = 3;
-
-/// How long before it expires a token of `lifetime` is replaced: a third of the lifetime.
-pub fn refresh_lead(lifetime: Duration) -> Duration {
-    lifetime / REFRESH_LEAD_DIVISOR
-}
-
 /// A minted token and when it stops working.
 #[derive(Clone)]
 pub struct EksToken {
@@ -150,7 +141,8 @@ mod tests {
     }
 
     #[test]
-    fn a_token_is_replaced_when_a_third_of_its_lifetime_is_left() {
+    fn an_eks_token_is_replaced_five_minutes_before_it_expires() {
+        use contract::kubeconfig::refresh_lead;
         assert_eq!(refresh_lead(TOKEN_LIFETIME), Duration::from_secs(5 * 60));
         assert_eq!(
             refresh_lead(Duration::from_secs(60)),

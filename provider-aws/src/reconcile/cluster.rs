@@ -25,7 +25,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::api::InfraClusterInitialization;
-use contract::capi::{cluster_name_of, owner_cluster};
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::naming;
 use kube::ResourceExt;
@@ -318,16 +317,15 @@ impl Reconciler<EKSCluster> for ClusterReconciler {
             return Ok(Cleanup::Done);
         }
         let namespace = obj.namespace().unwrap_or_default();
-        let cluster = ctx
-            .cluster
+        let created_something = obj
+            .status
             .as_ref()
-            .map(|c| c.name_any())
-            .or_else(|| cluster_name_of(&obj.metadata).map(str::to_string))
-            .or_else(|| owner_cluster(&obj.metadata).map(|o| o.name.clone()));
-        let Some(cluster) = cluster else {
-            // Never owned by a Cluster, so never reconciled: nothing was created.
+            .and_then(|s| s.network.as_ref())
+            .is_some();
+        let Some(cluster) = ctx.cluster_to_clean(created_something, "EKSCluster")? else {
             return Ok(Cleanup::Done);
         };
+        let cluster = cluster.to_string();
         let owner = Owner::new(crate::scope::PROVIDER, namespace.clone(), cluster);
         let clients = scope::clients_for(
             &self.shared.clients,

@@ -14,7 +14,7 @@ pub mod plan;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_eks::types as eks;
@@ -25,19 +25,13 @@ use contract::api::{
     ApiEndpoint, ControlPlaneInitialization, ControlPlaneStatusCommon, Endpoint, KubeconfigStatus,
     Operation, OperationKind, RequestOverridesStatus, VersionReplicas,
 };
-use contract::capi::CLUSTER_NAME_LABEL;
 use contract::conditions::{ConditionRole, ConditionType, DesiredCondition, Reason, waiting_set};
 use contract::endpoint::EndpointChoice;
 use contract::idempotency::{self, EKS_REQUEST_TOKEN};
-use contract::kubeconfig::{
-    cluster_kubeconfig_secret, kubeconfig_secret_name, user_kubeconfig_secret,
-    user_kubeconfig_secret_name,
-};
 use contract::version::{KubeVersion, normalize};
-use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::ListParams;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
+use provider_runtime::kubeconfig::{KubeconfigSecrets, KubeconfigTarget};
 use provider_runtime::{
     CallOutcome, Cleanup, CleanupContext, CloudCalls, Pass, PassContext, ProviderError, Reconciler,
 };
@@ -45,7 +39,7 @@ use serde_json::json;
 
 use self::mapping::{ObservedAddon, ObservedCluster, UpdateState};
 use self::plan::{Desired, Observed, Plan, Tracked, Wait};
-use crate::api::{AuthenticationMode, EKSCluster, EKSControlPlane, EKSControlPlaneStatus};
+use crate::api::{AuthenticationMode, EKSControlPlane, EKSControlPlaneStatus};
 use crate::cloud::{Clients, CloudError, classify};
 use crate::scope::{self, Infra, Shared};
 
@@ -212,7 +206,7 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
             poll
         });
         if let Some(expiry) = expires_at {
-            requeue = requeue.min(kubeconfig::until_refresh(
+            requeue = requeue.min(provider_runtime::kubeconfig::until_refresh(
                 expiry,
                 ctx.now,
                 self.shared.token_lifetime,
@@ -234,19 +228,10 @@ impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
         let previous = cp.status.clone().unwrap_or_default();
         let created_something =
             previous.common.cloud_id.is_some() || previous.common.operation.is_some();
-        let cluster_name = match &ctx.cluster {
-            Some(c) => c.name_any(),
-            None => match cp.labels().get(CLUSTER_NAME_LABEL) {
-                Some(name) => name.clone(),
-                None if !created_something => return Ok(Cleanup::Done),
-                None => {
-                    return Err(ProviderError::terminal(
-                        Reason::InvalidSpec,
-                        "the Cluster is gone and this EKSControlPlane has no cluster-name label, so the EKS cluster to delete cannot be named",
-                    ));
-                }
-            },
+        let Some(cluster_name) = ctx.cluster_to_clean(created_something, "EKSControlPlane")? else {
+            return Ok(Cleanup::Done);
         };
+        let cluster_name = cluster_name.to_string();
         let infra = match cleanup_infra(&ctx.client, ctx.cluster.as_deref(), &cp, &cluster_name)
             .await
         {
@@ -361,13 +346,14 @@ async fn cleanup_infra(
     if let Some(spec) = &cp.spec.infrastructure {
         return Ok(Infra::from_spec(spec));
     }
-    let api: Api<EKSCluster> = Api::namespaced(client.clone(), &cp.namespace().unwrap_or_default());
-    let labelled = api
-        .list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={cluster_name}")))
-        .await?;
-    Ok(labelled
-        .items
-        .first()
+    let namespace = cp.namespace().unwrap_or_default();
+    let gone = scope::ClusterRef::Gone {
+        namespace: &namespace,
+        name: cluster_name,
+    };
+    Ok(scope::eks_cluster_for(client, gone)
+        .await?
+        .as_ref()
         .map(Infra::from_eks_cluster)
         .unwrap_or_else(|| Infra::from_spec(&Default::default())))
 }
@@ -941,8 +927,8 @@ struct Secrets<'a> {
 }
 
 impl Secrets<'_> {
-    /// Writes whichever of the two Secrets is missing, stale or due for a token refresh;
-    /// returns when the contract Secret's token expires.
+    /// The shared runtime writes the Secrets ([`provider_runtime::kubeconfig`]); EKS gives its
+    /// token and its exec plugin. Returns when the contract Secret's token expires.
     async fn ensure(
         &self,
         eks_name: &str,
@@ -950,6 +936,7 @@ impl Secrets<'_> {
         ca_data: &str,
         endpoints: &[Endpoint],
     ) -> Result<jiff::Timestamp, ProviderError> {
+        // EKS returns the CA base64-encoded.
         let ca_pem = STANDARD.decode(ca_data.trim()).map_err(|e| {
             ProviderError::cloud(
                 "cloud_response",
@@ -959,79 +946,33 @@ impl Secrets<'_> {
         let owner = self.cp.controller_owner_ref(&()).ok_or_else(|| {
             ProviderError::cloud("internal", "the EKSControlPlane has no UID yet")
         })?;
-        let api: Api<Secret> = Api::namespaced(self.ctx.client.clone(), self.namespace);
-        let manager = self.ctx.field_manager;
-
-        let name = kubeconfig_secret_name(self.cluster_name);
-        let existing = kubeconfig::read(&api, &name).await?;
-        let good = kubeconfig::contract_secret_good_until(
-            existing.as_ref(),
-            self.cluster_name,
-            &owner.uid,
-            server,
-            &ca_pem,
-            self.ctx.now,
-            self.token_lifetime,
-        );
-        let expires_at = match good {
-            Some(expiry) => expiry,
-            None => {
-                let token = crate::cloud::token::mint(
-                    &self.clients.credentials,
-                    &self.clients.region,
-                    eks_name,
-                    SystemTime::from(self.ctx.now),
-                    self.token_lifetime,
-                )
-                .map_err(|e| {
-                    ProviderError::cloud("token", format!("could not mint the EKS token: {e}"))
-                })?;
-                let secret = cluster_kubeconfig_secret(
-                    self.cluster_name,
-                    self.namespace,
-                    owner.clone(),
-                    server,
-                    &ca_pem,
-                    &token.token,
-                );
-                kubeconfig::apply(&api, &secret, manager).await?;
-                tracing::debug!(secret = %name, "kubeconfig Secret written");
-                token.expires_at
-            }
+        let secrets = KubeconfigSecrets {
+            client: &self.ctx.client,
+            field_manager: self.ctx.field_manager,
+            namespace: self.namespace,
+            cluster_name: self.cluster_name,
+            owner,
         };
-
-        let preferred = kubeconfig::preferred_name(
+        let target = KubeconfigTarget {
+            server,
+            ca_pem: &ca_pem,
             endpoints,
-            self.cp
+            preferred: self
+                .cp
                 .spec
                 .common
                 .endpoint_access
                 .effective_preferred()
                 .endpoint_name(),
-        );
-        let plugin = kubeconfig::get_token_plugin(eks_name, &self.clients.region);
-        let desired = user_kubeconfig_secret(
-            self.cluster_name,
-            self.namespace,
-            owner.clone(),
-            endpoints,
-            preferred,
-            &ca_pem,
-            plugin,
-        )
-        .map_err(|e| ProviderError::cloud("cloud_response", e.to_string()))?;
-        let user_name = user_kubeconfig_secret_name(self.cluster_name);
-        let existing = kubeconfig::read(&api, &user_name).await?;
-        if !kubeconfig::user_secret_current(
-            existing.as_ref(),
-            &desired,
-            self.cluster_name,
-            &owner.uid,
-        ) {
-            kubeconfig::apply(&api, &desired, manager).await?;
-            tracing::debug!(secret = %user_name, "user kubeconfig Secret written");
-        }
-        Ok(expires_at)
+            plugin: kubeconfig::get_token_plugin(eks_name, &self.clients.region),
+        };
+        let tokens = kubeconfig::EksTokens {
+            credentials: &self.clients.credentials,
+            region: &self.clients.region,
+            eks_name,
+            lifetime: self.token_lifetime,
+        };
+        secrets.ensure(&target, &tokens, self.ctx.now).await
     }
 }
 

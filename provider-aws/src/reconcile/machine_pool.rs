@@ -21,7 +21,7 @@ use contract::api::{
     MachinePoolInitialization, MachinePoolStatusCommon, Operation, OperationKind,
     RequestOverridesStatus,
 };
-use contract::capi::{Cluster, MachinePool};
+use contract::capi::MachinePool;
 use contract::conditions::{ConditionRole, DesiredCondition, Reason, waiting_set};
 use contract::naming;
 use contract::scaling;
@@ -40,7 +40,7 @@ use self::mapping::{
 use self::plan::{Desired, Observed, Plan};
 use crate::api::{EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
 use crate::cloud::{Clients, CloudError};
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, ClusterRef, Infra, Shared};
 
 /// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
 pub const REPLICAS_MANAGER: &str = "eks";
@@ -128,11 +128,11 @@ impl MachinePoolReconciler {
     async fn locate(
         &self,
         client: &kube::Client,
-        cluster: &Cluster,
+        cluster: ClusterRef<'_>,
         namespace: &str,
         require_initialized: bool,
     ) -> Result<Located, ProviderError> {
-        let Some(cp) = scope::control_plane_of(client, cluster).await? else {
+        let Some(cp) = scope::control_plane_for(client, cluster).await? else {
             return Ok(Located::NotYet(
                 "waiting for the Cluster's EKSControlPlane (spec.controlPlaneRef)".into(),
             ));
@@ -143,7 +143,7 @@ impl MachinePoolReconciler {
                 cp.name_any()
             )));
         }
-        let (infra, cluster_subnets) = match scope::eks_cluster_of(client, cluster).await? {
+        let (infra, cluster_subnets) = match scope::eks_cluster_for(client, cluster).await? {
             Some(eks_cluster) => {
                 let subnets = eks_cluster
                     .status
@@ -162,7 +162,7 @@ impl MachinePoolReconciler {
                     .unwrap_or_default();
                 (Infra::from_eks_cluster(&eks_cluster), subnets)
             }
-            None if cluster.spec.infrastructure_ref.is_some() => {
+            None if cluster.names_infrastructure() => {
                 return Ok(Located::NotYet(
                     "waiting for the Cluster's EKSCluster".into(),
                 ));
@@ -194,7 +194,7 @@ impl MachinePoolReconciler {
             .and_then(|v| KubeVersion::parse(&normalize(v)).ok());
         Ok(Located::Found(Box::new(Location {
             clients,
-            eks_cluster: scope::eks_cluster_name(&cp, &cluster.name_any()),
+            eks_cluster: scope::eks_cluster_name(&cp, &cluster.name()),
             additional_tags: infra.additional_tags,
             control_plane_version,
             cluster_subnets,
@@ -257,21 +257,8 @@ fn waiting_for_control_plane(message: String) -> Vec<DesiredCondition> {
     waiting_set(
         ConditionRole::MachinePool,
         Reason::WaitingForControlPlane,
-        sentence(&message),
+        contract::conditions::sentence(&message),
     )
-}
-
-/// `message` as a sentence: capitalised, with a full stop.
-fn sentence(message: &str) -> String {
-    let mut chars = message.chars();
-    let mut out: String = match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => return String::new(),
-    };
-    if !out.ends_with('.') {
-        out.push('.');
-    }
-    out
 }
 
 /// What the act step did.
@@ -307,7 +294,12 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
         let intent = ScalingIntent::new(obj.spec.common.scaling.as_ref(), pool.spec.replicas);
 
         let location = match self
-            .locate(&ctx.client, &ctx.cluster, &namespace, true)
+            .locate(
+                &ctx.client,
+                ClusterRef::Live(&ctx.cluster),
+                &namespace,
+                true,
+            )
             .await?
         {
             Located::Found(location) => location,
@@ -517,23 +509,29 @@ impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
         ctx: &CleanupContext,
     ) -> Result<Cleanup, ProviderError> {
         let poll = self.shared.poll_interval;
-        let Some(cluster) = ctx.cluster.clone() else {
-            ctx.events
-                .warning(
-                    "ClusterGone",
-                    "Delete",
-                    "the Cluster is gone, so the node group's EKS cluster, region and credentials are unknown; nothing was deleted in AWS",
-                )
-                .await;
+        let created_something = obj
+            .status
+            .as_ref()
+            .is_some_and(|s| s.nodegroup_arn.is_some() || s.common.operation.is_some());
+        let Some(cluster_name) = ctx.cluster_to_clean(created_something, "EKSMachinePool")? else {
             return Ok(Cleanup::Done);
         };
+        let cluster_name = cluster_name.to_string();
         let Ok(nodegroup) = nodegroup_name(&obj) else {
             // A name EKS refuses: nothing can have been created under it.
             return Ok(Cleanup::Done);
         };
         let namespace = obj.namespace().unwrap_or_default();
-        let cluster_name = cluster.name_any();
-        let location = match self.locate(&ctx.client, &cluster, &namespace, false).await {
+        // With the Cluster gone the node group is still found, by the control plane and
+        // infrastructure labelled with the Cluster's name: one policy for every kind.
+        let cluster = match ctx.cluster.as_deref() {
+            Some(c) => ClusterRef::Live(c),
+            None => ClusterRef::Gone {
+                namespace: &namespace,
+                name: &cluster_name,
+            },
+        };
+        let location = match self.locate(&ctx.client, cluster, &namespace, false).await {
             Ok(Located::Found(location)) => location,
             Ok(Located::NotYet(message)) => {
                 // No control plane (or no infrastructure) left: the EKS cluster, and every node

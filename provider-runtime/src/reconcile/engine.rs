@@ -459,9 +459,14 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
     ) -> Result<Action, EngineError> {
         let now = jiff::Timestamp::now();
         let events = self.events(&obj);
+        let cluster_name = cluster
+            .as_ref()
+            .map(|c| c.name_any())
+            .or_else(|| owner_names(K::ROLE, obj.meta()).cluster.map(str::to_string));
         let ctx = CleanupContext {
             client: self.env.client.clone(),
             cluster,
+            cluster_name,
             machine_pool,
             cloud_calls: self.env.metrics.cloud_calls(),
             events: events.clone(),

@@ -232,6 +232,11 @@ pub struct CleanupContext {
     pub client: kube::Client,
     /// The owning Cluster; `None` only when it is already gone.
     pub cluster: Option<Arc<Cluster>>,
+    /// The owning Cluster's name, by one rule for every kind: the Cluster's while it exists,
+    /// else what the object says (its Cluster owner reference, or the `cluster-name` label core
+    /// put on it). `None`: the object never belonged to a Cluster, so no pass reached the cloud
+    /// for it. (The ownership tag of every cloud resource is made from this name.)
+    pub cluster_name: Option<String>,
     /// The owning MachinePool (InfraMachinePool kinds), when it still exists.
     pub machine_pool: Option<Arc<MachinePool>>,
     /// Count every cloud call here.
@@ -242,6 +247,69 @@ pub struct CleanupContext {
     pub now: jiff::Timestamp,
     /// The field manager for server-side apply.
     pub field_manager: &'static str,
+}
+
+impl CleanupContext {
+    /// The Cluster whose cloud resources a deletion removes, by one policy for every kind:
+    ///
+    /// - the Cluster's name ([`Self::cluster_name`]) when it is known, even after the Cluster
+    ///   itself is gone: the cloud resources carry its name in their ownership tag, so they can
+    ///   still be found and deleted;
+    /// - `Ok(None)` when it is not known and the object's status records nothing created
+    ///   (`created_something` false): no pass reached the cloud, so the finalizer can go;
+    /// - an error when it is not known but something was created: the finalizer stays, and the
+    ///   message says how to let the deletion go on (`what` names the object's kind).
+    ///
+    /// # Errors
+    /// [`ProviderError::Terminal`] (`InvalidSpec`) in the last case.
+    pub fn cluster_to_clean(
+        &self,
+        created_something: bool,
+        what: &str,
+    ) -> Result<Option<&str>, ProviderError> {
+        cleanup_target(self.cluster_name.as_deref(), created_something, what)
+    }
+}
+
+/// The policy of [`CleanupContext::cluster_to_clean`], on its inputs.
+pub fn cleanup_target<'a>(
+    cluster_name: Option<&'a str>,
+    created_something: bool,
+    what: &str,
+) -> Result<Option<&'a str>, ProviderError> {
+    match (cluster_name, created_something) {
+        (Some(name), _) => Ok(Some(name)),
+        (None, false) => Ok(None),
+        (None, true) => Err(ProviderError::terminal(
+            contract::conditions::Reason::InvalidSpec,
+            format!(
+                "The Cluster is gone and this {what} has neither a Cluster owner reference nor a cluster.x-k8s.io/cluster-name label, so the cloud resources it created cannot be found; put the label back to let the deletion go on"
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod cleanup_tests {
+    use super::*;
+
+    #[test]
+    fn a_known_cluster_name_is_cleaned_up_even_after_the_cluster_is_gone() {
+        assert_eq!(cleanup_target(Some("c1"), true, "X").unwrap(), Some("c1"));
+        assert_eq!(cleanup_target(Some("c1"), false, "X").unwrap(), Some("c1"));
+    }
+
+    #[test]
+    fn without_a_name_only_an_object_that_created_nothing_is_released() {
+        assert_eq!(cleanup_target(None, false, "X").unwrap(), None);
+        let err = cleanup_target(None, true, "EKSMachinePool").unwrap_err();
+        assert!(err.to_string().contains("EKSMachinePool"), "{err}");
+        assert!(
+            err.to_string().contains("cluster.x-k8s.io/cluster-name"),
+            "{err}"
+        );
+    }
 }
 
 /// Publishes Kubernetes events about one object; failures are logged, never returned.

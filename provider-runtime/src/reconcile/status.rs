@@ -116,11 +116,9 @@ pub fn ready_from_error(error: &ProviderError) -> Option<DesiredCondition> {
         ProviderError::Transient {
             reason, message, ..
         }
-        | ProviderError::Terminal { reason, message } => Some(DesiredCondition::false_(
-            ConditionType::Ready,
-            *reason,
-            message.clone(),
-        )),
+        | ProviderError::Terminal { reason, message } => Some(
+            DesiredCondition::false_(ConditionType::Ready, *reason, message.clone()).in_sentences(),
+        ),
         ProviderError::Kube(_) => None,
     }
 }
@@ -130,7 +128,8 @@ pub fn ready_from_error(error: &ProviderError) -> Option<DesiredCondition> {
 /// `provided` are the provider's conditions; with `carry_previous` (the provider returned an
 /// error and no pass) the previous conditions stand in for them. `Ready` comes from the error
 /// when there is one, else from the provider, else it summarises the others. `Paused` is
-/// always `False/NotPaused`.
+/// always `False/NotPaused`. Every message is written as a sentence
+/// ([`contract::conditions::sentence`]), whichever cloud wrote it.
 pub fn pass_conditions(
     provided: &[DesiredCondition],
     previous: &[Condition],
@@ -148,6 +147,7 @@ pub fn pass_conditions(
             .iter()
             .filter(|c| !c.is_type(ConditionType::Paused))
             .cloned()
+            .map(DesiredCondition::in_sentences)
             .collect()
     };
     let (ready, mut others): (Vec<_>, Vec<_>) = base
@@ -175,7 +175,7 @@ pub fn deleting_conditions(
         .map(as_desired)
         .collect();
     let ready = error.and_then(ready_from_error).unwrap_or_else(|| {
-        DesiredCondition::false_(ConditionType::Ready, Reason::Deleting, message)
+        DesiredCondition::false_(ConditionType::Ready, Reason::Deleting, message).in_sentences()
     });
     out.push(ready);
     out.push(paused_condition(false));
@@ -494,7 +494,11 @@ mod tests {
     fn an_explicit_ready_from_the_provider_wins_over_the_summary() {
         let mine = DesiredCondition::false_(ConditionType::Ready, Reason::Creating, "creating");
         let out = pass_conditions(&[network_ready(), mine.clone()], &[], false, None);
-        assert!(out.contains(&mine));
+        assert!(
+            out.contains(&mine.in_sentences()),
+            "the message as a sentence: {out:?}"
+        );
+        assert!(out.iter().any(|c| c.message == "Creating."));
         assert_eq!(
             out.iter()
                 .filter(|c| c.is_type(ConditionType::Ready))
@@ -527,7 +531,7 @@ mod tests {
         assert!(out.contains(&DesiredCondition::false_(
             ConditionType::Ready,
             Reason::Throttled,
-            "Rate exceeded"
+            "Rate exceeded."
         )));
         let terminal = ProviderError::terminal(
             Reason::NameConflict,
@@ -575,7 +579,7 @@ mod tests {
         assert!(out.contains(&DesiredCondition::false_(
             ConditionType::Ready,
             Reason::Deleting,
-            "waiting for the cloud to delete c1"
+            "Waiting for the cloud to delete c1."
         )));
         assert!(out.iter().any(|c| c.type_ == "NetworkReady"));
     }
