@@ -21,23 +21,9 @@ use super::AwsCredentials;
 /// How long EKS accepts a token after its signing time.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
-/// A minted token and when it stops working.
-#[derive(Clone)]
-pub struct EksToken {
-    /// The bearer token.
-    pub token: String,
-    /// Signing time + the lifetime it was minted for ([`TOKEN_LIFETIME`] on EKS).
-    pub expires_at: jiff::Timestamp,
-}
-
-impl std::fmt::Debug for EksToken {
-    // The token is a credential.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EksToken")
-            .field("expires_at", &self.expires_at)
-            .finish_non_exhaustive()
-    }
-}
+/// A minted EKS token and when it stops working (signing time + the lifetime it was minted
+/// for, [`TOKEN_LIFETIME`] on EKS): the runtime's token type, which never prints the token.
+pub use provider_runtime::kubeconfig::MintedToken as EksToken;
 
 /// Mints a token for `cluster` (its name in EKS) in `region`, signed at `now`, that the cluster
 /// accepts for `lifetime` ([`TOKEN_LIFETIME`] on EKS; the token itself does not carry it).

@@ -41,10 +41,6 @@ impl TokenSource for EksTokens<'_> {
             SystemTime::from(now),
             self.lifetime,
         )
-        .map(|t| MintedToken {
-            token: t.token,
-            expires_at: t.expires_at,
-        })
         .map_err(|e| ProviderError::cloud("token", format!("could not mint the EKS token: {e}")))
     }
 }
