@@ -673,14 +673,7 @@ mod tests {
         .to_vec();
         samples.push("x".repeat(12));
         samples.push("x".repeat(13));
-        for limits in [
-            EKS_CLUSTER,
-            EKS_NODEGROUP,
-            AKS_CLUSTER,
-            AKS_AGENT_POOL,
-            GKE_CLUSTER,
-            OKE_CLUSTER,
-        ] {
+        for limits in ALL {
             let pattern = limits.pattern();
             for sample in &samples {
                 assert_eq!(
