@@ -14,6 +14,8 @@
 //! - [`idempotency`]: deterministic request tokens within each cloud's limits.
 //! - [`overrides`]: `requestOverrides`, a JSON merge patch under the provider's own fields.
 //! - [`endpoint`]: the preferred endpoint, URL parsing and the user-set rule.
+//! - [`plan`]: the shared plan vocabulary; a control plane's next step and its whole condition
+//!   set, the same on every cloud.
 //! - [`scaling`]: who owns a pool's count, the MachinePool write-back, the `providerIDList` rule.
 //! - [`crd`]: contract labels and CRD names.
 //! - [`corpus`]: invalid specs with the admission messages they must produce.
@@ -33,6 +35,7 @@ pub mod kubeconfig;
 pub mod naming;
 pub mod overrides;
 pub mod ownership;
+pub mod plan;
 pub mod scaling;
 pub mod schema;
 pub mod version;

@@ -21,7 +21,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use provider_aws::api::EKSControlPlane;
 use provider_aws::cloud::Endpoints;
-use provider_aws::reconcile::control_plane::ControlPlaneReconciler;
+use provider_aws::reconcile::control_plane;
 use provider_aws::scope::{ClientCache, Shared};
 use serde_json::json;
 use support::{condition, eventually, free_port};
@@ -128,7 +128,7 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
             format!("--health-probe-bind-address=127.0.0.1:{}", free_port()),
             format!("--metrics-bind-address=127.0.0.1:{}", free_port()),
         ],
-        |operator| operator.controller::<EKSControlPlane, _>(ControlPlaneReconciler::new(shared)),
+        |operator| operator.controller::<EKSControlPlane, _>(control_plane::reconciler(shared)),
     );
 
     let cps: Api<EKSControlPlane> = Api::namespaced(client.clone(), NS);

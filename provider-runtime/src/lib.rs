@@ -9,6 +9,8 @@
 //! - [`reconcile`]: the engine — watch filter, owner and pause gates, finalizer, one
 //!   server-side-apply status write per pass (skipped at rest), condition maths, events on
 //!   transitions, retries with jittered backoff honouring `Retry-After`;
+//! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait;
+//! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
 //! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
 //! - [`Operator`]: the entry point a provider's `main` calls.
 //!
@@ -34,6 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod backoff;
+pub mod control_plane;
 pub mod error;
 pub mod flags;
 pub mod health;

@@ -1,9 +1,8 @@
-//! The EKSControlPlane reconciler: the EKS cluster itself.
+//! EKS's side of the ControlPlane role: where the EKS cluster lives, its calls, and the mapping
+//! between EKS's shapes and the shared ones. Everything else (observe order, plan, status,
+//! conditions, kubeconfig Secrets, `spec.controlPlaneEndpoint`, requeue, cleanup policy) is the
+//! generic reconciler's ([`provider_runtime::control_plane`]).
 //!
-//! Each pass observes (the Cluster, its infrastructure, DescribeCluster, the tracked update, and
-//! when the cluster is idle its add-ons and access entries), validates the spec, plans one step
-//! ([`plan::plan`]), makes at most one EKS call that changes something, writes the kubeconfig
-//! Secrets when they are missing, stale or due for a token refresh, and reports the whole status.
 //! Long EKS operations are started, remembered in `status.operation` and polled on the next pass;
 //! nothing waits on the cloud.
 
@@ -14,7 +13,6 @@ pub mod plan;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_eks::types as eks;
@@ -22,23 +20,23 @@ use aws_smithy_runtime_api::http::Response;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use contract::api::{
-    ApiEndpoint, ControlPlaneInitialization, ControlPlaneStatusCommon, Endpoint, KubeconfigStatus,
-    Operation, OperationKind, RequestOverridesStatus, VersionReplicas,
+    ControlPlaneSpecCommon, ControlPlaneStatusCommon, Operation, RequestOverridesStatus,
 };
-use contract::conditions::{ConditionRole, ConditionType, DesiredCondition, Reason, waiting_set};
-use contract::endpoint::EndpointChoice;
-use contract::idempotency::{self, EKS_REQUEST_TOKEN};
-use contract::version::{KubeVersion, normalize};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{Resource, ResourceExt};
-use provider_runtime::kubeconfig::{KubeconfigSecrets, KubeconfigTarget};
-use provider_runtime::{
-    CallOutcome, Cleanup, CleanupContext, CloudCalls, Pass, PassContext, ProviderError, Reconciler,
+use contract::capi::Cluster;
+use contract::conditions::Reason;
+use contract::idempotency::EKS_REQUEST_TOKEN;
+use contract::kubeconfig::ExecPlugin;
+use contract::plan::{CloudStep, OperationState};
+use contract::version::KubeVersion;
+use kube::ResourceExt;
+use provider_runtime::control_plane::{
+    ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Created, Deletion,
+    ManagedCluster, ManagedControlPlane, Request, Started,
 };
-use serde_json::json;
+use provider_runtime::{CallOutcome, CloudCalls, ProviderError};
 
-use self::mapping::{ObservedAddon, ObservedCluster, UpdateState};
-use self::plan::{Desired, Observed, Plan, Tracked, Wait};
+use self::mapping::{ObservedAddon, ObservedCluster};
+use self::plan::{Change, Extra};
 use crate::api::{AuthenticationMode, EKSControlPlane, EKSControlPlaneStatus};
 use crate::cloud::{Clients, CloudError, classify};
 use crate::scope::{self, Infra, Shared};
@@ -49,612 +47,246 @@ const SERVICE: &str = "eks";
 /// Pages read at most from a paginated EKS list (a guard against a looping `nextToken`).
 const MAX_PAGES: usize = 100;
 
-/// Reconciles EKSControlPlane.
-pub struct ControlPlaneReconciler {
+/// The EKSControlPlane reconciler: the generic one over EKS.
+pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<EksControlPlane> {
+    ControlPlaneReconciler::new(scope::PROVIDER, EksControlPlane { shared })
+}
+
+impl ManagedControlPlane for EKSControlPlane {
+    fn spec_common(&self) -> &ControlPlaneSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+
+    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
+        self.status.as_ref()?.request_overrides.as_ref()
+    }
+}
+
+/// EKS, for the generic ControlPlane reconciler.
+pub struct EksControlPlane {
     shared: Arc<Shared>,
 }
 
-impl ControlPlaneReconciler {
-    /// A reconciler sharing `shared`.
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
+/// One pass's EKS clients, the cluster's name in EKS and its infrastructure.
+pub struct EksScope {
+    clients: Clients,
+    calls: CloudCalls,
+    name: String,
+    infra: Infra,
+    token_lifetime: std::time::Duration,
+}
 
-    /// How soon to look again after a change EKS completes at once (tags, access entries).
-    fn settle(&self) -> Duration {
-        self.shared.poll_interval.min(Duration::from_secs(5))
+impl EksScope {
+    fn api(&self) -> EksApi<'_> {
+        EksApi {
+            client: &self.clients.eks,
+            calls: &self.calls,
+            name: &self.name,
+        }
     }
 }
 
-impl Reconciler<EKSControlPlane> for ControlPlaneReconciler {
-    async fn reconcile(
-        &self,
-        cp: Arc<EKSControlPlane>,
-        ctx: &PassContext,
-    ) -> Result<Pass, ProviderError> {
-        let cluster_name = ctx.cluster.name_any();
-        let namespace = cp.namespace().unwrap_or_default();
-        // The engine hands over the object as stored at the start of the pass, so its status is
-        // the last one written (the operation in flight, requestOverrides).
-        let previous = cp.status.clone().unwrap_or_default();
-        let poll = self.shared.poll_interval;
+/// The shared view of an EKS cluster.
+fn managed(c: ObservedCluster) -> ManagedCluster<ObservedCluster> {
+    // EKS returns the CA base64-encoded.
+    let ca_pem = match c
+        .ca_data
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
+        None => Ok(None),
+        Some(data) => STANDARD
+            .decode(data)
+            .map(Some)
+            .map_err(|e| format!("EKS returned a certificate authority that is not base64: {e}")),
+    };
+    ManagedCluster {
+        id: c.arn.clone(),
+        lifecycle: c.state.clone(),
+        version: c.version.clone(),
+        endpoints: c.endpoints(),
+        ca_pem,
+        tags: c.tags.clone(),
+        detail: c,
+    }
+}
 
-        // Observe the infrastructure first: no cloud call until it is there.
-        let infra = scope::infra_for_control_plane(&ctx.client, &ctx.cluster, &cp).await?;
-        if ctx.cluster.infrastructure_ref().is_some()
-            && !(infra.ready && ctx.cluster.infrastructure_provisioned())
-        {
-            return Ok(waiting_for_infrastructure(poll));
+fn tags(request: &Request) -> HashMap<String, String> {
+    request.tags.clone().into_iter().collect()
+}
+
+impl ControlPlaneCloud for EksControlPlane {
+    type Object = EKSControlPlane;
+    type Infra = Infra;
+    type Scope = EksScope;
+    type Detail = ObservedCluster;
+    type Extra = Extra;
+    type Change = Change;
+    type Status = EKSControlPlaneStatus;
+    type Tokens<'a> = kubeconfig::EksTokens<'a>;
+
+    fn profile(&self) -> ControlPlaneProfile {
+        ControlPlaneProfile {
+            cloud: "EKS",
+            // EKS picks patch versions itself.
+            minors_only: true,
+            token_limits: &EKS_REQUEST_TOKEN,
+            poll: self.shared.poll_interval,
+            rest: self.shared.rest_interval,
         }
+    }
 
-        // Validate. The CRD already refuses a version without "v" and downgrades at admission.
-        let version = cp.spec.common.version.parse().map_err(|e| {
-            ProviderError::terminal(Reason::InvalidSpec, format!("spec.version: {e}"))
-        })?;
-        let clients =
-            scope::clients_for(&self.shared.clients, &ctx.client, &namespace, &infra).await?;
-        let eks_name = scope::eks_cluster_name(&cp, &cluster_name);
-        let api = EksApi {
-            client: &clients.eks,
-            calls: &ctx.cloud_calls,
-            name: &eks_name,
+    async fn infrastructure(
+        &self,
+        cp: &EKSControlPlane,
+        cluster: &Cluster,
+        client: &kube::Client,
+    ) -> Result<(Infra, bool), ProviderError> {
+        let infra = scope::infra_for_control_plane(client, cluster, cp).await?;
+        let ready = infra.ready;
+        Ok((infra, ready))
+    }
+
+    async fn cleanup_infrastructure(
+        &self,
+        cp: &EKSControlPlane,
+        cluster: Option<&Cluster>,
+        client: &kube::Client,
+        cluster_name: &str,
+    ) -> Result<Option<Infra>, ProviderError> {
+        let infra = match (cluster, &cp.spec.infrastructure) {
+            (Some(cluster), _) => scope::infra_for_control_plane(client, cluster, cp).await?,
+            (None, Some(spec)) => Infra::from_spec(spec),
+            (None, None) => {
+                let namespace = cp.namespace().unwrap_or_default();
+                let gone = scope::ClusterRef::Gone {
+                    namespace: &namespace,
+                    name: cluster_name,
+                };
+                match scope::eks_cluster_for(client, gone).await? {
+                    Some(eks_cluster) => Infra::from_eks_cluster(&eks_cluster),
+                    None => return Ok(None),
+                }
+            }
         };
+        Ok(Some(infra).filter(|i| !i.region.is_empty()))
+    }
+
+    async fn connect(
+        &self,
+        cp: &EKSControlPlane,
+        infra: Infra,
+        client: &kube::Client,
+        calls: &CloudCalls,
+        cluster_name: &str,
+    ) -> Result<EksScope, ProviderError> {
+        let namespace = cp.namespace().unwrap_or_default();
+        let clients = scope::clients_for(&self.shared.clients, client, &namespace, &infra).await?;
+        Ok(EksScope {
+            clients,
+            calls: calls.clone(),
+            name: scope::eks_cluster_name(cp, cluster_name),
+            infra,
+            token_lifetime: self.shared.token_lifetime,
+        })
+    }
+
+    fn name<'s>(&self, scope: &'s EksScope) -> &'s str {
+        &scope.name
+    }
+
+    fn additional_tags<'s>(&self, scope: &'s EksScope) -> &'s BTreeMap<String, String> {
+        &scope.infra.additional_tags
+    }
+
+    async fn describe(
+        &self,
+        scope: &EksScope,
+    ) -> Result<Option<ManagedCluster<ObservedCluster>>, ProviderError> {
+        Ok(scope.api().describe_cluster().await?.map(managed))
+    }
+
+    async fn operation_state(
+        &self,
+        scope: &EksScope,
+        operation: &Operation,
+    ) -> Result<Option<OperationState>, ProviderError> {
+        Ok(scope.api().describe_update(&operation.id).await?)
+    }
+
+    async fn observe_more(
+        &self,
+        scope: &EksScope,
+        cp: &EKSControlPlane,
+    ) -> Result<Extra, ProviderError> {
+        let api = scope.api();
+        let mut extra = Extra::default();
+        for addon in &cp.spec.common.addons {
+            if let Some(found) = api.describe_addon(&addon.name).await? {
+                extra.addons.insert(addon.name.clone(), found);
+            }
+        }
+        let entries = cp
+            .spec
+            .eks
+            .access
+            .as_ref()
+            .map(|a| &a.entries[..])
+            .unwrap_or_default();
+        if !entries.is_empty() {
+            let principals = api.access_entries().await?;
+            let mut access = BTreeMap::new();
+            for entry in entries {
+                if principals.contains(&entry.principal_arn) {
+                    access.insert(
+                        entry.principal_arn.clone(),
+                        api.access_policies(&entry.principal_arn).await?,
+                    );
+                }
+            }
+            extra.access = Some(access);
+        }
+        Ok(extra)
+    }
+
+    fn diff(
+        &self,
+        cp: &EKSControlPlane,
+        cluster: &ManagedCluster<ObservedCluster>,
+        extra: &Extra,
+    ) -> CloudStep<Change> {
         let access = cp.spec.eks.access.as_ref();
-        let desired = Desired {
-            version,
+        let desired = plan::Desired {
             endpoint_access: cp.spec.common.endpoint_access.clone(),
             logging: mapping::wanted_logs(&cp.spec.common.logging),
             authentication_mode: access.and_then(|a| a.authentication_mode),
             addons: cp.spec.common.addons.clone(),
             access_entries: access.map(|a| a.entries.clone()).unwrap_or_default(),
-            adopt: cp.spec.common.adopt,
-            owner: scope::owner(&namespace, &cluster_name),
         };
-
-        // Observe EKS.
-        let observed = observe(&api, &desired, previous.common.operation.as_ref()).await?;
-        let plan = plan::plan(&observed, &desired);
-
-        // Act: at most one change.
-        let setting = ActSetting {
-            cp: &cp,
-            ctx,
-            infra: &infra,
-            api: &api,
-            desired: &desired,
-            previous: &previous,
-        };
-        let acted = self.act(&plan, &observed, &setting).await;
-
-        // Report.
-        let ours = !matches!(plan, Plan::NameConflict { .. } | Plan::Adopt { .. });
-        let cluster = acted
-            .cluster
-            .as_ref()
-            .or(observed.cluster.as_ref())
-            .filter(|_| ours);
-        let endpoints = cluster.map(ObservedCluster::endpoints).unwrap_or_default();
-        let endpoint = EndpointChoice::new(
-            cp.spec.common.control_plane_endpoint.as_ref(),
-            &previous.common.endpoints,
-            &endpoints,
-            &desired.endpoint_access,
-        );
-
-        let serving = cluster.is_some_and(|c| c.state.serving());
-        let mut kubeconfig_error = None;
-        let mut expires_at = None;
-        if let (true, Some(c), Some(server), Some(ca)) = (
-            serving,
-            cluster,
-            endpoint.server(),
-            cluster.and_then(|c| c.ca_data.as_deref()),
-        ) {
-            let secrets = Secrets {
-                cp: &cp,
-                ctx,
-                cluster_name: &cluster_name,
-                namespace: &namespace,
-                clients: &clients,
-                token_lifetime: self.shared.token_lifetime,
-            };
-            match secrets.ensure(&c.name, server, ca, &endpoints).await {
-                Ok(expiry) => expires_at = Some(expiry),
-                Err(e @ ProviderError::Kube(_)) => return Err(e),
-                Err(e) => kubeconfig_error = Some(e),
-            }
-        }
-        let kubeconfig_ready = expires_at.is_some();
-        let ready = serving && kubeconfig_ready;
-        let initialized = ready || previous.common.initialized;
-
-        let operation = match &acted.operation {
-            OperationChange::Keep => previous.common.operation.clone(),
-            OperationChange::Set(op) => Some(op.clone()),
-            OperationChange::Clear => None,
-        };
-        let overrides = acted
-            .overrides
-            .clone()
-            .or(previous.request_overrides.clone());
-        let status = status_of(
-            cluster,
-            endpoints,
-            ready,
-            initialized,
-            operation,
-            expires_at,
-            overrides,
-        );
-
-        let current = cluster.and_then(|c| c.kube_version().ok());
-        let mut pass = Pass::new().status(&status).conditions(conditions(
-            &plan,
-            &acted,
-            &desired,
-            &eks_name,
-            cluster,
-            current,
-            kubeconfig_ready,
-        ));
-        if let Some(endpoint) = endpoint.to_publish() {
-            pass = pass.spec_fields(&json!({ "controlPlaneEndpoint": endpoint }));
-        }
-        let mut requeue = acted.requeue.unwrap_or(if matches!(plan, Plan::Nothing) {
-            self.shared.rest_interval
-        } else {
-            poll
-        });
-        if let Some(expiry) = expires_at {
-            requeue = requeue.min(provider_runtime::kubeconfig::until_refresh(
-                expiry,
-                ctx.now,
-                self.shared.token_lifetime,
-            ));
-        }
-        pass = pass.requeue_after(requeue);
-        match acted.error.or(kubeconfig_error) {
-            Some(error) => Ok(pass.with_error(error)),
-            None => Ok(pass),
-        }
+        plan::diff(&cluster.detail, extra, &desired)
     }
 
-    async fn cleanup(
+    fn describe_change(&self, change: &Change, name: &str) -> String {
+        change.describe(name)
+    }
+
+    async fn create(
         &self,
-        cp: Arc<EKSControlPlane>,
-        ctx: &CleanupContext,
-    ) -> Result<Cleanup, ProviderError> {
-        let namespace = cp.namespace().unwrap_or_default();
-        let previous = cp.status.clone().unwrap_or_default();
-        let created_something =
-            previous.common.cloud_id.is_some() || previous.common.operation.is_some();
-        let Some(cluster_name) = ctx.cluster_to_clean(created_something, "EKSControlPlane")? else {
-            return Ok(Cleanup::Done);
-        };
-        let cluster_name = cluster_name.to_string();
-        let infra = match cleanup_infra(&ctx.client, ctx.cluster.as_deref(), &cp, &cluster_name)
-            .await
-        {
-            Ok(infra) if !infra.region.is_empty() => infra,
-            // Nothing can have been created without a region: nothing to delete.
-            _ if !created_something => return Ok(Cleanup::Done),
-            Ok(_) => {
-                return Err(ProviderError::terminal(
-                    Reason::InvalidSpec,
-                    "the region of the EKS cluster to delete is unknown: its EKSCluster is gone and spec.infrastructure is not set",
-                ));
-            }
-            Err(e) => return Err(e),
-        };
-        let clients =
-            scope::clients_for(&self.shared.clients, &ctx.client, &namespace, &infra).await?;
-        let eks_name = scope::eks_cluster_name(&cp, &cluster_name);
-        let api = EksApi {
-            client: &clients.eks,
-            calls: &ctx.cloud_calls,
-            name: &eks_name,
-        };
-        let Some(found) = api.describe_cluster().await? else {
-            return Ok(Cleanup::Done);
-        };
-        let owner = scope::owner(&namespace, &cluster_name);
-        if !owner.owns(&found.tags) {
-            ctx.events
-                .warning(
-                    Reason::NameConflict.as_str(),
-                    "Delete",
-                    owner.left_in_place("EKS cluster", &eks_name),
-                )
-                .await;
-            return Ok(Cleanup::Done);
-        }
-        let deleting = || {
-            Cleanup::pending(
-                self.shared.poll_interval,
-                format!("EKS is deleting cluster {eks_name}"),
-            )
-        };
-        if found.state == mapping::ClusterState::Deleting {
-            return Ok(deleting());
-        }
-        match api.delete_cluster().await {
-            Ok(()) => Ok(deleting()),
-            Err(CloudError::NotFound(_)) => Ok(Cleanup::Done),
-            // Node groups still attached (core deletes the MachinePools first) or an update running.
-            Err(CloudError::InUse(message)) => Ok(Cleanup::pending(
-                self.shared.poll_interval,
-                format!("EKS cannot delete cluster {eks_name} yet: {message}"),
-            )),
-            Err(e) => Err(e.into()),
-        }
-    }
-}
-
-/// The whole status of a pass (conditions and observedGeneration are the engine's).
-fn status_of(
-    cluster: Option<&ObservedCluster>,
-    endpoints: Vec<Endpoint>,
-    ready: bool,
-    initialized: bool,
-    operation: Option<Operation>,
-    expires_at: Option<jiff::Timestamp>,
-    request_overrides: Option<RequestOverridesStatus>,
-) -> EKSControlPlaneStatus {
-    let version = cluster.map(|c| normalize(&c.version));
-    EKSControlPlaneStatus {
-        common: ControlPlaneStatusCommon {
-            initialization: initialized.then_some(ControlPlaneInitialization {
-                control_plane_initialized: Some(true),
-            }),
-            initialized,
-            ready,
-            external_managed_control_plane: true,
-            version: version.clone(),
-            versions: version
-                .into_iter()
-                .map(|version| VersionReplicas {
-                    version,
-                    replicas: None,
-                })
-                .collect(),
-            endpoints,
-            cloud_id: cluster.map(|c| c.arn.clone()).filter(|a| !a.is_empty()),
-            operation,
-            kubeconfig: expires_at.map(|e| KubeconfigStatus {
-                expires_at: Some(Time(e)),
-            }),
-            conditions: Vec::new(),
-        },
-        observed_generation: None,
-        platform_version: cluster.and_then(|c| c.platform_version.clone()),
-        oidc_issuer_url: cluster.and_then(|c| c.oidc_issuer.clone()),
-        request_overrides,
-    }
-}
-
-/// The infrastructure to delete within: as for a pass, or, with the Cluster gone, the control
-/// plane's own `spec.infrastructure` or the EKSCluster labelled with the cluster's name.
-async fn cleanup_infra(
-    client: &kube::Client,
-    cluster: Option<&contract::capi::Cluster>,
-    cp: &EKSControlPlane,
-    cluster_name: &str,
-) -> Result<Infra, ProviderError> {
-    if let Some(cluster) = cluster {
-        return scope::infra_for_control_plane(client, cluster, cp).await;
-    }
-    if let Some(spec) = &cp.spec.infrastructure {
-        return Ok(Infra::from_spec(spec));
-    }
-    let namespace = cp.namespace().unwrap_or_default();
-    let gone = scope::ClusterRef::Gone {
-        namespace: &namespace,
-        name: cluster_name,
-    };
-    Ok(scope::eks_cluster_for(client, gone)
-        .await?
-        .as_ref()
-        .map(Infra::from_eks_cluster)
-        .unwrap_or_else(|| Infra::from_spec(&Default::default())))
-}
-
-/// The pass while the Cluster's infrastructure is not provisioned: conditions only, no status
-/// field touched, no cloud call.
-fn waiting_for_infrastructure(poll: Duration) -> Pass {
-    Pass::new()
-        .conditions(waiting_set(
-            ConditionRole::ControlPlane,
-            Reason::WaitingForInfrastructure,
-            "Waiting for the Cluster's infrastructure (EKSCluster) to be provisioned",
-        ))
-        .requeue_after(poll)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Observe
-// ---------------------------------------------------------------------------------------------
-
-async fn observe(
-    api: &EksApi<'_>,
-    desired: &Desired,
-    operation: Option<&Operation>,
-) -> Result<Observed, ProviderError> {
-    let mut observed = Observed {
-        cluster: api.describe_cluster().await?,
-        ..Observed::default()
-    };
-    let Some(cluster) = &observed.cluster else {
-        return Ok(observed);
-    };
-    if !desired.owner.owns(&cluster.tags) {
-        return Ok(observed);
-    }
-    if let Some(op) = operation {
-        let kind = op.kind;
-        let state = match kind {
-            OperationKind::Delete => None,
-            OperationKind::Create => None,
-            OperationKind::Upgrade | OperationKind::Update => api.describe_update(&op.id).await?,
-        };
-        observed.tracked = Some(Tracked { kind, state });
-    }
-    let idle = cluster.state == mapping::ClusterState::Active
-        && !matches!(
-            observed.tracked,
-            Some(Tracked {
-                state: Some(UpdateState::InProgress),
-                ..
-            })
-        );
-    if !idle {
-        return Ok(observed);
-    }
-    for addon in &desired.addons {
-        if let Some(found) = api.describe_addon(&addon.name).await? {
-            observed.addons.insert(addon.name.clone(), found);
-        }
-    }
-    if !desired.access_entries.is_empty() {
-        let principals = api.access_entries().await?;
-        let mut access = BTreeMap::new();
-        for entry in &desired.access_entries {
-            if principals.contains(&entry.principal_arn) {
-                access.insert(
-                    entry.principal_arn.clone(),
-                    api.access_policies(&entry.principal_arn).await?,
-                );
-            }
-        }
-        observed.access = Some(access);
-    }
-    Ok(observed)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Act
-// ---------------------------------------------------------------------------------------------
-
-/// What happens to `status.operation`.
-enum OperationChange {
-    Keep,
-    Set(Operation),
-    Clear,
-}
-
-/// What acting on the plan did.
-struct Acted {
-    operation: OperationChange,
-    /// The cluster as the create call returned it (fresher than the observation).
-    cluster: Option<ObservedCluster>,
-    /// Set when requestOverrides went out with a request.
-    overrides: Option<RequestOverridesStatus>,
-    error: Option<ProviderError>,
-    requeue: Option<Duration>,
-    /// The version step waits for node groups to catch up (EKS's message).
-    blocked_on_pools: Option<String>,
-}
-
-impl Acted {
-    fn new(operation: OperationChange) -> Self {
-        Self {
-            operation,
-            cluster: None,
-            overrides: None,
-            error: None,
-            requeue: None,
-            blocked_on_pools: None,
-        }
-    }
-
-    fn requeue(mut self, after: Duration) -> Self {
-        self.requeue = Some(after);
-        self
-    }
-
-    fn failed(operation: OperationChange, error: ProviderError) -> Self {
-        Self {
-            error: Some(error),
-            ..Self::new(operation)
-        }
-    }
-}
-
-/// What `act` needs besides the plan.
-struct ActSetting<'a> {
-    cp: &'a EKSControlPlane,
-    ctx: &'a PassContext,
-    infra: &'a Infra,
-    api: &'a EksApi<'a>,
-    desired: &'a Desired,
-    previous: &'a EKSControlPlaneStatus,
-}
-
-impl ActSetting<'_> {
-    fn uid(&self) -> String {
-        self.cp.uid().unwrap_or_default()
-    }
-
-    fn generation(&self) -> i64 {
-        self.cp.metadata.generation.unwrap_or_default()
-    }
-
-    fn tags(&self) -> HashMap<String, String> {
-        self.desired
-            .owner
-            .tags(&self.infra.additional_tags)
-            .into_iter()
-            .collect()
-    }
-
-    /// An idempotency token for a request that creates something.
-    fn create_token(&self, purpose: &str) -> String {
-        let generation = self.generation().to_string();
-        idempotency::token(&EKS_REQUEST_TOKEN, purpose, &self.uid(), &[&generation])
-    }
-
-    /// An idempotency token for an update. It also carries the hour, so an update EKS failed
-    /// can be retried later with a token EKS has not seen (EKS answers a reused token with the
-    /// old, failed update); a crash-retry within the hour is recognised.
-    fn update_token(&self, purpose: &str) -> String {
-        let generation = self.generation().to_string();
-        let hour = (self.ctx.now.as_second() / 3600).to_string();
-        idempotency::token(
-            &EKS_REQUEST_TOKEN,
-            purpose,
-            &self.uid(),
-            &[&generation, &hour],
-        )
-    }
-
-    fn operation(&self, id: String, kind: OperationKind) -> Operation {
-        Operation::new(id, kind, self.ctx.now)
-    }
-}
-
-impl ControlPlaneReconciler {
-    async fn act(&self, plan: &Plan, observed: &Observed, s: &ActSetting<'_>) -> Acted {
-        let poll = self.shared.poll_interval;
-        let api = s.api;
-        match plan {
-            Plan::Create => self.create(s).await,
-            Plan::NameConflict { conflict, .. } => Acted::failed(
-                OperationChange::Clear,
-                ProviderError::terminal(
-                    Reason::NameConflict,
-                    conflict.message("EKS cluster", api.name),
-                ),
-            ),
-            Plan::Adopt { arn } => match api.tag(arn, s.tags()).await {
-                Ok(()) => Acted::new(OperationChange::Clear).requeue(self.settle()),
-                Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-            },
-            Plan::Wait(Wait::Creating) => {
-                let tracked = s
-                    .previous
-                    .common
-                    .operation
-                    .clone()
-                    .filter(|op| op.kind == OperationKind::Create);
-                let arn = observed
-                    .cluster
-                    .as_ref()
-                    .map(|c| c.arn.clone())
-                    .unwrap_or_default();
-                let op = tracked.unwrap_or_else(|| s.operation(arn, OperationKind::Create));
-                Acted::new(OperationChange::Set(op)).requeue(poll)
-            }
-            Plan::Wait(Wait::Updating { .. } | Wait::Pending(_)) => {
-                Acted::new(OperationChange::Keep).requeue(poll)
-            }
-            Plan::Wait(Wait::Deleting | Wait::Addon(_)) => {
-                Acted::new(OperationChange::Clear).requeue(poll)
-            }
-            Plan::Failed(message) => Acted::failed(
-                OperationChange::Clear,
-                ProviderError::terminal(Reason::CloudError, message.clone()),
-            ),
-            Plan::Invalid(message) => Acted::failed(
-                OperationChange::Clear,
-                ProviderError::terminal(Reason::InvalidSpec, message.clone()),
-            ),
-            Plan::Upgrade { to } => {
-                let version = mapping::eks_version(to);
-                let token = s.update_token(&format!("upgrade-{version}"));
-                match api.update_version(&version, token).await {
-                    Ok(id) => Acted::new(OperationChange::Set(
-                        s.operation(id, OperationKind::Upgrade),
-                    ))
-                    .requeue(poll),
-                    // EKS wants node groups on the running minor before the next step; the
-                    // machine pools catch up on their own, so this is a wait, not a failure.
-                    Err(CloudError::Invalid { message, .. })
-                        if message.to_ascii_lowercase().contains("nodegroup") =>
-                    {
-                        Acted {
-                            blocked_on_pools: Some(message),
-                            ..Acted::new(OperationChange::Clear)
-                        }
-                        .requeue(poll)
-                    }
-                    Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-                }
-            }
-            Plan::UpdateEndpointAccess => {
-                let request = ConfigUpdate::EndpointAccess(mapping::endpoint_access_request(
-                    &s.desired.endpoint_access,
-                ));
-                self.update_config(s, request, "endpoint").await
-            }
-            Plan::UpdateLogging => {
-                let request = ConfigUpdate::Logging(mapping::logging_request(&s.desired.logging));
-                self.update_config(s, request, "logging").await
-            }
-            Plan::UpdateAuthenticationMode(mode) => {
-                let access = eks::UpdateAccessConfigRequest::builder()
-                    .authentication_mode(mapping::sdk_authentication_mode(*mode))
-                    .build();
-                self.update_config(s, ConfigUpdate::Access(access), "auth")
-                    .await
-            }
-            Plan::CreateAddon(addon) => {
-                let token = s.create_token(&format!("addon-{}", addon.name));
-                match api.create_addon(addon, s.tags(), token).await {
-                    Ok(()) => Acted::new(OperationChange::Clear).requeue(poll),
-                    Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-                }
-            }
-            Plan::UpdateAddon(addon) => {
-                let token = s.update_token(&format!("addon-{}", addon.name));
-                match api.update_addon(addon, token).await {
-                    Ok(()) => Acted::new(OperationChange::Clear).requeue(poll),
-                    Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-                }
-            }
-            Plan::CreateAccessEntry(entry) => {
-                let token = s.create_token(&format!("entry-{}", entry.principal_arn));
-                match api.create_access_entry(entry, s.tags(), token).await {
-                    Ok(()) => Acted::new(OperationChange::Clear).requeue(self.settle()),
-                    Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-                }
-            }
-            Plan::AssociateAccessPolicy { principal, policy } => {
-                match api.associate_policy(principal, policy).await {
-                    Ok(()) => Acted::new(OperationChange::Clear).requeue(self.settle()),
-                    Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-                }
-            }
-            Plan::Nothing => Acted::new(OperationChange::Clear),
-        }
-    }
-
-    async fn create(&self, s: &ActSetting<'_>) -> Acted {
-        let (cp, infra, desired) = (s.cp, s.infra, s.desired);
+        scope: &EksScope,
+        cp: &EKSControlPlane,
+        request: &Request,
+    ) -> Result<Created<ObservedCluster>, ProviderError> {
+        let infra = &scope.infra;
         if infra.subnet_ids.is_empty() {
-            let message = "no subnets to create the EKS cluster in: set spec.infrastructure.network.subnetIDs (at least two zones), or use an EKSCluster";
-            return Acted::failed(
-                OperationChange::Clear,
-                ProviderError::terminal(Reason::InvalidSpec, message),
-            );
+            return Err(ProviderError::terminal(
+                Reason::InvalidSpec,
+                "no subnets to create the EKS cluster in: set spec.infrastructure.network.subnetIDs (at least two zones), or use an EKSCluster",
+            ));
         }
         let mut security_groups: Vec<String> = infra.security_group_ids.clone();
         for group in &cp.spec.eks.security_group_ids {
@@ -669,33 +301,38 @@ impl ControlPlaneReconciler {
         let bootstrap_admin = access
             .and_then(|a| a.bootstrap_cluster_creator_admin)
             .unwrap_or(true);
-        let mut request = s
-            .api
+        let common = &cp.spec.common;
+        let version: KubeVersion = common.version.parse().map_err(|e| {
+            ProviderError::terminal(Reason::InvalidSpec, format!("spec.version: {e}"))
+        })?;
+        let api = scope.api();
+        let mut call = api
             .client
             .create_cluster()
-            .name(s.api.name)
-            .version(mapping::eks_version(&desired.version))
+            .name(api.name)
+            .version(mapping::eks_version(&version))
             .role_arn(&cp.spec.eks.role_arn)
             .resources_vpc_config(mapping::create_vpc_request(
                 &infra.subnet_ids,
                 &security_groups,
-                &desired.endpoint_access,
+                &common.endpoint_access,
             ))
-            .logging(mapping::logging_request(&desired.logging))
+            .logging(mapping::logging_request(&mapping::wanted_logs(
+                &common.logging,
+            )))
             .access_config(
                 eks::CreateAccessConfigRequest::builder()
                     .authentication_mode(mapping::sdk_authentication_mode(mode))
                     .bootstrap_cluster_creator_admin_permissions(bootstrap_admin)
                     .build(),
             )
-            .set_tags(Some(s.tags()))
-            .client_request_token(s.create_token("create"));
-        if let Some(encryption) = &cp.spec.common.encryption {
-            request =
-                request.encryption_config(mapping::encryption_request(&encryption.kms_key_id));
+            .set_tags(Some(tags(request)))
+            .client_request_token(request.create_token("create"));
+        if let Some(encryption) = &common.encryption {
+            call = call.encryption_config(mapping::encryption_request(&encryption.kms_key_id));
         }
         if let Some(cidr) = &cp.spec.eks.service_cidr {
-            request = request.kubernetes_network_config(
+            call = call.kubernetes_network_config(
                 eks::KubernetesNetworkConfigRequest::builder()
                     .service_ipv4_cidr(cidr)
                     .build(),
@@ -705,274 +342,147 @@ impl ControlPlaneReconciler {
         let sent = match patch.clone() {
             Some(patch) => {
                 counted(
-                    s.api.calls,
+                    api.calls,
                     "CreateCluster",
-                    request
-                        .customize()
+                    call.customize()
                         .mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch))
                         .send(),
                 )
                 .await
             }
-            None => counted(s.api.calls, "CreateCluster", request.send()).await,
-        };
-        match sent {
-            Ok(out) => {
-                let created = out.cluster().map(mapping::observed_cluster);
-                let arn = created.as_ref().map(|c| c.arn.clone()).unwrap_or_default();
-                let overrides = patch.map(|_| RequestOverridesStatus {
-                    operation: "CreateCluster".into(),
-                    applied_at: Time(s.ctx.now),
-                    generation: cp.metadata.generation,
-                });
-                tracing::info!(cluster = s.api.name, "EKS cluster creation started");
-                Acted {
-                    cluster: created,
-                    overrides,
-                    ..Acted::new(OperationChange::Set(
-                        s.operation(arn, OperationKind::Create),
-                    ))
-                }
-                .requeue(self.shared.poll_interval)
-            }
-            Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-        }
+            None => counted(api.calls, "CreateCluster", call.send()).await,
+        }?;
+        let cluster = sent.cluster().map(mapping::observed_cluster);
+        Ok(Created {
+            id: cluster.as_ref().map(|c| c.arn.clone()).unwrap_or_default(),
+            overrides: patch.map(|_| request.overrides_applied("CreateCluster")),
+            cluster: cluster.map(managed),
+        })
     }
 
-    async fn update_config(&self, s: &ActSetting<'_>, update: ConfigUpdate, what: &str) -> Acted {
-        match s
-            .api
-            .update_config(update, s.update_token(&format!("config-{what}")))
-            .await
-        {
-            Ok(id) => Acted::new(OperationChange::Set(s.operation(id, OperationKind::Update)))
-                .requeue(self.shared.poll_interval),
-            Err(e) => Acted::failed(OperationChange::Clear, e.into()),
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Report: conditions
-// ---------------------------------------------------------------------------------------------
-
-/// Every condition of a pass (Ready, Available, KubeconfigReady, Upgrading). An error set on the
-/// pass replaces Ready.
-fn conditions(
-    plan: &Plan,
-    acted: &Acted,
-    desired: &Desired,
-    name: &str,
-    cluster: Option<&ObservedCluster>,
-    current: Option<KubeVersion>,
-    kubeconfig_ready: bool,
-) -> Vec<DesiredCondition> {
-    let target = desired.version;
-    let (upgrading, upgrade_message) = match (&acted.blocked_on_pools, plan, current) {
-        (Some(why), _, Some(current)) => (
-            true,
-            format!(
-                "{current} → {}: waiting for the node groups to reach {current} first ({why})",
-                current.next_minor()
-            ),
-        ),
-        (None, Plan::Upgrade { to }, Some(current)) => (
-            true,
-            format!("EKS is upgrading {name} from {current} to {to} (spec.version {target})"),
-        ),
-        (None, Plan::Wait(Wait::Updating { upgrade: true }), Some(current)) => (
-            true,
-            format!("EKS is upgrading {name} from {current} (spec.version {target})"),
-        ),
-        (_, _, Some(current)) if current.minor_cmp(&target).is_lt() => (
-            true,
-            format!(
-                "{name} runs {current}; the upgrade to {target} waits for the change in progress"
-            ),
-        ),
-        _ => (false, String::new()),
-    };
-    let upgrading = if upgrading {
-        DesiredCondition::true_(
-            ConditionType::Upgrading,
-            Reason::Upgrading,
-            upgrade_message.clone(),
-        )
-    } else {
-        let message = current
-            .map(|v| format!("{name} runs {v}"))
-            .unwrap_or_default();
-        DesiredCondition::false_(ConditionType::Upgrading, Reason::UpToDate, message)
-    };
-
-    let (reason, message) = progress(plan, name, &upgrade_message);
-    let serving = cluster.is_some_and(|c| c.state.serving());
-    let available = if serving {
-        DesiredCondition::true_(
-            ConditionType::Available,
-            Reason::Ready,
-            format!("EKS serves the Kubernetes API of {name}"),
-        )
-    } else {
-        DesiredCondition::false_(ConditionType::Available, reason, message.clone())
-    };
-    let kubeconfig = if kubeconfig_ready {
-        DesiredCondition::true_(ConditionType::KubeconfigReady, Reason::Ready, "")
-    } else if serving {
-        DesiredCondition::false_(
-            ConditionType::KubeconfigReady,
-            Reason::CloudError,
-            "The kubeconfig Secret could not be written yet",
-        )
-    } else {
-        DesiredCondition::false_(ConditionType::KubeconfigReady, reason, message.clone())
-    };
-    let ready = match plan {
-        Plan::Nothing if kubeconfig_ready => {
-            DesiredCondition::true_(ConditionType::Ready, Reason::Ready, "")
-        }
-        Plan::Nothing => DesiredCondition::false_(
-            ConditionType::Ready,
-            Reason::WaitingForCloud,
-            "Waiting for the API server's endpoint and CA",
-        ),
-        _ if upgrading.status == contract::conditions::ConditionStatus::True
-            && acted.blocked_on_pools.is_some() =>
-        {
-            DesiredCondition::false_(ConditionType::Ready, Reason::Upgrading, upgrade_message)
-        }
-        _ => DesiredCondition::false_(ConditionType::Ready, reason, message),
-    };
-    vec![ready, available, kubeconfig, upgrading]
-}
-
-/// The reason and message of a step in progress, in the user's terms.
-fn progress(plan: &Plan, name: &str, upgrade_message: &str) -> (Reason, String) {
-    match plan {
-        Plan::Create | Plan::Wait(Wait::Creating) => {
-            (Reason::Creating, format!("EKS is creating cluster {name}"))
-        }
-        Plan::Upgrade { .. } | Plan::Wait(Wait::Updating { upgrade: true }) => {
-            (Reason::Upgrading, upgrade_message.to_string())
-        }
-        Plan::Wait(Wait::Updating { upgrade: false }) => {
-            (Reason::Updating, format!("EKS is updating cluster {name}"))
-        }
-        Plan::UpdateEndpointAccess => (
-            Reason::Updating,
-            format!("EKS is updating the endpoint access of {name}"),
-        ),
-        Plan::UpdateLogging => (
-            Reason::Updating,
-            format!("EKS is updating the control plane logging of {name}"),
-        ),
-        Plan::UpdateAuthenticationMode(_) => (
-            Reason::Updating,
-            format!("EKS is updating the authentication mode of {name}"),
-        ),
-        Plan::CreateAddon(a) => (
-            Reason::Updating,
-            format!("EKS is creating add-on {} on {name}", a.name),
-        ),
-        Plan::UpdateAddon(a) => (
-            Reason::Updating,
-            format!("EKS is updating add-on {} on {name}", a.name),
-        ),
-        Plan::Wait(Wait::Addon(a)) => (
-            Reason::Updating,
-            format!("Waiting for add-on {a} on {name} to become ACTIVE"),
-        ),
-        Plan::CreateAccessEntry(e) => (
-            Reason::Updating,
-            format!("Creating the access entry of {} on {name}", e.principal_arn),
-        ),
-        Plan::AssociateAccessPolicy { principal, policy } => (
-            Reason::Updating,
-            format!("Associating {policy} with {principal} on {name}"),
-        ),
-        Plan::Adopt { arn } => (
-            Reason::Updating,
-            format!("Adopting {arn}: tagging it as ours"),
-        ),
-        Plan::Wait(Wait::Deleting) => (
-            Reason::Deleting,
-            format!(
-                "EKS is deleting cluster {name} (not at this provider's request); it is created again once gone"
-            ),
-        ),
-        Plan::Wait(Wait::Pending(state)) => (
-            Reason::WaitingForCloud,
-            format!("EKS reports cluster {name} as {state}"),
-        ),
-        Plan::NameConflict { conflict, .. } => {
-            (Reason::NameConflict, conflict.message("EKS cluster", name))
-        }
-        Plan::Failed(m) => (Reason::CloudError, m.clone()),
-        Plan::Invalid(m) => (Reason::InvalidSpec, m.clone()),
-        Plan::Nothing => (Reason::WaitingForCloud, format!("Waiting for {name}")),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Kubeconfig Secrets
-// ---------------------------------------------------------------------------------------------
-
-struct Secrets<'a> {
-    cp: &'a EKSControlPlane,
-    ctx: &'a PassContext,
-    cluster_name: &'a str,
-    namespace: &'a str,
-    clients: &'a Clients,
-    token_lifetime: Duration,
-}
-
-impl Secrets<'_> {
-    /// The shared runtime writes the Secrets ([`provider_runtime::kubeconfig`]); EKS gives its
-    /// token and its exec plugin. Returns when the contract Secret's token expires.
-    async fn ensure(
+    async fn adopt(
         &self,
-        eks_name: &str,
-        server: &ApiEndpoint,
-        ca_data: &str,
-        endpoints: &[Endpoint],
-    ) -> Result<jiff::Timestamp, ProviderError> {
-        // EKS returns the CA base64-encoded.
-        let ca_pem = STANDARD.decode(ca_data.trim()).map_err(|e| {
-            ProviderError::cloud(
-                "cloud_response",
-                format!("EKS returned a certificate authority that is not base64: {e}"),
-            )
-        })?;
-        let owner = self.cp.controller_owner_ref(&()).ok_or_else(|| {
-            ProviderError::cloud("internal", "the EKSControlPlane has no UID yet")
-        })?;
-        let secrets = KubeconfigSecrets {
-            client: &self.ctx.client,
-            field_manager: self.ctx.field_manager,
-            namespace: self.namespace,
-            cluster_name: self.cluster_name,
-            owner,
+        scope: &EksScope,
+        id: &str,
+        request: &Request,
+    ) -> Result<(), ProviderError> {
+        Ok(scope.api().tag(id, tags(request)).await?)
+    }
+
+    async fn upgrade(
+        &self,
+        scope: &EksScope,
+        to: &KubeVersion,
+        request: &Request,
+    ) -> Result<Started, ProviderError> {
+        let version = mapping::eks_version(to);
+        let token = request.update_token(&format!("upgrade-{version}"));
+        match scope.api().update_version(&version, token).await {
+            Ok(id) => Ok(Started::Operation(id)),
+            // EKS wants node groups on the running minor before the next step.
+            Err(CloudError::Invalid { message, .. })
+                if message.to_ascii_lowercase().contains("nodegroup") =>
+            {
+                Ok(Started::BlockedOnPools(message))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn update(
+        &self,
+        scope: &EksScope,
+        cp: &EKSControlPlane,
+        change: &Change,
+        request: &Request,
+    ) -> Result<Started, ProviderError> {
+        let api = scope.api();
+        let config = |what: &str| request.update_token(&format!("config-{what}"));
+        let started = match change {
+            Change::EndpointAccess => {
+                let vpc = mapping::endpoint_access_request(&cp.spec.common.endpoint_access);
+                let id = api
+                    .update_config(ConfigUpdate::EndpointAccess(vpc), config("endpoint"))
+                    .await?;
+                Started::Operation(id)
+            }
+            Change::Logging => {
+                let logging =
+                    mapping::logging_request(&mapping::wanted_logs(&cp.spec.common.logging));
+                let id = api
+                    .update_config(ConfigUpdate::Logging(logging), config("logging"))
+                    .await?;
+                Started::Operation(id)
+            }
+            Change::AuthenticationMode(mode) => {
+                let access = eks::UpdateAccessConfigRequest::builder()
+                    .authentication_mode(mapping::sdk_authentication_mode(*mode))
+                    .build();
+                let id = api
+                    .update_config(ConfigUpdate::Access(access), config("auth"))
+                    .await?;
+                Started::Operation(id)
+            }
+            Change::CreateAddon(addon) => {
+                let token = request.create_token(&format!("addon-{}", addon.name));
+                api.create_addon(addon, tags(request), token).await?;
+                Started::Untracked
+            }
+            Change::UpdateAddon(addon) => {
+                let token = request.update_token(&format!("addon-{}", addon.name));
+                api.update_addon(addon, token).await?;
+                Started::Untracked
+            }
+            Change::CreateAccessEntry(entry) => {
+                let token = request.create_token(&format!("entry-{}", entry.principal_arn));
+                api.create_access_entry(entry, tags(request), token).await?;
+                Started::Done
+            }
+            Change::AssociateAccessPolicy { principal, policy } => {
+                api.associate_policy(principal, policy).await?;
+                Started::Done
+            }
         };
-        let target = KubeconfigTarget {
-            server,
-            ca_pem: &ca_pem,
-            endpoints,
-            preferred: self
-                .cp
-                .spec
-                .common
-                .endpoint_access
-                .effective_preferred()
-                .endpoint_name(),
-            plugin: kubeconfig::get_token_plugin(eks_name, &self.clients.region),
-        };
-        let tokens = kubeconfig::EksTokens {
-            credentials: &self.clients.credentials,
-            region: &self.clients.region,
-            eks_name,
-            lifetime: self.token_lifetime,
-        };
-        secrets.ensure(&target, &tokens, self.ctx.now).await
+        Ok(started)
+    }
+
+    async fn delete(&self, scope: &EksScope) -> Result<Deletion, ProviderError> {
+        match scope.api().delete_cluster().await {
+            Ok(()) => Ok(Deletion::Started),
+            Err(CloudError::NotFound(_)) => Ok(Deletion::Gone),
+            // Node groups still attached (core deletes the MachinePools first) or an update
+            // running.
+            Err(CloudError::InUse(message)) => Ok(Deletion::Blocked(message)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn tokens<'a>(&'a self, scope: &'a EksScope) -> kubeconfig::EksTokens<'a> {
+        kubeconfig::EksTokens {
+            credentials: &scope.clients.credentials,
+            region: &scope.clients.region,
+            eks_name: &scope.name,
+            lifetime: scope.token_lifetime,
+        }
+    }
+
+    fn exec_plugin(&self, scope: &EksScope) -> ExecPlugin {
+        kubeconfig::get_token_plugin(&scope.name, &scope.clients.region)
+    }
+
+    fn status(
+        &self,
+        common: ControlPlaneStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        cluster: Option<&ManagedCluster<ObservedCluster>>,
+    ) -> EKSControlPlaneStatus {
+        EKSControlPlaneStatus {
+            common,
+            observed_generation: None,
+            platform_version: cluster.and_then(|c| c.detail.platform_version.clone()),
+            oidc_issuer_url: cluster.and_then(|c| c.detail.oidc_issuer.clone()),
+            request_overrides,
+        }
     }
 }
 
@@ -1048,7 +558,7 @@ impl EksApi<'_> {
         Ok(out.and_then(|o| o.cluster().map(mapping::observed_cluster)))
     }
 
-    async fn describe_update(&self, id: &str) -> Result<Option<UpdateState>, CloudError> {
+    async fn describe_update(&self, id: &str) -> Result<Option<OperationState>, CloudError> {
         let call = self
             .client
             .describe_update()
@@ -1248,212 +758,5 @@ impl EksApi<'_> {
         )
         .await?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use contract::api::EndpointAccess;
-    use contract::conditions::ConditionStatus;
-
-    use super::mapping::ClusterState;
-    use super::*;
-
-    fn desired(version: KubeVersion) -> Desired {
-        Desired {
-            version,
-            endpoint_access: EndpointAccess::default(),
-            logging: BTreeSet::new(),
-            authentication_mode: None,
-            addons: Vec::new(),
-            access_entries: Vec::new(),
-            adopt: false,
-            owner: scope::owner("ns", "c1"),
-        }
-    }
-
-    fn cluster(state: ClusterState, version: &str) -> ObservedCluster {
-        ObservedCluster {
-            name: "ns-c1".into(),
-            arn: "arn:aws:eks:us-west-2:1:cluster/ns-c1".into(),
-            state,
-            version: version.into(),
-            platform_version: None,
-            endpoint_url: Some("https://h.example".into()),
-            ca_data: Some("Q0E=".into()),
-            public_access: true,
-            private_access: false,
-            public_cidrs: Vec::new(),
-            logging: BTreeSet::new(),
-            authentication_mode: None,
-            oidc_issuer: None,
-            tags: BTreeMap::new(),
-        }
-    }
-
-    /// `(type, status, reason)` of every condition, Ready first.
-    fn summary(conditions: &[DesiredCondition]) -> Vec<Row> {
-        conditions
-            .iter()
-            .map(|c| (c.type_.clone(), c.status, c.reason.clone()))
-            .collect()
-    }
-
-    type Row = (String, ConditionStatus, String);
-
-    /// `(name, plan, acted, desired version, observed cluster, kubeconfig ready, expected)`.
-    type Case<'a> = (
-        &'a str,
-        Plan,
-        Acted,
-        KubeVersion,
-        Option<&'a ObservedCluster>,
-        bool,
-        Vec<Row>,
-    );
-
-    fn row(t: &str, s: ConditionStatus, r: &str) -> Row {
-        (t.to_string(), s, r.to_string())
-    }
-
-    #[test]
-    fn conditions_follow_the_step_of_the_pass() {
-        use ConditionStatus::{False, True};
-        let v131 = KubeVersion::new(1, 31);
-        let active = cluster(ClusterState::Active, "1.31");
-        let creating = cluster(ClusterState::Creating, "1.31");
-        let updating = cluster(ClusterState::Updating, "1.31");
-        let plain = || Acted::new(OperationChange::Clear);
-        let cases: Vec<Case> = vec![
-            (
-                "a cluster at rest with its kubeconfig is ready and up to date",
-                Plan::Nothing,
-                plain(),
-                v131,
-                Some(&active),
-                true,
-                vec![
-                    row("Ready", True, "Ready"),
-                    row("Available", True, "Ready"),
-                    row("KubeconfigReady", True, "Ready"),
-                    row("Upgrading", False, "UpToDate"),
-                ],
-            ),
-            (
-                "a creating cluster is neither available nor has a kubeconfig",
-                Plan::Wait(Wait::Creating),
-                plain(),
-                v131,
-                Some(&creating),
-                false,
-                vec![
-                    row("Ready", False, "Creating"),
-                    row("Available", False, "Creating"),
-                    row("KubeconfigReady", False, "Creating"),
-                    row("Upgrading", False, "UpToDate"),
-                ],
-            ),
-            (
-                "a version step keeps the cluster available and says it upgrades",
-                Plan::Upgrade {
-                    to: KubeVersion::new(1, 32),
-                },
-                plain(),
-                KubeVersion::new(1, 33),
-                Some(&active),
-                true,
-                vec![
-                    row("Ready", False, "Upgrading"),
-                    row("Available", True, "Ready"),
-                    row("KubeconfigReady", True, "Ready"),
-                    row("Upgrading", True, "Upgrading"),
-                ],
-            ),
-            (
-                "an upgrade due behind a configuration update still reports Upgrading",
-                Plan::Wait(Wait::Updating { upgrade: false }),
-                plain(),
-                KubeVersion::new(1, 32),
-                Some(&updating),
-                true,
-                vec![
-                    row("Ready", False, "Updating"),
-                    row("Available", True, "Ready"),
-                    row("KubeconfigReady", True, "Ready"),
-                    row("Upgrading", True, "Upgrading"),
-                ],
-            ),
-            (
-                "a version step blocked on node groups waits as an upgrade",
-                Plan::Upgrade {
-                    to: KubeVersion::new(1, 32),
-                },
-                Acted {
-                    blocked_on_pools: Some("Nodegroups ng must be updated".into()),
-                    ..plain()
-                },
-                KubeVersion::new(1, 32),
-                Some(&active),
-                true,
-                vec![
-                    row("Ready", False, "Upgrading"),
-                    row("Available", True, "Ready"),
-                    row("KubeconfigReady", True, "Ready"),
-                    row("Upgrading", True, "Upgrading"),
-                ],
-            ),
-            (
-                "a name conflict reports no cluster",
-                Plan::NameConflict {
-                    arn: "arn".into(),
-                    conflict: contract::ownership::Conflict { owner: None },
-                },
-                plain(),
-                v131,
-                None,
-                false,
-                vec![
-                    row("Ready", False, "NameConflict"),
-                    row("Available", False, "NameConflict"),
-                    row("KubeconfigReady", False, "NameConflict"),
-                    row("Upgrading", False, "UpToDate"),
-                ],
-            ),
-        ];
-        for (name, plan, acted, version, observed, kubeconfig, want) in cases {
-            let current = observed.and_then(|c| c.kube_version().ok());
-            let got = conditions(
-                &plan,
-                &acted,
-                &desired(version),
-                "ns-c1",
-                observed,
-                current,
-                kubeconfig,
-            );
-            assert_eq!(summary(&got), want, "{name}");
-        }
-        let blocked = conditions(
-            &Plan::Upgrade {
-                to: KubeVersion::new(1, 32),
-            },
-            &Acted {
-                blocked_on_pools: Some("Nodegroups ng must be updated".into()),
-                ..plain()
-            },
-            &desired(KubeVersion::new(1, 32)),
-            "ns-c1",
-            Some(&active),
-            Some(v131),
-            true,
-        );
-        assert!(
-            blocked[3]
-                .message
-                .contains("waiting for the node groups to reach v1.31"),
-            "{}",
-            blocked[3].message
-        );
     }
 }

@@ -7,46 +7,24 @@ use aws_sdk_eks::types as eks;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use contract::api::{Endpoint, EndpointAccess, EndpointName, Logging};
-use contract::version::{KubeVersion, VersionError, normalize};
+use contract::plan::{Lifecycle, OperationState};
+use contract::version::KubeVersion;
 
 use crate::api::AuthenticationMode;
 
 /// What EKS allows from anywhere when no public CIDR is given.
 pub const ANY_IPV4: &str = "0.0.0.0/0";
 
-/// The lifecycle state of an EKS cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClusterState {
-    /// CREATING.
-    Creating,
-    /// ACTIVE.
-    Active,
-    /// UPDATING (an update is running; the API server still serves).
-    Updating,
-    /// DELETING.
-    Deleting,
-    /// FAILED.
-    Failed,
-    /// PENDING, or a state this provider does not know.
-    Other(String),
-}
-
-impl ClusterState {
-    fn of(status: Option<&eks::ClusterStatus>) -> Self {
-        match status {
-            Some(eks::ClusterStatus::Creating) => Self::Creating,
-            Some(eks::ClusterStatus::Active) => Self::Active,
-            Some(eks::ClusterStatus::Updating) => Self::Updating,
-            Some(eks::ClusterStatus::Deleting) => Self::Deleting,
-            Some(eks::ClusterStatus::Failed) => Self::Failed,
-            Some(other) => Self::Other(other.as_str().to_string()),
-            None => Self::Other("UNKNOWN".into()),
-        }
-    }
-
-    /// Whether the API server accepts requests in this state.
-    pub fn serving(&self) -> bool {
-        matches!(self, Self::Active | Self::Updating)
+/// The lifecycle of an EKS cluster, from its status.
+fn lifecycle(status: Option<&eks::ClusterStatus>) -> Lifecycle {
+    match status {
+        Some(eks::ClusterStatus::Creating) => Lifecycle::Creating,
+        Some(eks::ClusterStatus::Active) => Lifecycle::Running,
+        Some(eks::ClusterStatus::Updating) => Lifecycle::Updating,
+        Some(eks::ClusterStatus::Deleting) => Lifecycle::Deleting,
+        Some(eks::ClusterStatus::Failed) => Lifecycle::Failed,
+        Some(other) => Lifecycle::Other(other.as_str().to_string()),
+        None => Lifecycle::Other("UNKNOWN".into()),
     }
 }
 
@@ -137,7 +115,7 @@ pub struct ObservedCluster {
     /// The ARN.
     pub arn: String,
     /// The lifecycle state.
-    pub state: ClusterState,
+    pub state: Lifecycle,
     /// The Kubernetes version as EKS writes it (`1.31`).
     pub version: String,
     /// `eks.N`.
@@ -180,7 +158,7 @@ pub fn observed_cluster(c: &eks::Cluster) -> ObservedCluster {
     ObservedCluster {
         name: c.name().unwrap_or_default().to_string(),
         arn: c.arn().unwrap_or_default().to_string(),
-        state: ClusterState::of(c.status()),
+        state: lifecycle(c.status()),
         version: c.version().unwrap_or_default().to_string(),
         platform_version: c.platform_version().map(str::to_string),
         endpoint_url: c.endpoint().filter(|e| !e.is_empty()).map(str::to_string),
@@ -212,14 +190,6 @@ pub fn observed_cluster(c: &eks::Cluster) -> ObservedCluster {
 }
 
 impl ObservedCluster {
-    /// The running version, v-prefixed and parsed.
-    ///
-    /// # Errors
-    /// When EKS reports something that is not `MAJOR.MINOR[.PATCH]`.
-    pub fn kube_version(&self) -> Result<KubeVersion, VersionError> {
-        KubeVersion::parse(&normalize(&self.version))
-    }
-
     /// The endpoints EKS exposes: one DNS name, reachable publicly, privately, or both.
     pub fn endpoints(&self) -> Vec<Endpoint> {
         let Some(api) = self
@@ -330,19 +300,8 @@ pub fn eks_version(v: &KubeVersion) -> String {
     format!("{}.{}", v.major, v.minor)
 }
 
-/// The state of an EKS update (DescribeUpdate).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpdateState {
-    /// InProgress.
-    InProgress,
-    /// Successful.
-    Successful,
-    /// Failed or Cancelled, with EKS's reasons.
-    Failed(String),
-}
-
 /// Reads an EKS update.
-pub fn update_state(u: &eks::Update) -> UpdateState {
+pub fn update_state(u: &eks::Update) -> OperationState {
     let errors = || {
         let messages: Vec<String> = u
             .errors()
@@ -362,12 +321,12 @@ pub fn update_state(u: &eks::Update) -> UpdateState {
         }
     };
     match u.status() {
-        Some(eks::UpdateStatus::Successful) => UpdateState::Successful,
-        Some(eks::UpdateStatus::Failed) => UpdateState::Failed(format!("failed ({})", errors())),
+        Some(eks::UpdateStatus::Successful) => OperationState::Succeeded,
+        Some(eks::UpdateStatus::Failed) => OperationState::Failed(format!("failed ({})", errors())),
         Some(eks::UpdateStatus::Cancelled) => {
-            UpdateState::Failed(format!("was cancelled ({})", errors()))
+            OperationState::Failed(format!("was cancelled ({})", errors()))
         }
-        _ => UpdateState::InProgress,
+        _ => OperationState::Running,
     }
 }
 
@@ -509,8 +468,7 @@ mod tests {
     #[test]
     fn an_eks_cluster_reads_into_what_the_planner_needs() {
         let c = observed_cluster(&sdk_cluster());
-        assert_eq!(c.state, ClusterState::Active);
-        assert_eq!(c.kube_version().unwrap(), KubeVersion::new(1, 31));
+        assert_eq!(c.state, Lifecycle::Running);
         assert_eq!(
             c.logging,
             BTreeSet::from([LogKind::ApiServer, LogKind::Audit])
@@ -650,7 +608,7 @@ mod tests {
             .id("u1")
             .status(eks::UpdateStatus::InProgress)
             .build();
-        assert_eq!(update_state(&u), UpdateState::InProgress);
+        assert_eq!(update_state(&u), OperationState::Running);
         let u = eks::Update::builder()
             .status(eks::UpdateStatus::Failed)
             .errors(
@@ -661,7 +619,7 @@ mod tests {
             )
             .build();
         match update_state(&u) {
-            UpdateState::Failed(m) => {
+            OperationState::Failed(m) => {
                 assert!(m.contains("AccessDenied: role cannot be assumed"), "{m}")
             }
             other => panic!("{other:?}"),

@@ -1,0 +1,844 @@
+//! The shared plan vocabulary, and the control plane's plan and condition set, for every cloud.
+//!
+//! A cloud supplies what only it knows: its cluster's lifecycle state normalised to a
+//! [`Lifecycle`], the state of the operation it was asked for ([`OperationState`]), and the
+//! difference between its cluster and the spec in its own terms ([`CloudStep`], generic over the
+//! cloud's change type). Everything else is decided here, the same way on every cloud:
+//! ownership before anything else, waiting while the cloud is busy, a failed cluster or
+//! operation reported and not retried, one version step at a time (minors only, where the cloud
+//! picks patches), then the cloud's own difference, and finally the whole condition set of the
+//! pass ([`control_plane_conditions`]). Pure: no client, no clock.
+
+use std::collections::BTreeMap;
+
+use crate::api::OperationKind;
+use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
+use crate::ownership::{Conflict, Owner, Ownership};
+use crate::version::{KubeVersion, next_control_plane_step, normalize};
+
+/// A managed cluster's lifecycle, as every cloud's states map onto it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Being created.
+    Creating,
+    /// Up and idle.
+    Running,
+    /// Up, with a change in progress (it still serves the API).
+    Updating,
+    /// Being deleted.
+    Deleting,
+    /// The cloud gave up on it; only a delete helps.
+    Failed,
+    /// A state this provider does not act in (pending, unknown), by the cloud's name.
+    Other(String),
+}
+
+impl Lifecycle {
+    /// Whether the cluster serves the Kubernetes API in this state.
+    pub fn serving(&self) -> bool {
+        matches!(self, Self::Running | Self::Updating)
+    }
+}
+
+/// What the cloud says about an operation it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperationState {
+    /// Still running.
+    Running,
+    /// Done.
+    Succeeded,
+    /// Failed, with the cloud's words (a clause such as "failed (InsufficientCapacity: …)").
+    Failed(String),
+}
+
+/// The operation remembered in `status.operation`, with what the cloud says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracked {
+    /// What it is.
+    pub kind: OperationKind,
+    /// The cloud's answer; `None` for a create (the cluster's state tells), or when the cloud no
+    /// longer knows the operation.
+    pub state: Option<OperationState>,
+}
+
+/// Why nothing is done this pass although something may still be to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wait {
+    /// The cloud is creating the cluster.
+    Creating,
+    /// A change runs (`upgrade`: a version upgrade).
+    Updating {
+        /// Whether it is a version upgrade.
+        upgrade: bool,
+    },
+    /// The cloud is deleting the cluster (not at our request): it is created again once gone.
+    Deleting,
+    /// The cluster is in a state this provider does not act in, by the cloud's name.
+    Pending(String),
+    /// Something of the cloud's own is settling (an add-on, …); the message says what.
+    Cloud(String),
+}
+
+/// The cloud's own difference between its cluster and the spec, once the shared steps are done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CloudStep<C> {
+    /// A change to make.
+    Change(C),
+    /// Something of the cloud's own is settling; the message says what.
+    Wait(String),
+    /// The cloud failed something (an add-on could not be created, …); the message says what
+    /// and what to do.
+    Failed(String),
+    /// The spec asks for something the cloud cannot do from here; the message names the field.
+    Invalid(String),
+    /// Nothing differs.
+    Nothing,
+}
+
+/// The next step, on any cloud (`C`: the cloud's own change).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan<C> {
+    /// Nothing of that name: create it.
+    Create,
+    /// Not ours, and `spec.adopt`: tag it as ours.
+    Adopt {
+        /// The cloud's id of it.
+        id: String,
+    },
+    /// Something of that name exists and is not ours: touch nothing.
+    NameConflict {
+        /// The cloud's id of it.
+        id: String,
+        /// Whose it is.
+        conflict: Conflict,
+    },
+    /// Nothing to do until the cloud moves.
+    Wait(Wait),
+    /// A version step.
+    Upgrade {
+        /// The version to ask for.
+        to: KubeVersion,
+    },
+    /// A change of the cloud's own.
+    Update(C),
+    /// The cloud failed; the message says what and what to do (reason `CloudError`).
+    Failed(String),
+    /// The spec asks for what the cloud cannot do from here (reason `InvalidSpec`).
+    Invalid(String),
+    /// It matches the spec.
+    Nothing,
+}
+
+impl<C> Plan<C> {
+    /// Whether this step is a version upgrade, or waits on one.
+    pub fn is_upgrade(&self) -> bool {
+        matches!(
+            self,
+            Plan::Upgrade { .. } | Plan::Wait(Wait::Updating { upgrade: true })
+        )
+    }
+
+    /// Whether the thing observed is ours to report on (not a conflict, not yet adopted).
+    pub fn reports_on_it(&self) -> bool {
+        !matches!(self, Plan::NameConflict { .. } | Plan::Adopt { .. })
+    }
+}
+
+/// What the planner needs to know of the observed cluster.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterFacts<'a> {
+    /// The cloud's id (ARN, self link, resource id).
+    pub id: &'a str,
+    /// Its lifecycle.
+    pub lifecycle: &'a Lifecycle,
+    /// The version the cloud reports, `1.31` or `v1.31.2` (the cloud strips its own build
+    /// suffix, such as GKE's `-gke.100`).
+    pub version: &'a str,
+    /// Its tags (labels, freeform tags).
+    pub tags: &'a BTreeMap<String, String>,
+}
+
+/// What the spec asks for, in the shared terms, and the cloud's one rule about versions.
+#[derive(Debug, Clone, Copy)]
+pub struct ControlPlaneIntent<'a> {
+    /// The cloud's short name for messages (`EKS`, `GKE`).
+    pub cloud: &'a str,
+    /// The cluster's name in the cloud.
+    pub name: &'a str,
+    /// The Cluster the cloud cluster must belong to.
+    pub owner: &'a Owner,
+    /// Take over a same-named cluster that is not ours.
+    pub adopt: bool,
+    /// `spec.version`.
+    pub version: KubeVersion,
+    /// The cloud picks patch versions itself: only a new minor is a step to ask for.
+    pub minors_only: bool,
+}
+
+/// Decides the next step of a control plane: ownership, the cluster's state, the tracked
+/// operation, the version step, then the cloud's own difference (`diff`, asked only when every
+/// shared step is done).
+pub fn control_plane<C>(
+    observed: Option<ClusterFacts<'_>>,
+    tracked: Option<&Tracked>,
+    intent: &ControlPlaneIntent<'_>,
+    diff: impl FnOnce() -> CloudStep<C>,
+) -> Plan<C> {
+    let (cloud, name) = (intent.cloud, intent.name);
+    let Some(cluster) = observed else {
+        return Plan::Create;
+    };
+    match intent.owner.decide(cluster.tags, intent.adopt) {
+        Ownership::Ours => {}
+        Ownership::Adopt => {
+            return Plan::Adopt {
+                id: cluster.id.to_string(),
+            };
+        }
+        Ownership::Conflict(conflict) => {
+            return Plan::NameConflict {
+                id: cluster.id.to_string(),
+                conflict,
+            };
+        }
+    }
+    let upgrading = tracked.is_some_and(|t| t.kind == OperationKind::Upgrade);
+    match cluster.lifecycle {
+        Lifecycle::Running => {}
+        Lifecycle::Creating => return Plan::Wait(Wait::Creating),
+        Lifecycle::Updating => return Plan::Wait(Wait::Updating { upgrade: upgrading }),
+        Lifecycle::Deleting => return Plan::Wait(Wait::Deleting),
+        Lifecycle::Failed => {
+            return Plan::Failed(format!(
+                "{cloud} reports cluster {name} as failed; delete the control plane (or the cluster in {cloud}) to start over"
+            ));
+        }
+        Lifecycle::Other(state) => return Plan::Wait(Wait::Pending(state.clone())),
+    }
+    if let Some(Tracked {
+        kind: kind @ (OperationKind::Upgrade | OperationKind::Update),
+        state: Some(state),
+    }) = tracked
+    {
+        match state {
+            OperationState::Running => {
+                return Plan::Wait(Wait::Updating {
+                    upgrade: *kind == OperationKind::Upgrade,
+                });
+            }
+            OperationState::Failed(why) => {
+                let what = if *kind == OperationKind::Upgrade {
+                    "version update"
+                } else {
+                    "configuration update"
+                };
+                return Plan::Failed(format!("the {cloud} {what} of cluster {name} {why}"));
+            }
+            OperationState::Succeeded => {}
+        }
+    }
+    let current = match KubeVersion::parse(&normalize(cluster.version)) {
+        Ok(v) => v,
+        Err(e) => {
+            return Plan::Failed(format!(
+                "{cloud} reports a version this provider cannot read: {e}"
+            ));
+        }
+    };
+    match next_control_plane_step(&current, &intent.version) {
+        Err(e) => return Plan::Invalid(e.to_string()),
+        Ok(Some(step)) if !(intent.minors_only && step.same_minor(&current)) => {
+            let to = if intent.minors_only {
+                step.without_patch()
+            } else {
+                step
+            };
+            return Plan::Upgrade { to };
+        }
+        Ok(_) => {}
+    }
+    match diff() {
+        CloudStep::Change(change) => Plan::Update(change),
+        CloudStep::Wait(message) => Plan::Wait(Wait::Cloud(message)),
+        CloudStep::Failed(message) => Plan::Failed(message),
+        CloudStep::Invalid(message) => Plan::Invalid(message),
+        CloudStep::Nothing => Plan::Nothing,
+    }
+}
+
+/// What the condition set of a control-plane pass is computed from, besides the plan.
+#[derive(Debug, Clone)]
+pub struct ControlPlaneFacts<'a> {
+    /// The cloud's short name (`EKS`, `GKE`).
+    pub cloud: &'a str,
+    /// The cluster's name in the cloud.
+    pub name: &'a str,
+    /// `spec.version`.
+    pub desired: KubeVersion,
+    /// The version the cluster runs, when it is ours and readable.
+    pub current: Option<KubeVersion>,
+    /// Whether the cluster serves the Kubernetes API.
+    pub serving: bool,
+    /// Whether the kubeconfig Secrets are written and current.
+    pub kubeconfig_ready: bool,
+    /// The cloud refused the version step until the node pools catch up, in its words.
+    pub blocked_on_pools: Option<&'a str>,
+    /// What the cloud's own change of this pass does, in the user's terms ([`Plan::Update`]).
+    pub change: Option<String>,
+}
+
+/// The whole condition set of a control-plane pass (Ready, Available, KubeconfigReady,
+/// Upgrading), on every cloud. An error the pass also reports replaces Ready (the runtime's
+/// rule); the passes that stop before the cloud use [`crate::conditions::waiting_set`].
+pub fn control_plane_conditions<C>(
+    plan: &Plan<C>,
+    facts: &ControlPlaneFacts<'_>,
+) -> Vec<DesiredCondition> {
+    let (cloud, name, target) = (facts.cloud, facts.name, facts.desired);
+    let upgrade_message = match (facts.blocked_on_pools, plan, facts.current) {
+        (Some(why), _, Some(current)) => Some(format!(
+            "{current} → {}: waiting for the node pools to reach {current} first ({why})",
+            current.next_minor()
+        )),
+        (None, Plan::Upgrade { to }, Some(current)) => Some(format!(
+            "{cloud} is upgrading {name} from {current} to {to} (spec.version {target})"
+        )),
+        (None, Plan::Wait(Wait::Updating { upgrade: true }), Some(current)) => Some(format!(
+            "{cloud} is upgrading {name} from {current} (spec.version {target})"
+        )),
+        (_, _, Some(current)) if current.minor_cmp(&target).is_lt() => Some(format!(
+            "{name} runs {current}; the upgrade to {target} waits for the change in progress"
+        )),
+        _ => None,
+    };
+    let upgrading = match &upgrade_message {
+        Some(message) => {
+            DesiredCondition::true_(ConditionType::Upgrading, Reason::Upgrading, message.clone())
+        }
+        None => DesiredCondition::false_(
+            ConditionType::Upgrading,
+            Reason::UpToDate,
+            facts
+                .current
+                .map(|v| format!("{name} runs {v}"))
+                .unwrap_or_default(),
+        ),
+    };
+    let upgrade_message = upgrade_message.unwrap_or_default();
+
+    let (reason, message) = progress(plan, facts, &upgrade_message);
+    let available = if facts.serving {
+        DesiredCondition::true_(
+            ConditionType::Available,
+            Reason::Ready,
+            format!("{cloud} serves the Kubernetes API of {name}"),
+        )
+    } else {
+        DesiredCondition::false_(ConditionType::Available, reason, message.clone())
+    };
+    let kubeconfig = if facts.kubeconfig_ready {
+        DesiredCondition::true_(ConditionType::KubeconfigReady, Reason::Ready, "")
+    } else if facts.serving {
+        DesiredCondition::false_(
+            ConditionType::KubeconfigReady,
+            Reason::CloudError,
+            "The kubeconfig Secret could not be written yet",
+        )
+    } else {
+        DesiredCondition::false_(ConditionType::KubeconfigReady, reason, message.clone())
+    };
+    let ready = match plan {
+        Plan::Nothing if facts.kubeconfig_ready => {
+            DesiredCondition::true_(ConditionType::Ready, Reason::Ready, "")
+        }
+        Plan::Nothing => DesiredCondition::false_(
+            ConditionType::Ready,
+            Reason::WaitingForCloud,
+            "Waiting for the API server's endpoint and CA",
+        ),
+        _ if upgrading.status == ConditionStatus::True && facts.blocked_on_pools.is_some() => {
+            DesiredCondition::false_(ConditionType::Ready, Reason::Upgrading, upgrade_message)
+        }
+        _ => DesiredCondition::false_(ConditionType::Ready, reason, message),
+    };
+    vec![ready, available, kubeconfig, upgrading]
+}
+
+/// The reason and message of a step in progress, in the user's terms.
+fn progress<C>(
+    plan: &Plan<C>,
+    facts: &ControlPlaneFacts<'_>,
+    upgrade_message: &str,
+) -> (Reason, String) {
+    let (cloud, name) = (facts.cloud, facts.name);
+    match plan {
+        Plan::Create | Plan::Wait(Wait::Creating) => (
+            Reason::Creating,
+            format!("{cloud} is creating cluster {name}"),
+        ),
+        Plan::Upgrade { .. } | Plan::Wait(Wait::Updating { upgrade: true }) => {
+            (Reason::Upgrading, upgrade_message.to_string())
+        }
+        Plan::Wait(Wait::Updating { upgrade: false }) => (
+            Reason::Updating,
+            format!("{cloud} is updating cluster {name}"),
+        ),
+        Plan::Update(_) => (
+            Reason::Updating,
+            facts
+                .change
+                .clone()
+                .unwrap_or_else(|| format!("{cloud} is updating cluster {name}")),
+        ),
+        Plan::Wait(Wait::Cloud(message)) => (Reason::Updating, message.clone()),
+        Plan::Adopt { id } => (
+            Reason::Updating,
+            format!("Adopting {id}: tagging it as ours"),
+        ),
+        Plan::Wait(Wait::Deleting) => (
+            Reason::Deleting,
+            format!(
+                "{cloud} is deleting cluster {name} (not at this provider's request); it is created again once gone"
+            ),
+        ),
+        Plan::Wait(Wait::Pending(state)) => (
+            Reason::WaitingForCloud,
+            format!("{cloud} reports cluster {name} as {state}"),
+        ),
+        Plan::NameConflict { conflict, .. } => (
+            Reason::NameConflict,
+            conflict.message(&format!("{cloud} cluster"), name),
+        ),
+        Plan::Failed(m) => (Reason::CloudError, m.clone()),
+        Plan::Invalid(m) => (Reason::InvalidSpec, m.clone()),
+        Plan::Nothing => (Reason::WaitingForCloud, format!("Waiting for {name}")),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    const NAME: &str = "team-a-c1";
+
+    fn owner() -> Owner {
+        Owner::new("test", "team-a", "c1")
+    }
+
+    fn ours() -> BTreeMap<String, String> {
+        owner().tags(&BTreeMap::new())
+    }
+
+    /// A change of a made-up cloud.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Logging;
+
+    fn intent<'a>(
+        owner: &'a Owner,
+        version: KubeVersion,
+        minors_only: bool,
+    ) -> ControlPlaneIntent<'a> {
+        ControlPlaneIntent {
+            cloud: "XKS",
+            name: NAME,
+            owner,
+            adopt: false,
+            version,
+            minors_only,
+        }
+    }
+
+    /// The plan for a cluster in `lifecycle` at `version` with `tags`, nothing else differing.
+    fn plan_of(
+        lifecycle: Lifecycle,
+        version: &str,
+        tags: &BTreeMap<String, String>,
+        tracked: Option<&Tracked>,
+        intent: &ControlPlaneIntent<'_>,
+    ) -> Plan<Logging> {
+        let facts = ClusterFacts {
+            id: "id-1",
+            lifecycle: &lifecycle,
+            version,
+            tags,
+        };
+        control_plane(Some(facts), tracked, intent, || CloudStep::Nothing)
+    }
+
+    #[test]
+    fn ownership_decides_first() {
+        let owner = owner();
+        let v131 = KubeVersion::new(1, 31);
+        let absent: Plan<Logging> = control_plane(None, None, &intent(&owner, v131, true), || {
+            CloudStep::Nothing
+        });
+        assert_eq!(absent, Plan::Create);
+
+        let foreign = BTreeMap::from([("team".to_string(), "b".to_string())]);
+        let plan = plan_of(
+            Lifecycle::Running,
+            "1.31",
+            &foreign,
+            None,
+            &intent(&owner, v131, true),
+        );
+        assert!(
+            matches!(plan, Plan::NameConflict { ref id, .. } if id == "id-1"),
+            "{plan:?}"
+        );
+
+        let adopting = ControlPlaneIntent {
+            adopt: true,
+            ..intent(&owner, v131, true)
+        };
+        let plan = plan_of(Lifecycle::Failed, "1.31", &foreign, None, &adopting);
+        assert_eq!(plan, Plan::Adopt { id: "id-1".into() });
+
+        // Another of our Clusters' cluster is never adopted, whatever its state.
+        let sibling = Owner::new("test", "team-a", "other").tags(&BTreeMap::new());
+        let plan = plan_of(Lifecycle::Running, "1.31", &sibling, None, &adopting);
+        assert!(matches!(plan, Plan::NameConflict { .. }), "{plan:?}");
+    }
+
+    #[test]
+    fn the_cloud_being_busy_or_failed_is_waited_for_or_reported() {
+        let owner = owner();
+        let i = intent(&owner, KubeVersion::new(1, 32), true);
+        let tags = ours();
+        let cases = [
+            (Lifecycle::Creating, None, Plan::Wait(Wait::Creating)),
+            (
+                Lifecycle::Updating,
+                None,
+                Plan::Wait(Wait::Updating { upgrade: false }),
+            ),
+            (
+                Lifecycle::Updating,
+                Some(Tracked {
+                    kind: OperationKind::Upgrade,
+                    state: None,
+                }),
+                Plan::Wait(Wait::Updating { upgrade: true }),
+            ),
+            (Lifecycle::Deleting, None, Plan::Wait(Wait::Deleting)),
+            (
+                Lifecycle::Other("PENDING".into()),
+                None,
+                Plan::Wait(Wait::Pending("PENDING".into())),
+            ),
+            (
+                Lifecycle::Failed,
+                None,
+                Plan::Failed(
+                    "XKS reports cluster team-a-c1 as failed; delete the control plane (or the cluster in XKS) to start over".into(),
+                ),
+            ),
+            (
+                Lifecycle::Running,
+                Some(Tracked {
+                    kind: OperationKind::Update,
+                    state: Some(OperationState::Running),
+                }),
+                Plan::Wait(Wait::Updating { upgrade: false }),
+            ),
+            (
+                Lifecycle::Running,
+                Some(Tracked {
+                    kind: OperationKind::Upgrade,
+                    state: Some(OperationState::Failed("failed (x)".into())),
+                }),
+                Plan::Failed("the XKS version update of cluster team-a-c1 failed (x)".into()),
+            ),
+            // A finished operation lets the next step go: here the version step.
+            (
+                Lifecycle::Running,
+                Some(Tracked {
+                    kind: OperationKind::Update,
+                    state: Some(OperationState::Succeeded),
+                }),
+                Plan::Upgrade {
+                    to: KubeVersion::new(1, 32),
+                },
+            ),
+            (
+                Lifecycle::Running,
+                Some(Tracked {
+                    kind: OperationKind::Create,
+                    state: None,
+                }),
+                Plan::Upgrade {
+                    to: KubeVersion::new(1, 32),
+                },
+            ),
+        ];
+        for (lifecycle, tracked, want) in cases {
+            let got = plan_of(lifecycle.clone(), "1.31", &tags, tracked.as_ref(), &i);
+            assert_eq!(got, want, "{lifecycle:?} {tracked:?}");
+        }
+    }
+
+    #[test]
+    fn versions_step_one_minor_at_a_time_and_patches_only_where_the_cloud_takes_them() {
+        let owner = owner();
+        let tags = ours();
+        let plan = |running: &str, desired: KubeVersion, minors_only: bool| {
+            plan_of(
+                Lifecycle::Running,
+                running,
+                &tags,
+                None,
+                &intent(&owner, desired, minors_only),
+            )
+        };
+        let up = |major, minor| Plan::Upgrade {
+            to: KubeVersion::new(major, minor),
+        };
+        assert_eq!(plan("1.30", KubeVersion::new(1, 32), true), up(1, 31));
+        assert_eq!(
+            plan("v1.31.4", KubeVersion::with_patch(1, 32, 3), true),
+            up(1, 32)
+        );
+        // Minors only: a new patch of the running minor is the cloud's to pick.
+        assert_eq!(
+            plan("1.31.2", KubeVersion::with_patch(1, 31, 5), true),
+            Plan::Nothing
+        );
+        // A cloud that takes patches gets the exact step.
+        assert_eq!(
+            plan("1.31.2", KubeVersion::with_patch(1, 31, 5), false),
+            Plan::Upgrade {
+                to: KubeVersion::with_patch(1, 31, 5)
+            }
+        );
+        let down = plan("1.32", KubeVersion::new(1, 31), true);
+        assert_eq!(
+            down,
+            Plan::Invalid(
+                "the control plane cannot be downgraded from v1.32 to v1.31; set spec.version to v1.32 or later".into()
+            )
+        );
+        assert!(matches!(
+            plan("latest", KubeVersion::new(1, 31), true),
+            Plan::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn the_clouds_difference_is_asked_only_when_the_shared_steps_are_done() {
+        let owner = owner();
+        let tags = ours();
+        let lifecycle = Lifecycle::Running;
+        let facts = ClusterFacts {
+            id: "id-1",
+            lifecycle: &lifecycle,
+            version: "1.31",
+            tags: &tags,
+        };
+        let asked = std::cell::Cell::new(false);
+        let behind = intent(&owner, KubeVersion::new(1, 32), true);
+        let plan = control_plane(Some(facts), None, &behind, || {
+            asked.set(true);
+            CloudStep::Change(Logging)
+        });
+        assert!(plan.is_upgrade(), "{plan:?}");
+        assert!(
+            !asked.get(),
+            "an upgrade goes before the cloud's own change"
+        );
+
+        let current = intent(&owner, KubeVersion::new(1, 31), true);
+        let steps = [
+            (CloudStep::Change(Logging), Plan::Update(Logging)),
+            (
+                CloudStep::Wait("w".into()),
+                Plan::Wait(Wait::Cloud("w".into())),
+            ),
+            (CloudStep::Failed("f".into()), Plan::Failed("f".into())),
+            (CloudStep::Invalid("i".into()), Plan::Invalid("i".into())),
+            (CloudStep::Nothing, Plan::Nothing),
+        ];
+        for (step, want) in steps {
+            assert_eq!(control_plane(Some(facts), None, &current, || step), want);
+        }
+    }
+
+    type Row = (String, ConditionStatus, String);
+
+    fn summary(conditions: &[DesiredCondition]) -> Vec<Row> {
+        conditions
+            .iter()
+            .map(|c| (c.type_.clone(), c.status, c.reason.clone()))
+            .collect()
+    }
+
+    fn row(t: &str, s: ConditionStatus, r: &str) -> Row {
+        (t.to_string(), s, r.to_string())
+    }
+
+    fn facts(
+        desired: KubeVersion,
+        current: Option<KubeVersion>,
+        serving: bool,
+        kubeconfig: bool,
+    ) -> ControlPlaneFacts<'static> {
+        ControlPlaneFacts {
+            cloud: "XKS",
+            name: NAME,
+            desired,
+            current,
+            serving,
+            kubeconfig_ready: kubeconfig,
+            blocked_on_pools: None,
+            change: None,
+        }
+    }
+
+    #[test]
+    fn every_pass_reports_the_whole_condition_set_in_the_users_terms() {
+        use ConditionStatus::{False, True};
+        let v131 = KubeVersion::new(1, 31);
+        let v132 = KubeVersion::new(1, 32);
+        let cases: Vec<(&str, Plan<Logging>, ControlPlaneFacts<'_>, [Row; 4])> = vec![
+            (
+                "a cluster at rest with its kubeconfig is ready and up to date",
+                Plan::Nothing,
+                facts(v131, Some(v131), true, true),
+                [
+                    row("Ready", True, "Ready"),
+                    row("Available", True, "Ready"),
+                    row("KubeconfigReady", True, "Ready"),
+                    row("Upgrading", False, "UpToDate"),
+                ],
+            ),
+            (
+                "a creating cluster is neither available nor has a kubeconfig",
+                Plan::Wait(Wait::Creating),
+                facts(v131, Some(v131), false, false),
+                [
+                    row("Ready", False, "Creating"),
+                    row("Available", False, "Creating"),
+                    row("KubeconfigReady", False, "Creating"),
+                    row("Upgrading", False, "UpToDate"),
+                ],
+            ),
+            (
+                "a version step keeps the cluster available and says it upgrades",
+                Plan::Upgrade { to: v132 },
+                facts(KubeVersion::new(1, 33), Some(v131), true, true),
+                [
+                    row("Ready", False, "Upgrading"),
+                    row("Available", True, "Ready"),
+                    row("KubeconfigReady", True, "Ready"),
+                    row("Upgrading", True, "Upgrading"),
+                ],
+            ),
+            (
+                "an upgrade due behind a configuration update still reports Upgrading",
+                Plan::Wait(Wait::Updating { upgrade: false }),
+                facts(v132, Some(v131), true, true),
+                [
+                    row("Ready", False, "Updating"),
+                    row("Available", True, "Ready"),
+                    row("KubeconfigReady", True, "Ready"),
+                    row("Upgrading", True, "Upgrading"),
+                ],
+            ),
+            (
+                "a version step blocked on node pools waits as an upgrade",
+                Plan::Upgrade { to: v132 },
+                ControlPlaneFacts {
+                    blocked_on_pools: Some("Nodegroups ng must be updated"),
+                    ..facts(v132, Some(v131), true, true)
+                },
+                [
+                    row("Ready", False, "Upgrading"),
+                    row("Available", True, "Ready"),
+                    row("KubeconfigReady", True, "Ready"),
+                    row("Upgrading", True, "Upgrading"),
+                ],
+            ),
+            (
+                "the cloud's own change says what it does",
+                Plan::Update(Logging),
+                ControlPlaneFacts {
+                    change: Some("XKS is updating the logging of team-a-c1".into()),
+                    ..facts(v131, Some(v131), true, true)
+                },
+                [
+                    row("Ready", False, "Updating"),
+                    row("Available", True, "Ready"),
+                    row("KubeconfigReady", True, "Ready"),
+                    row("Upgrading", False, "UpToDate"),
+                ],
+            ),
+            (
+                "a name conflict reports no cluster",
+                Plan::NameConflict {
+                    id: "id-1".into(),
+                    conflict: Conflict { owner: None },
+                },
+                facts(v131, None, false, false),
+                [
+                    row("Ready", False, "NameConflict"),
+                    row("Available", False, "NameConflict"),
+                    row("KubeconfigReady", False, "NameConflict"),
+                    row("Upgrading", False, "UpToDate"),
+                ],
+            ),
+            (
+                "a serving cluster whose Secret could not be written says so",
+                Plan::Nothing,
+                facts(v131, Some(v131), true, false),
+                [
+                    row("Ready", False, "WaitingForCloud"),
+                    row("Available", True, "Ready"),
+                    row("KubeconfigReady", False, "CloudError"),
+                    row("Upgrading", False, "UpToDate"),
+                ],
+            ),
+        ];
+        for (name, plan, facts, want) in cases {
+            let got = control_plane_conditions(&plan, &facts);
+            assert_eq!(summary(&got), want, "{name}");
+        }
+
+        let blocked = control_plane_conditions(
+            &Plan::<Logging>::Upgrade { to: v132 },
+            &ControlPlaneFacts {
+                blocked_on_pools: Some("Nodegroups ng must be updated"),
+                ..facts(v132, Some(v131), true, true)
+            },
+        );
+        assert!(
+            blocked[3]
+                .message
+                .contains("waiting for the node pools to reach v1.31"),
+            "{}",
+            blocked[3].message
+        );
+        let update = control_plane_conditions(
+            &Plan::Update(Logging),
+            &ControlPlaneFacts {
+                change: Some("XKS is updating the logging of team-a-c1".into()),
+                ..facts(v131, Some(v131), false, false)
+            },
+        );
+        assert_eq!(
+            update[1].message,
+            "XKS is updating the logging of team-a-c1"
+        );
+        let conflict = control_plane_conditions(
+            &Plan::<Logging>::NameConflict {
+                id: "id-1".into(),
+                conflict: Conflict { owner: None },
+            },
+            &facts(v131, None, false, false),
+        );
+        assert!(
+            conflict[1].message.contains("XKS cluster team-a-c1"),
+            "{}",
+            conflict[1].message
+        );
+    }
+}
