@@ -11,6 +11,17 @@ pub const ASSETS_ENV: &str = "TESTBED_ASSETS";
 /// The script that builds the assets; it prints the asset directory on its last line.
 pub const BUILD_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/build-assets.sh");
 
+/// The build script: where this crate was compiled, or, when that checkout is gone (a binary
+/// built in another clone sharing the target directory), `testbed/build-assets.sh` under the
+/// working directory.
+fn build_script() -> PathBuf {
+    let compiled = PathBuf::from(BUILD_SCRIPT);
+    if compiled.is_file() {
+        return compiled;
+    }
+    PathBuf::from("testbed/build-assets.sh")
+}
+
 /// Paths of the management-plane programs and the Cluster API manifests they need.
 #[derive(Debug, Clone)]
 pub struct Assets {
@@ -21,21 +32,26 @@ impl Assets {
     /// Finds the assets: `TESTBED_ASSETS` if set, else the cache, building it first if needed
     /// (several minutes on a fresh machine; seconds afterwards).
     pub fn locate() -> Result<Self> {
+        if let Some(dir) = std::env::var_os(ASSETS_ENV).filter(|d| !d.is_empty()) {
+            return Self::at(PathBuf::from(dir));
+        }
+        let script = build_script();
         let output = std::process::Command::new("bash")
-            .arg(BUILD_SCRIPT)
+            .arg(&script)
             .stderr(std::process::Stdio::inherit())
             .output()
-            .with_context(|| format!("running {BUILD_SCRIPT}"))?;
+            .with_context(|| format!("running {}", script.display()))?;
         if !output.status.success() {
             bail!(
-                "{BUILD_SCRIPT} failed ({}); see its output above",
+                "{} failed ({}); see its output above",
+                script.display(),
                 output.status
             );
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
         let dir = stdout.lines().last().map(str::trim).unwrap_or_default();
         if dir.is_empty() {
-            bail!("{BUILD_SCRIPT} printed no asset directory");
+            bail!("{} printed no asset directory", script.display());
         }
         Self::at(PathBuf::from(dir))
     }
