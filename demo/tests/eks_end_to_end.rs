@@ -12,10 +12,9 @@ use std::time::Duration;
 use aws_sdk_eks::types::{UpdateType, VpcConfigRequest};
 use demo::env::{ACCESS_KEY_ID, EnvOptions, Environment, REGION, SECRET_ACCESS_KEY};
 use demo::progress::{Snapshot, Tracker};
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
-    PatchParams, PostParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
 };
 use serde_json::{Value, json};
 
@@ -103,13 +102,7 @@ fn ec2_sdk(env: &Environment) -> aws_sdk_ec2::Client {
 }
 
 async fn namespace(client: &kube::Client, name: &str) {
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    test_support::create_namespace(client, name).await;
 }
 
 async fn until(

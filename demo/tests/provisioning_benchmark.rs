@@ -12,8 +12,6 @@ use std::time::{Duration, Instant};
 
 use demo::env::{EnvOptions, Environment};
 use demo::progress::Tracker;
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, PostParams};
 use serde_json::json;
 
 fn rss_mib(pid: u32) -> f64 {
@@ -37,13 +35,7 @@ fn rss_mib(pid: u32) -> f64 {
 /// all settled with nodes).
 async fn provision(env: &mut Environment, ns: &str, count: usize) -> (f64, f64) {
     let client = env.plane.client().await.unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    test_support::create_namespace(&client, ns).await;
     let mut docs = String::new();
     for i in 0..count {
         docs.push_str(

@@ -24,7 +24,7 @@ use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::kubeconfig::ExecPlugin;
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::KubeVersion;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt};
@@ -395,13 +395,7 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
         .get_or_insert_with(BTreeMap::new)
         .insert("cluster.x-k8s.io/v1beta2".into(), "v1alpha1".into());
     plane.install_crds(&[crd]).await.expect("CRD installs");
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    test_support::create_namespace(&client, NS).await;
     let cps: Api<XKSControlPlane> = Api::namespaced(client.clone(), NS);
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);

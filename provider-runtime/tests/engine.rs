@@ -16,7 +16,6 @@ use contract::capi::{Cluster, PAUSED_ANNOTATION, WATCH_FILTER_LABEL};
 use contract::conditions::{DesiredCondition, Reason};
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -277,13 +276,7 @@ async fn the_engine_honours_the_cluster_api_contract_on_a_real_management_plane(
         .install_crds(&[crd()])
         .await
         .expect("test CRD installs");
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
-        )
-        .await
-        .expect("namespace");
+    test_support::create_namespace(&client, NS).await;
 
     let cps: Api<TestControlPlane> = Api::namespaced(client.clone(), NS);
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);

@@ -1,7 +1,8 @@
 //! What the workspace's tests share, written once (a dev-dependency only; nothing here ships).
 //!
 //! - [`eventually`]: poll until a probe yields a value, or fail the test naming what was awaited;
-//! - [`eventually_true`]: the same for a yes/no probe.
+//! - [`eventually_true`]: the same for a yes/no probe;
+//! - [`create_namespace`]: a namespace on the management plane.
 
 use std::future::Future;
 use std::time::Duration;
@@ -46,6 +47,25 @@ where
         async move { check.await.then_some(()) }
     })
     .await;
+}
+
+/// Creates the namespace `name` on the plane `client` talks to.
+///
+/// # Panics
+/// When the API server refuses (this is a test helper: the panic is the test's failure).
+pub async fn create_namespace(client: &kube::Client, name: &str) {
+    use k8s_openapi::api::core::v1::Namespace;
+    let namespace = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.to_string()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    kube::Api::<Namespace>::all(client.clone())
+        .create(&kube::api::PostParams::default(), &namespace)
+        .await
+        .unwrap_or_else(|e| panic!("creating namespace {name}: {e}"));
 }
 
 #[cfg(test)]

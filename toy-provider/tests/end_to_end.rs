@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
@@ -125,13 +125,7 @@ async fn a_toy_cluster_from_the_template_provisions_with_nodes_and_deletes_clean
     let cloud_api = CloudClient::new(&url).unwrap();
 
     // The template, rendered as clusterctl would.
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    test_support::create_namespace(&client, NS).await;
     let template = std::fs::read_to_string(release_dir().join("cluster-template.yaml"))
         .unwrap()
         .replace("${CLUSTER_NAME}", CLUSTER)

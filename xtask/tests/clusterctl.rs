@@ -11,11 +11,10 @@ use std::time::Duration;
 use test_support::eventually;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+    Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
 };
 use serde_json::{Value, json};
 
@@ -274,14 +273,6 @@ async fn apply(client: &kube::Client, namespace: &str, doc: &Value) -> DynamicOb
         .unwrap_or_else(|e| panic!("{kind} {namespace}/{name} was refused: {e}"))
 }
 
-async fn create_namespace(client: &kube::Client, name: &str) {
-    let ns: Namespace = serde_json::from_value(json!({ "metadata": { "name": name } })).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
-}
-
 fn condition_true(obj: &DynamicObject, kind: &str) -> bool {
     obj.data["status"]["conditions"]
         .as_array()
@@ -357,7 +348,7 @@ async fn byo_network_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &str
     );
     assert_eq!(one(&docs, "MachinePool")["spec"]["replicas"], json!(2));
 
-    create_namespace(client, namespace).await;
+    test_support::create_namespace(client, namespace).await;
     for doc in &docs {
         apply(client, namespace, doc).await;
     }
@@ -389,7 +380,7 @@ async fn clusterclass_flavor(ctl: &Clusterctl, client: &kube::Client, infra: &st
 
     let namespace = "team-cc";
     let name = "classy";
-    create_namespace(client, namespace).await;
+    test_support::create_namespace(client, namespace).await;
     // clusterctl resolves every kind of the ClusterClass against the management cluster.
     testbed::install_crds(client, &kubeadm_bootstrap_crds())
         .await

@@ -17,7 +17,7 @@ use clap::Parser;
 use emulators::eks::{EksConfig, ServerHandle, serve_eks};
 use emulators::kit::Timing;
 use emulators::kit::workload::WorkloadServers;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::Api;
 use kube::api::PostParams;
@@ -100,13 +100,7 @@ pub async fn create_subnet(ec2: &aws_sdk_ec2::Client, vpc: &str, cidr: &str, zon
 
 /// Creates the namespace `ns`.
 pub async fn create_namespace(client: &kube::Client, ns: &str) {
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    test_support::create_namespace(client, ns).await;
 }
 
 /// Creates the Secret `name` in `ns` holding the AWS access key, as `identityRef` reads it.
