@@ -248,6 +248,19 @@ pub fn next_pool_step(
     Ok(Some(next))
 }
 
+/// The version to create a node pool at: the MachinePool's minor, but never past the control
+/// plane's (clouds refuse that); `None` lets the cloud use the cluster's version.
+pub fn pool_creation_version(
+    desired: Option<&KubeVersion>,
+    control_plane: Option<&KubeVersion>,
+) -> Option<KubeVersion> {
+    match (desired, control_plane) {
+        (Some(d), Some(cp)) if d.minor_cmp(cp) == Ordering::Greater => Some(cp.without_patch()),
+        (Some(d), _) => Some(d.without_patch()),
+        (None, _) => None,
+    }
+}
+
 /// Whether a pool at `pool_desired` has to wait for the control plane (its minor is ahead of
 /// `control_plane_current`'s). Useful for the `Upgrading` condition's reason.
 pub fn pool_waits_for_control_plane(
@@ -467,5 +480,23 @@ mod tests {
         fn parse_never_panics(s in "\\PC{0,20}") {
             let _ = KubeVersion::parse(&s);
         }
+    }
+
+    #[test]
+    fn a_pool_is_never_created_ahead_of_the_control_plane() {
+        let v = |s: &str| KubeVersion::parse(s).unwrap();
+        assert_eq!(
+            pool_creation_version(Some(&v("v1.32.1")), Some(&v("v1.31.9"))),
+            Some(v("v1.31"))
+        );
+        assert_eq!(
+            pool_creation_version(Some(&v("v1.30.1")), Some(&v("v1.31.9"))),
+            Some(v("v1.30"))
+        );
+        assert_eq!(
+            pool_creation_version(Some(&v("v1.31")), None),
+            Some(v("v1.31"))
+        );
+        assert_eq!(pool_creation_version(None, Some(&v("v1.31"))), None);
     }
 }

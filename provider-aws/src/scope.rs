@@ -185,36 +185,7 @@ pub async fn control_plane_of(
     Ok(api.get_opt(&reference.name).await?)
 }
 
-/// The Cluster an object belongs to: the Cluster itself while it exists, or only its name when a
-/// deletion outlives it (the objects of its kinds still carry its name in their
-/// `cluster.x-k8s.io/cluster-name` label).
-#[derive(Clone, Copy, Debug)]
-pub enum ClusterRef<'a> {
-    /// The Cluster exists.
-    Live(&'a Cluster),
-    /// The Cluster is gone; `namespace/name` was its name.
-    Gone {
-        /// Its namespace.
-        namespace: &'a str,
-        /// Its name.
-        name: &'a str,
-    },
-}
-
-impl ClusterRef<'_> {
-    /// The Cluster's name.
-    pub fn name(&self) -> String {
-        match self {
-            ClusterRef::Live(c) => c.name_any(),
-            ClusterRef::Gone { name, .. } => (*name).to_string(),
-        }
-    }
-
-    /// Whether the Cluster names an infrastructure object (a gone one names nothing).
-    pub fn names_infrastructure(&self) -> bool {
-        matches!(self, ClusterRef::Live(c) if c.spec.infrastructure_ref.is_some())
-    }
-}
+pub use provider_runtime::ClusterRef;
 
 /// The objects of kind `K` labelled as belonging to the Cluster `namespace/name`.
 pub async fn labelled<K>(

@@ -31,7 +31,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use provider_aws::api::{EKSControlPlane, EKSMachinePool};
 use provider_aws::cloud::{AwsCredentials, Clients};
-use provider_aws::reconcile::machine_pool::MachinePoolReconciler;
+use provider_aws::reconcile::machine_pool;
 use provider_aws::scope::Shared;
 use serde_json::{Value, json};
 use support::{condition, eventually};
@@ -368,7 +368,7 @@ async fn child() {
             "--health-probe-bind-address=0".into(),
             "--metrics-bind-address=0".into(),
         ],
-        |operator| operator.controller::<EKSMachinePool, _>(MachinePoolReconciler::new(shared)),
+        |operator| operator.controller::<EKSMachinePool, _>(machine_pool::reconciler(shared)),
     );
 
     pools

@@ -121,6 +121,27 @@ pub struct Request {
 }
 
 impl Request {
+    pub(crate) fn new(
+        tags: BTreeMap<String, String>,
+        now: jiff::Timestamp,
+        uid: String,
+        generation: Option<i64>,
+        limits: &'static TokenLimits,
+    ) -> Self {
+        Self {
+            tags,
+            now,
+            uid,
+            generation,
+            limits,
+        }
+    }
+
+    /// The object's UID (for tokens a cloud derives itself).
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+
     /// The object's generation.
     pub fn generation(&self) -> Option<i64> {
         self.generation
@@ -505,6 +526,18 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
                 Ok(()) => Acted::new(OperationChange::Clear).requeue(profile.settle()),
                 Err(e) => Acted::failed(e),
             },
+            // Our tags put back: the same call as adopting.
+            Plan::Tag(_) => {
+                let id = observed
+                    .cluster
+                    .as_ref()
+                    .map(|c| c.id.as_str())
+                    .unwrap_or_default();
+                match self.cloud.adopt(scope, id, request).await {
+                    Ok(()) => Acted::new(OperationChange::Keep).requeue(profile.settle()),
+                    Err(e) => Acted::failed(e),
+                }
+            }
             Plan::Wait(Wait::Creating) => {
                 let id = observed
                     .cluster
@@ -664,13 +697,13 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             },
         );
 
-        let request = Request {
-            tags: owner.tags(self.cloud.additional_tags(&scope)),
-            now: ctx.now,
-            uid: cp.uid().unwrap_or_default(),
-            generation: cp.meta().generation,
-            limits: profile.token_limits,
-        };
+        let request = Request::new(
+            owner.tags(self.cloud.additional_tags(&scope)),
+            ctx.now,
+            cp.uid().unwrap_or_default(),
+            cp.meta().generation,
+            profile.token_limits,
+        );
         let acted = self.act(&plan, &scope, &cp, &observed, &request).await;
 
         // Report on the cluster only when it is ours.

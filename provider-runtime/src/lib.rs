@@ -10,6 +10,7 @@
 //!   server-side-apply status write per pass (skipped at rest), condition maths, events on
 //!   transitions, retries with jittered backoff honouring `Retry-After`;
 //! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait;
+//! - [`machine_pool`]: the InfraMachinePool role written once, over a narrow per-cloud trait;
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
 //! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
 //! - [`Operator`]: the entry point a provider's `main` calls.
@@ -42,6 +43,7 @@ pub mod flags;
 pub mod health;
 pub mod kubeconfig;
 pub mod leader;
+pub mod machine_pool;
 pub mod metrics;
 mod operator;
 pub mod reconcile;
@@ -54,5 +56,6 @@ pub use flags::CommonArgs;
 pub use metrics::{CallOutcome, CloudCalls, Metrics};
 pub use operator::{Operator, ProviderSpec, shutdown_signal};
 pub use reconcile::{
-    Cleanup, CleanupContext, ObjectEvents, Pass, PassContext, ProviderObject, Reconciler, Role,
+    Cleanup, CleanupContext, ClusterRef, ObjectEvents, Pass, PassContext, ProviderObject,
+    Reconciler, Role,
 };

@@ -1,11 +1,8 @@
-//! EKSMachinePool: one EKS managed node group.
+//! EKS's side of the InfraMachinePool role: one EKS managed node group. Everything else (observe
+//! order, the MachinePool write-back, `spec.providerIDList`, plan, status, conditions, requeue,
+//! cleanup policy) is the generic reconciler's ([`provider_runtime::machine_pool`]).
 //!
-//! Each pass observes (the owning MachinePool, the EKSControlPlane, DescribeNodegroup, the update
-//! recorded in `status.operation`, the node group's EC2 instances), plans ([`plan::plan`], pure),
-//! makes at most one EKS write, and reports `spec.providerIDList`, `status` and the `Ready` and
-//! `Upgrading` conditions. At rest a pass reads DescribeNodegroup and DescribeInstances only.
-//!
-//! Nothing touches the cloud until the control plane is initialized. The node count follows
+//! At rest a pass reads DescribeNodegroup and DescribeInstances only. The node count follows
 //! `MachinePool.spec.replicas`, unless `spec.scaling` hands it to the cloud's autoscaler: then
 //! the MachinePool is annotated `cluster.x-k8s.io/replicas-managed-by: eks` and the count EKS
 //! reports is written back into `MachinePool.spec.replicas`.
@@ -18,48 +15,67 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use contract::api::{
-    MachinePoolInitialization, MachinePoolStatusCommon, Operation, OperationKind,
-    RequestOverridesStatus,
+    MachinePoolSpecCommon, MachinePoolStatusCommon, Operation, RequestOverridesStatus,
 };
 use contract::capi::MachinePool;
-use contract::conditions::{ConditionRole, DesiredCondition, Reason, waiting_set};
+use contract::conditions::Reason;
+use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::naming;
-use contract::scaling;
+use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::{KubeVersion, normalize};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Patch, PatchParams};
-use kube::{Api, ResourceExt};
-use provider_runtime::{Cleanup, CleanupContext, Pass, PassContext, ProviderError, Reconciler};
-use serde_json::Value;
+use kube::ResourceExt;
+use provider_runtime::control_plane::Deletion;
+use provider_runtime::machine_pool::{
+    Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
+    ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,
+};
+use provider_runtime::{CloudCalls, ClusterRef, ProviderError};
 
 use self::aws::NodegroupApi;
 use self::mapping::{
-    CreateNodegroup, NodegroupState, NodegroupView, ScalingIntent, SubnetCandidate, pool_shape,
-    provider_id_list, select_subnets, zones_needed,
+    CreateNodegroup, NodegroupState, NodegroupView, PoolShape, SubnetCandidate, UpdateState,
+    UpdateView, creation_scaling, pool_shape, provider_id_list, select_subnets, zones_needed,
 };
-use self::plan::{Desired, Observed, Plan};
+use self::plan::ConfigChange;
 use crate::api::{EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
 use crate::cloud::{Clients, CloudError};
-use crate::scope::{self, ClusterRef, Infra, Shared};
+use crate::scope::{self, Infra, Shared};
 
 /// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
 pub const REPLICAS_MANAGER: &str = "eks";
 
-/// Reconciles EKSMachinePool.
-pub struct MachinePoolReconciler {
-    shared: Arc<Shared>,
+/// The EKSMachinePool reconciler: the generic one over EKS.
+pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<EksMachinePool> {
+    MachinePoolReconciler::new(scope::PROVIDER, EksMachinePool { shared })
 }
 
-impl MachinePoolReconciler {
-    /// A reconciler sharing `shared`.
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+impl ManagedMachinePool for EKSMachinePool {
+    fn spec_common(&self) -> &MachinePoolSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+
+    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
+        self.status.as_ref()?.request_overrides.as_ref()
+    }
+
+    fn cloud_id(&self) -> Option<&str> {
+        self.status.as_ref()?.nodegroup_arn.as_deref()
     }
 }
 
+/// EKS, for the generic InfraMachinePool reconciler.
+pub struct EksMachinePool {
+    shared: Arc<Shared>,
+}
+
 /// Where the node group lives and how to reach it.
-struct Location {
+pub struct PoolScope {
     clients: Clients,
+    calls: CloudCalls,
     eks_cluster: String,
     additional_tags: BTreeMap<String, String>,
     control_plane_version: Option<KubeVersion>,
@@ -67,11 +83,10 @@ struct Location {
     cluster_subnets: Vec<SubnetCandidate>,
 }
 
-/// Whether the node group can be reached yet.
-enum Located {
-    Found(Box<Location>),
-    /// Not yet (or no longer): no cloud call; the message says what is awaited.
-    NotYet(String),
+impl PoolScope {
+    fn api(&self) -> NodegroupApi<'_> {
+        NodegroupApi::new(&self.clients, &self.calls)
+    }
 }
 
 fn invalid(message: impl Into<String>) -> ProviderError {
@@ -106,32 +121,124 @@ fn nodegroup_name(obj: &EKSMachinePool) -> Result<String, ProviderError> {
     }
 }
 
-/// `MachinePool.spec.template.spec.version` at minor granularity.
-fn desired_version(pool: &MachinePool) -> Result<Option<KubeVersion>, ProviderError> {
-    pool.version()
-        .filter(|v| !v.is_empty())
-        .map(|v| {
-            KubeVersion::parse(&normalize(v))
-                .map(|k| k.without_patch())
-                .map_err(|e| {
-                    invalid(format!(
-                        "MachinePool {}: spec.template.spec.version: {e}",
-                        pool.name_any()
-                    ))
-                })
-        })
-        .transpose()
+/// The shared view of a node group.
+fn managed(ng: NodegroupView) -> ManagedPool<NodegroupView> {
+    let lifecycle = match &ng.state {
+        NodegroupState::Active => Lifecycle::Running,
+        NodegroupState::Degraded => Lifecycle::Degraded,
+        NodegroupState::Creating => Lifecycle::Creating,
+        NodegroupState::Updating => Lifecycle::Updating,
+        NodegroupState::Deleting => Lifecycle::Deleting,
+        NodegroupState::CreateFailed | NodegroupState::DeleteFailed => Lifecycle::Failed,
+        NodegroupState::Other(state) => Lifecycle::Other(state.clone()),
+    };
+    ManagedPool {
+        id: ng.arn.clone(),
+        lifecycle,
+        state: ng.state.as_str().to_string(),
+        version: ng.version.clone(),
+        tags: ng.tags.clone(),
+        issues: ng.issues.clone(),
+        desired_size: ng.scaling.map(|s| s.desired_size),
+        detail: ng,
+    }
 }
 
-impl MachinePoolReconciler {
-    /// Finds the EKS cluster, the region and credentials, and the cluster's subnets.
+/// An EKS update in the shared terms.
+fn operation_state(update: &UpdateView) -> OperationState {
+    let errors = || {
+        if update.errors.is_empty() {
+            "no error given".to_string()
+        } else {
+            update.errors.join("; ")
+        }
+    };
+    match update.state {
+        UpdateState::InProgress => OperationState::Running,
+        UpdateState::Successful => OperationState::Succeeded,
+        UpdateState::Failed => OperationState::Failed(format!("failed ({})", errors())),
+        UpdateState::Cancelled => OperationState::Failed(format!("was cancelled ({})", errors())),
+    }
+}
+
+impl EksMachinePool {
+    /// The subnets to create the node group in, looking their zones up when failure domains
+    /// need them.
+    async fn subnets(
+        &self,
+        scope: &PoolScope,
+        obj: &EKSMachinePool,
+        pool: &MachinePool,
+    ) -> Result<Vec<String>, ProviderError> {
+        let mut explicit: Vec<SubnetCandidate> = obj
+            .spec
+            .common
+            .subnet_ids
+            .iter()
+            .map(|id| SubnetCandidate {
+                id: id.clone(),
+                zone: None,
+                public: None,
+            })
+            .collect();
+        let mut cluster = scope.cluster_subnets.clone();
+        let zones = &pool.spec.failure_domains;
+        let candidates = if explicit.is_empty() {
+            &mut cluster
+        } else {
+            &mut explicit
+        };
+        if zones_needed(candidates, zones) {
+            let ids: Vec<String> = candidates
+                .iter()
+                .filter(|s| s.zone.is_none())
+                .map(|s| s.id.clone())
+                .collect();
+            let found = scope.api().subnet_zones(&ids).await?;
+            for s in candidates.iter_mut().filter(|s| s.zone.is_none()) {
+                s.zone = found.get(&s.id).cloned();
+            }
+        }
+        select_subnets(&explicit, &cluster, zones).map_err(|e| invalid(e.0))
+    }
+}
+
+impl MachinePoolCloud for EksMachinePool {
+    type Object = EKSMachinePool;
+    type Spec = PoolShape;
+    type Scope = PoolScope;
+    type Detail = NodegroupView;
+    type Change = ConfigChange;
+    type Status = EKSMachinePoolStatus;
+
+    fn profile(&self) -> MachinePoolProfile {
+        MachinePoolProfile {
+            cloud: "EKS",
+            noun: "node group",
+            replicas_manager: REPLICAS_MANAGER,
+            token_limits: &EKS_REQUEST_TOKEN,
+            poll: self.shared.poll_interval,
+            rest: self.shared.rest_interval,
+        }
+    }
+
+    fn validate(&self, obj: &EKSMachinePool) -> Result<PoolShape, ProviderError> {
+        pool_shape(&obj.spec).map_err(|e| invalid(e.0))
+    }
+
+    fn name(&self, obj: &EKSMachinePool) -> Result<String, ProviderError> {
+        nodegroup_name(obj)
+    }
+
     async fn locate(
         &self,
-        client: &kube::Client,
+        obj: &EKSMachinePool,
         cluster: ClusterRef<'_>,
-        namespace: &str,
+        client: &kube::Client,
+        calls: &CloudCalls,
         require_initialized: bool,
-    ) -> Result<Located, ProviderError> {
+    ) -> Result<Located<PoolScope>, ProviderError> {
+        let namespace = obj.namespace().unwrap_or_default();
         let Some(cp) = scope::control_plane_for(client, cluster).await? else {
             return Ok(Located::NotYet(
                 "waiting for the Cluster's EKSControlPlane (spec.controlPlaneRef)".into(),
@@ -186,512 +293,185 @@ impl MachinePoolReconciler {
                 (infra, subnets)
             }
         };
-        let clients = scope::clients_for(&self.shared.clients, client, namespace, &infra).await?;
+        let clients = scope::clients_for(&self.shared.clients, client, &namespace, &infra).await?;
         let control_plane_version = cp
             .status
             .as_ref()
             .and_then(|s| s.common.version.as_deref())
             .and_then(|v| KubeVersion::parse(&normalize(v)).ok());
-        Ok(Located::Found(Box::new(Location {
+        Ok(Located::Found(PoolScope {
             clients,
+            calls: calls.clone(),
             eks_cluster: scope::eks_cluster_name(&cp, &cluster.name()),
             additional_tags: infra.additional_tags,
             control_plane_version,
             cluster_subnets,
-        })))
+        }))
     }
 
-    /// The subnets to create the node group in, looking their zones up when failure domains
-    /// need them.
-    async fn subnets(
-        &self,
-        api: &NodegroupApi<'_>,
-        location: &Location,
-        obj: &EKSMachinePool,
-        pool: &MachinePool,
-    ) -> Result<Vec<String>, ProviderError> {
-        let mut explicit: Vec<SubnetCandidate> = obj
-            .spec
-            .common
-            .subnet_ids
-            .iter()
-            .map(|id| SubnetCandidate {
-                id: id.clone(),
-                zone: None,
-                public: None,
-            })
-            .collect();
-        let mut cluster = location.cluster_subnets.clone();
-        let zones = &pool.spec.failure_domains;
-        let candidates = if explicit.is_empty() {
-            &mut cluster
-        } else {
-            &mut explicit
-        };
-        if zones_needed(candidates, zones) {
-            let ids: Vec<String> = candidates
-                .iter()
-                .filter(|s| s.zone.is_none())
-                .map(|s| s.id.clone())
-                .collect();
-            let found = api.subnet_zones(&ids).await?;
-            for s in candidates.iter_mut().filter(|s| s.zone.is_none()) {
-                s.zone = found.get(&s.id).cloned();
-            }
-        }
-        select_subnets(&explicit, &cluster, zones).map_err(|e| invalid(e.0))
+    fn control_plane_version(&self, scope: &PoolScope) -> Option<KubeVersion> {
+        scope.control_plane_version
     }
-}
 
-/// The conditions of a pass before the owning MachinePool exists.
-fn waiting_for_machine_pool() -> Vec<DesiredCondition> {
-    waiting_set(
-        ConditionRole::MachinePool,
-        Reason::WaitingForInfrastructure,
-        "Waiting for the owning MachinePool",
-    )
-}
+    fn additional_tags<'s>(&self, scope: &'s PoolScope) -> &'s BTreeMap<String, String> {
+        &scope.additional_tags
+    }
 
-/// The conditions of a pass that waits for the control plane (`message` says on what).
-fn waiting_for_control_plane(message: String) -> Vec<DesiredCondition> {
-    waiting_set(
-        ConditionRole::MachinePool,
-        Reason::WaitingForControlPlane,
-        contract::conditions::sentence(&message),
-    )
-}
+    fn place(&self, scope: &PoolScope, name: &str) -> String {
+        format!("{name} (in EKS cluster {})", scope.eks_cluster)
+    }
 
-/// What the act step did.
-#[derive(Default)]
-struct Acted {
-    /// The operation it started.
-    operation: Option<Operation>,
-    /// The node group as CreateNodegroup returned it.
-    created: Option<NodegroupView>,
-    /// Set when `requestOverrides` went out with a request.
-    overrides: Option<RequestOverridesStatus>,
-    /// What failed.
-    error: Option<ProviderError>,
-}
-
-impl Reconciler<EKSMachinePool> for MachinePoolReconciler {
-    async fn reconcile(
+    async fn describe(
         &self,
-        obj: Arc<EKSMachinePool>,
-        ctx: &PassContext,
-    ) -> Result<Pass, ProviderError> {
-        let poll = self.shared.poll_interval;
-        let Some(pool) = ctx.machine_pool.clone() else {
-            return Ok(Pass::new()
-                .conditions(waiting_for_machine_pool())
-                .requeue_after(poll));
-        };
-        let namespace = obj.namespace().unwrap_or_default();
-        let cluster_name = ctx.cluster.name_any();
-        let shape = pool_shape(&obj.spec).map_err(|e| invalid(e.0))?;
-        let version = desired_version(&pool)?;
-        let nodegroup = nodegroup_name(&obj)?;
-        let intent = ScalingIntent::new(obj.spec.common.scaling.as_ref(), pool.spec.replicas);
-
-        let location = match self
-            .locate(
-                &ctx.client,
-                ClusterRef::Live(&ctx.cluster),
-                &namespace,
-                true,
-            )
+        scope: &PoolScope,
+        name: &str,
+    ) -> Result<Option<ManagedPool<NodegroupView>>, ProviderError> {
+        Ok(scope
+            .api()
+            .describe(&scope.eks_cluster, name)
             .await?
-        {
-            Located::Found(location) => location,
-            Located::NotYet(message) => {
-                patch_machine_pool(
-                    ctx,
-                    &pool,
-                    scaling::write_back(intent, &pool, REPLICAS_MANAGER, None),
-                )
-                .await?;
-                return Ok(Pass::new()
-                    .conditions(waiting_for_control_plane(message))
-                    .requeue_after(poll));
-            }
-        };
-        let api = NodegroupApi::new(&location.clients, &ctx.cloud_calls);
-        let previous = obj.status.clone().unwrap_or_default();
-
-        // Observe.
-        let ng = api.describe(&location.eks_cluster, &nodegroup).await?;
-        let operation = previous.common.operation.clone();
-        let update = match (&operation, &ng) {
-            (Some(op), Some(_))
-                if matches!(op.kind, OperationKind::Update | OperationKind::Upgrade) =>
-            {
-                api.describe_update(&location.eks_cluster, &nodegroup, &op.id)
-                    .await?
-            }
-            _ => None,
-        };
-        let instances = api.instances(&location.eks_cluster, &nodegroup).await?;
-        let owner = scope::owner(&namespace, &cluster_name);
-        let tags = owner.tags(&location.additional_tags);
-        let observed = Observed {
-            nodegroup: ng.as_ref(),
-            operation: operation.as_ref(),
-            update: update.as_ref(),
-            control_plane_version: location.control_plane_version,
-        };
-        let desired = Desired {
-            shape: &shape,
-            scaling: intent,
-            version,
-            tags: &tags,
-            owner: owner.clone(),
-            adopt: obj.spec.common.adopt,
-        };
-
-        // Plan.
-        let plan = plan::plan(&observed, &desired, ctx.now);
-        let ours = ng.as_ref().map(|n| owner.owns(&n.tags));
-        tracing::debug!(nodegroup = %nodegroup, ?plan, "planned");
-
-        // The MachinePool first (a management write): the annotation and the autoscaler's count.
-        let observed_desired = ng
-            .as_ref()
-            .filter(|_| ours == Some(true))
-            .and_then(|n| n.scaling)
-            .map(|s| s.desired_size);
-        patch_machine_pool(
-            ctx,
-            &pool,
-            scaling::write_back(intent, &pool, REPLICAS_MANAGER, observed_desired),
-        )
-        .await?;
-
-        // Act: at most one EKS write.
-        let overrides = obj.spec.eks.request_overrides.as_ref();
-        let acted = match &plan {
-            Plan::Create { scaling, version } => {
-                match self.subnets(&api, &location, &obj, &pool).await {
-                    Err(error) => Acted {
-                        error: Some(error),
-                        ..Acted::default()
-                    },
-                    Ok(subnets) => {
-                        let request = CreateNodegroup::new(
-                            &obj.uid().unwrap_or_default(),
-                            &location.eks_cluster,
-                            &nodegroup,
-                            &shape,
-                            *scaling,
-                            subnets,
-                            tags.clone(),
-                            version.as_ref(),
-                            overrides,
-                        );
-                        create(&api, &request, overrides, ctx.now, obj.metadata.generation).await
-                    }
-                }
-            }
-            Plan::Adopt => with_node_group(ng.as_ref(), |n| api.tag(&n.arn, &tags)).await,
-            Plan::Tag(missing) => with_node_group(ng.as_ref(), |n| api.tag(&n.arn, missing)).await,
-            Plan::UpdateConfig(change) => started(
-                api.update_config(&location.eks_cluster, &nodegroup, change)
-                    .await,
-                OperationKind::Update,
-                ctx.now,
-            ),
-            Plan::Upgrade { to, .. } => started(
-                api.update_version(&location.eks_cluster, &nodegroup, to)
-                    .await,
-                OperationKind::Upgrade,
-                ctx.now,
-            ),
-            Plan::NameConflict { .. } => {
-                let (ready, _) = plan::readiness(&observed, &plan, &nodegroup, 0);
-                Acted {
-                    error: Some(ProviderError::terminal(Reason::NameConflict, ready.message)),
-                    ..Acted::default()
-                }
-            }
-            Plan::Invalid(message) => Acted {
-                error: Some(invalid(message.clone())),
-                ..Acted::default()
-            },
-            Plan::UpdateFailed { .. } => {
-                let (ready, _) = plan::readiness(&observed, &plan, &nodegroup, 0);
-                Acted {
-                    error: Some(ProviderError::cloud(
-                        "nodegroup_update_failed",
-                        ready.message,
-                    )),
-                    ..Acted::default()
-                }
-            }
-            Plan::Wait(_) | Plan::Failed { .. } | Plan::Nothing => Acted::default(),
-        };
-
-        // Report.
-        let view = acted
-            .created
-            .as_ref()
-            .or(ng.as_ref())
-            .filter(|_| ours != Some(false));
-        let ids = if ours == Some(false) {
-            Vec::new()
-        } else {
-            provider_id_list(&instances)
-        };
-        let replicas = i32::try_from(ids.len()).unwrap_or(i32::MAX);
-        let provisioned_now = view.is_some_and(|n| n.state.is_provisioned());
-        let was_provisioned = previous
-            .common
-            .initialization
-            .as_ref()
-            .and_then(|i| i.provisioned)
-            == Some(true);
-        let status = EKSMachinePoolStatus {
-            common: MachinePoolStatusCommon {
-                initialization: (was_provisioned || provisioned_now).then_some(
-                    MachinePoolInitialization {
-                        provisioned: Some(true),
-                    },
-                ),
-                ready: provisioned_now,
-                replicas: Some(replicas),
-                version: view.and_then(|n| n.version.as_deref()).map(normalize),
-                operation: acted
-                    .operation
-                    .clone()
-                    .or_else(|| plan::carried_operation(&observed, &plan).cloned()),
-                conditions: Vec::new(),
-            },
-            observed_generation: None,
-            nodegroup_arn: view.map(|n| n.arn.clone()).filter(|a| !a.is_empty()),
-            nodegroup_name: Some(nodegroup.clone()),
-            request_overrides: acted
-                .overrides
-                .clone()
-                .or(previous.request_overrides.clone()),
-        };
-        let (ready, settled) = plan::readiness(&observed, &plan, &nodegroup, ids.len());
-        let upgrading = plan::upgrading(&observed, &desired, &plan);
-        // At rest, look again after the rest interval; an autoscaled pool sooner, since its
-        // count (and so providerIDList and MachinePool.spec.replicas) moves without us.
-        // A pool waiting for its control plane to finish a version step is not at rest: the
-        // control plane's progress does not trigger a pass here, so look again soon.
-        let waiting_for_upgrade = upgrading.status == contract::conditions::ConditionStatus::True;
-        let requeue = if settled && acted.error.is_none() && !waiting_for_upgrade {
-            if intent.is_autoscaled() {
-                self.shared.rest_interval.min(poll.saturating_mul(5))
-            } else {
-                self.shared.rest_interval
-            }
-        } else {
-            poll
-        };
-        let pass = Pass::new()
-            .spec_fields(&scaling::provider_id_fields(
-                &ids,
-                &obj.spec.common.provider_id_list,
-            ))
-            .status(&status)
-            .condition(ready)
-            .condition(upgrading)
-            .requeue_after(requeue);
-        Ok(match acted.error {
-            Some(error) => pass.with_error(error),
-            None => pass,
-        })
+            .map(managed))
     }
 
-    async fn cleanup(
+    async fn operation_state(
         &self,
-        obj: Arc<EKSMachinePool>,
-        ctx: &CleanupContext,
-    ) -> Result<Cleanup, ProviderError> {
-        let poll = self.shared.poll_interval;
-        let created_something = obj
-            .status
-            .as_ref()
-            .is_some_and(|s| s.nodegroup_arn.is_some() || s.common.operation.is_some());
-        let Some(cluster_name) = ctx.cluster_to_clean(created_something, "EKSMachinePool")? else {
-            return Ok(Cleanup::Done);
-        };
-        let cluster_name = cluster_name.to_string();
-        let Ok(nodegroup) = nodegroup_name(&obj) else {
-            // A name EKS refuses: nothing can have been created under it.
-            return Ok(Cleanup::Done);
-        };
-        let namespace = obj.namespace().unwrap_or_default();
-        // With the Cluster gone the node group is still found, by the control plane and
-        // infrastructure labelled with the Cluster's name: one policy for every kind.
-        let cluster = match ctx.cluster.as_deref() {
-            Some(c) => ClusterRef::Live(c),
-            None => ClusterRef::Gone {
-                namespace: &namespace,
-                name: &cluster_name,
-            },
-        };
-        let location = match self.locate(&ctx.client, cluster, &namespace, false).await {
-            Ok(Located::Found(location)) => location,
-            Ok(Located::NotYet(message)) => {
-                // No control plane (or no infrastructure) left: the EKS cluster, and every node
-                // group in it, went with it; EKS refuses to delete a cluster that still has one.
-                tracing::info!(%message, "nothing left to reach; releasing");
-                return Ok(Cleanup::Done);
-            }
-            // A cluster spec that never let a pass reach EKS: nothing can have been created.
-            // (Missing credentials are not this case: they keep the finalizer until fixed.)
-            Err(ProviderError::Terminal {
-                reason: Reason::InvalidSpec,
-                message,
-            }) => {
-                ctx.events
-                    .warning(
-                        Reason::InvalidSpec.as_str(),
-                        "Delete",
-                        format!("{message}; nothing to delete in AWS"),
-                    )
-                    .await;
-                return Ok(Cleanup::Done);
-            }
-            Err(error) => return Err(error),
-        };
-        let api = NodegroupApi::new(&location.clients, &ctx.cloud_calls);
-        let Some(ng) = api.describe(&location.eks_cluster, &nodegroup).await? else {
-            return Ok(Cleanup::Done);
-        };
-        let owner = scope::owner(&namespace, &cluster_name);
-        if !owner.owns(&ng.tags) {
-            ctx.events
-                .warning(
-                    Reason::NameConflict.as_str(),
-                    "Delete",
-                    owner.left_in_place(
-                        "EKS node group",
-                        &format!("{nodegroup} (in EKS cluster {})", location.eks_cluster),
-                    ),
-                )
-                .await;
-            return Ok(Cleanup::Done);
+        scope: &PoolScope,
+        name: &str,
+        operation: &Operation,
+    ) -> Result<Option<OperationState>, ProviderError> {
+        let update = scope
+            .api()
+            .describe_update(&scope.eks_cluster, name, &operation.id)
+            .await?;
+        Ok(update.as_ref().map(operation_state))
+    }
+
+    async fn provider_ids(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let instances = scope.api().instances(&scope.eks_cluster, name).await?;
+        Ok(provider_id_list(&instances))
+    }
+
+    fn diff(
+        &self,
+        call: &PoolCall<'_, EKSMachinePool, PoolShape>,
+        pool: &ManagedPool<NodegroupView>,
+    ) -> CloudStep<ConfigChange> {
+        let change = plan::config_change(&pool.detail, call.spec, call.scaling);
+        if change.is_empty() {
+            CloudStep::Nothing
+        } else {
+            CloudStep::Change(change)
         }
-        if ng.state == NodegroupState::Deleting {
-            return Ok(Cleanup::pending(
-                poll,
-                format!("EKS is deleting node group {nodegroup}"),
-            ));
-        }
-        match api.delete(&location.eks_cluster, &nodegroup).await {
-            Ok(None) => Ok(Cleanup::Done),
-            Ok(Some(_)) => Ok(Cleanup::pending(
-                poll,
-                format!("EKS is deleting node group {nodegroup}"),
-            )),
-            Err(CloudError::InUse(message)) => Ok(Cleanup::pending(
-                poll,
-                format!("node group {nodegroup} is busy; deleting it once EKS allows: {message}"),
-            )),
+    }
+
+    fn describe_change(
+        &self,
+        change: &ConfigChange,
+        pool: Option<&ManagedPool<NodegroupView>>,
+    ) -> String {
+        change.describe(pool.and_then(|p| p.detail.scaling))
+    }
+
+    async fn create(
+        &self,
+        scope: &PoolScope,
+        call: &PoolCall<'_, EKSMachinePool, PoolShape>,
+        version: Option<&KubeVersion>,
+    ) -> Result<Creation<NodegroupView>, ProviderError> {
+        let subnets = self.subnets(scope, call.obj, call.machine_pool).await?;
+        let overrides = call.obj.spec.eks.request_overrides.as_ref();
+        let request = CreateNodegroup::new(
+            call.request.uid(),
+            &scope.eks_cluster,
+            call.name,
+            call.spec,
+            creation_scaling(call.scaling),
+            subnets,
+            call.request.tags.clone(),
+            version,
+            overrides,
+        );
+        match scope.api().create(&request, overrides).await {
+            Ok(view) => Ok(Creation::Started(Box::new(PoolCreated {
+                id: view.arn.clone(),
+                overrides: contract::overrides::effective(overrides)
+                    .map(|_| call.request.overrides_applied("CreateNodegroup")),
+                pool: Some(managed(view)),
+            }))),
+            // Created meanwhile (by a pass that crashed before recording it).
+            Err(CloudError::InUse(message)) => Ok(Creation::Exists(message)),
             Err(e) => Err(e.into()),
         }
     }
-}
 
-async fn patch_machine_pool(
-    ctx: &PassContext,
-    pool: &MachinePool,
-    patch: Option<Value>,
-) -> Result<(), ProviderError> {
-    let Some(patch) = patch else { return Ok(()) };
-    let api: Api<MachinePool> =
-        Api::namespaced(ctx.client.clone(), &pool.namespace().unwrap_or_default());
-    let params = PatchParams {
-        field_manager: Some(ctx.field_manager.to_string()),
-        ..PatchParams::default()
-    };
-    api.patch(&pool.name_any(), &params, &Patch::Merge(&patch))
-        .await?;
-    tracing::info!(machine_pool = %pool.name_any(), %patch, "updated the MachinePool");
-    Ok(())
-}
+    async fn tag(
+        &self,
+        scope: &PoolScope,
+        id: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), ProviderError> {
+        Ok(scope.api().tag(id, tags).await?)
+    }
 
-async fn create(
-    api: &NodegroupApi<'_>,
-    request: &CreateNodegroup,
-    overrides: Option<&Value>,
-    now: jiff::Timestamp,
-    generation: Option<i64>,
-) -> Acted {
-    match api.create(request, overrides).await {
-        Ok(view) => Acted {
-            operation: Some(Operation::new(view.arn.clone(), OperationKind::Create, now)),
-            overrides: contract::overrides::effective(overrides).map(|_| RequestOverridesStatus {
-                operation: "CreateNodegroup".into(),
-                applied_at: Time(now),
-                generation,
-            }),
-            created: Some(view),
-            error: None,
-        },
-        // Created meanwhile (by a pass that crashed before recording it): the next pass sees it.
-        Err(CloudError::InUse(message)) => {
-            tracing::info!(%message, "node group already exists");
-            Acted::default()
+    async fn upgrade(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+        to: &KubeVersion,
+    ) -> Result<String, ProviderError> {
+        let update = scope
+            .api()
+            .update_version(&scope.eks_cluster, name, to)
+            .await?;
+        Ok(update.id)
+    }
+
+    async fn update(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+        change: &ConfigChange,
+    ) -> Result<String, ProviderError> {
+        let update = scope
+            .api()
+            .update_config(&scope.eks_cluster, name, change)
+            .await?;
+        Ok(update.id)
+    }
+
+    async fn delete(&self, scope: &PoolScope, name: &str) -> Result<Deletion, ProviderError> {
+        match scope.api().delete(&scope.eks_cluster, name).await {
+            Ok(None) => Ok(Deletion::Gone),
+            Ok(Some(_)) => Ok(Deletion::Started),
+            Err(CloudError::InUse(message)) => Ok(Deletion::Blocked(message)),
+            Err(e) => Err(e.into()),
         }
-        Err(e) => Acted {
-            error: Some(e.into()),
-            ..Acted::default()
-        },
     }
-}
 
-fn started(
-    result: Result<mapping::UpdateView, CloudError>,
-    kind: OperationKind,
-    now: jiff::Timestamp,
-) -> Acted {
-    match result {
-        Ok(update) => Acted {
-            operation: Some(Operation::new(update.id, kind, now)),
-            ..Acted::default()
-        },
-        Err(e) => Acted {
-            error: Some(e.into()),
-            ..Acted::default()
-        },
-    }
-}
-
-async fn with_node_group<'n, F, Fut>(ng: Option<&'n NodegroupView>, call: F) -> Acted
-where
-    F: FnOnce(&'n NodegroupView) -> Fut,
-    Fut: Future<Output = Result<(), CloudError>>,
-{
-    match ng {
-        Some(n) => match call(n).await {
-            Ok(()) => Acted::default(),
-            Err(e) => Acted {
-                error: Some(e.into()),
-                ..Acted::default()
-            },
-        },
-        None => Acted::default(),
+    fn status(
+        &self,
+        common: MachinePoolStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        pool: Option<&ManagedPool<NodegroupView>>,
+        name: &str,
+    ) -> EKSMachinePoolStatus {
+        EKSMachinePoolStatus {
+            common,
+            observed_generation: None,
+            nodegroup_arn: pool.map(|p| p.id.clone()).filter(|a| !a.is_empty()),
+            nodegroup_name: Some(name.to_string()),
+            request_overrides,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn pool(replicas: Option<i32>) -> MachinePool {
-        let mut p: MachinePool = serde_json::from_value(json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool",
-            "metadata": {"name": "mp", "namespace": "ns"},
-            "spec": {"clusterName": "c", "template": {"spec": {"bootstrap": {"dataSecretName": ""}}}},
-        }))
-        .unwrap();
-        p.spec.replicas = replicas;
-        p
-    }
 
     #[test]
     fn a_cloud_name_eks_refuses_is_an_invalid_spec() {
@@ -710,35 +490,5 @@ mod tests {
         obj.spec.common.cloud_name = Some("bad name!".into());
         let err = nodegroup_name(&obj).unwrap_err().to_string();
         assert!(err.contains("spec.cloudName"), "{err}");
-    }
-
-    #[test]
-    fn the_machine_pool_version_is_read_at_minor_granularity() {
-        let mut p = pool(Some(1));
-        assert_eq!(desired_version(&p).unwrap(), None);
-        p.spec.template.spec.version = Some("v1.31.4".into());
-        assert_eq!(desired_version(&p).unwrap(), Some(KubeVersion::new(1, 31)));
-        p.spec.template.spec.version = Some("latest".into());
-        assert!(
-            desired_version(&p)
-                .unwrap_err()
-                .to_string()
-                .contains("spec.template.spec.version")
-        );
-    }
-
-    #[test]
-    fn waiting_passes_keep_every_condition_of_the_pool() {
-        for set in [
-            waiting_for_machine_pool(),
-            waiting_for_control_plane(
-                "waiting for the EKS control plane cp to be initialized".into(),
-            ),
-        ] {
-            let types: Vec<&str> = set.iter().map(|c| c.type_.as_str()).collect();
-            assert_eq!(types, ["Ready", "Upgrading"], "{set:?}");
-        }
-        let ready = &waiting_for_control_plane("waiting for the EKS control plane cp".into())[0];
-        assert_eq!(ready.message, "Waiting for the EKS control plane cp.");
     }
 }

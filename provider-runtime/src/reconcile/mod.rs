@@ -206,6 +206,37 @@ impl Cleanup {
     }
 }
 
+/// The Cluster an object belongs to: the Cluster itself while it exists, or only its name when a
+/// deletion outlives it (the objects of its kinds still carry its name in their
+/// `cluster.x-k8s.io/cluster-name` label).
+#[derive(Clone, Copy, Debug)]
+pub enum ClusterRef<'a> {
+    /// The Cluster exists.
+    Live(&'a Cluster),
+    /// The Cluster is gone; `namespace/name` was its name.
+    Gone {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+}
+
+impl ClusterRef<'_> {
+    /// The Cluster's name.
+    pub fn name(&self) -> String {
+        match self {
+            ClusterRef::Live(c) => kube::ResourceExt::name_any(*c),
+            ClusterRef::Gone { name, .. } => (*name).to_string(),
+        }
+    }
+
+    /// Whether the Cluster names an infrastructure object (a gone one names nothing).
+    pub fn names_infrastructure(&self) -> bool {
+        matches!(self, ClusterRef::Live(c) if c.spec.infrastructure_ref.is_some())
+    }
+}
+
 /// What a reconcile pass may use besides the object.
 #[derive(Clone)]
 pub struct PassContext {

@@ -324,21 +324,6 @@ pub fn minor_of_eks(version: &str) -> Option<KubeVersion> {
         .map(|v| v.without_patch())
 }
 
-/// The version to create a node group at: the MachinePool's minor, but never past the control
-/// plane's (EKS refuses that); `None` lets EKS use the cluster's version.
-pub fn creation_version(
-    desired: Option<&KubeVersion>,
-    control_plane: Option<&KubeVersion>,
-) -> Option<KubeVersion> {
-    match (desired, control_plane) {
-        (Some(d), Some(cp)) if d.minor_cmp(cp) == std::cmp::Ordering::Greater => {
-            Some(cp.without_patch())
-        }
-        (Some(d), _) => Some(d.without_patch()),
-        (None, _) => None,
-    }
-}
-
 /// `aws:///<zone>/<instance-id>`: what EKS's kubelet writes into `Node.spec.providerID`.
 pub fn provider_id(zone: &str, instance_id: &str) -> String {
     format!("aws:///{zone}/{instance_id}")
@@ -1096,20 +1081,6 @@ mod tests {
         assert_eq!(minor_of_eks("1.31"), Some(v("v1.31")));
         assert_eq!(minor_of_eks("1.31.4"), Some(v("v1.31")));
         assert_eq!(minor_of_eks("latest"), None);
-    }
-
-    #[test]
-    fn a_pool_is_never_created_ahead_of_the_control_plane() {
-        assert_eq!(
-            creation_version(Some(&v("v1.32.1")), Some(&v("v1.31.9"))),
-            Some(v("v1.31"))
-        );
-        assert_eq!(
-            creation_version(Some(&v("v1.30.1")), Some(&v("v1.31.9"))),
-            Some(v("v1.30"))
-        );
-        assert_eq!(creation_version(Some(&v("v1.31")), None), Some(v("v1.31")));
-        assert_eq!(creation_version(None, Some(&v("v1.31"))), None);
     }
 
     #[test]

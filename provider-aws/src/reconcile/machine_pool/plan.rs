@@ -1,56 +1,11 @@
-//! What to do with a node group this pass: pure, table-tested.
-//!
-//! [`plan`] takes what was observed (the node group, the update in flight, the control plane's
-//! version), what is wanted, and the clock, and returns one [`Plan`]: at most one cloud write.
-//! [`upgrading`] and [`readiness`] derive the conditions from the same inputs.
-
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use contract::api::{Operation, OperationKind};
-use contract::conditions::{ConditionType, DesiredCondition, Reason};
-use contract::ownership::{Conflict, Owner, Ownership};
-use contract::version::{KubeVersion, next_pool_step, pool_waits_for_control_plane};
+//! EKS's own difference between a node group and the spec (scaling, labels, taints, update
+//! config), once the shared steps of the pool's plan ([`contract::plan::pool`]: ownership,
+//! tracked update, state, tags) are done; the version step comes after it. Pure, table-tested.
 
 use super::mapping::{
-    LabelsAndTaints, NodegroupState, NodegroupView, PoolShape, Scaling, ScalingIntent,
-    UpdateConfig, UpdateState, UpdateView, creation_scaling, creation_version, labels_and_taints,
-    scaling_change,
+    LabelsAndTaints, NodegroupView, PoolShape, Scaling, ScalingIntent, UpdateConfig,
+    labels_and_taints, scaling_change,
 };
-
-/// How long after asking EKS to create a node group a NotFound is taken as "not visible yet"
-/// rather than "gone" (EKS is eventually consistent).
-pub const CREATE_VISIBILITY_GRACE: Duration = Duration::from_secs(60);
-
-/// What was observed this pass.
-#[derive(Debug, Clone, Default)]
-pub struct Observed<'a> {
-    /// DescribeNodegroup; `None` on NotFound.
-    pub nodegroup: Option<&'a NodegroupView>,
-    /// `status.operation` as the previous pass left it.
-    pub operation: Option<&'a Operation>,
-    /// DescribeUpdate of that operation, when it is an update.
-    pub update: Option<&'a UpdateView>,
-    /// The control plane's Kubernetes version (its `status.version`).
-    pub control_plane_version: Option<KubeVersion>,
-}
-
-/// What the spec and the owning MachinePool ask for.
-#[derive(Debug, Clone)]
-pub struct Desired<'a> {
-    /// The spec in EKS's terms.
-    pub shape: &'a PoolShape,
-    /// Who owns the node count.
-    pub scaling: ScalingIntent,
-    /// `MachinePool.spec.template.spec.version`, at minor granularity.
-    pub version: Option<KubeVersion>,
-    /// The tags every resource of this cluster carries (ours included).
-    pub tags: &'a BTreeMap<String, String>,
-    /// The Cluster the node group belongs to (the ownership tag).
-    pub owner: Owner,
-    /// `spec.adopt`.
-    pub adopt: bool,
-}
 
 /// The change an UpdateNodegroupConfig makes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -100,394 +55,33 @@ impl ConfigChange {
     }
 }
 
-/// What is being waited for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Waiting {
-    /// The node group was asked for moments ago and EKS does not list it yet.
-    CreateNotVisible,
-    /// EKS is creating it.
-    Creating,
-    /// EKS is updating it (our update or someone else's).
-    Updating,
-    /// Our update (recorded in status) is still in progress.
-    UpdateInFlight {
-        /// `Update` or `Upgrade`.
-        kind: OperationKind,
-        /// The update's ID.
-        id: String,
-    },
-    /// It is being deleted, though this object is not: it is recreated once gone.
-    DeletingOutside,
-    /// EKS reports a state this provider does not know.
-    UnknownState(String),
-}
-
-/// The one thing to do this pass.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
-    /// No node group of that name: create it with this scaling and version.
-    Create {
-        /// `scalingConfig`.
-        scaling: Scaling,
-        /// `version`; `None` lets EKS use the cluster's.
-        version: Option<KubeVersion>,
-    },
-    /// A node group of that name exists, is not ours, and `spec.adopt` asks to take it: tag it.
-    Adopt,
-    /// Ours, but some of the tags we put on are missing or different: add them.
-    Tag(BTreeMap<String, String>),
-    /// UpdateNodegroupConfig: scaling, labels, taints or update config differ.
-    UpdateConfig(ConfigChange),
-    /// UpdateNodegroupVersion, one minor up.
-    Upgrade {
-        /// The version it runs.
-        from: KubeVersion,
-        /// The version to move to.
-        to: KubeVersion,
-    },
-    /// Something is in flight; look again after the poll interval.
-    Wait(Waiting),
-    /// A node group of that name exists and is not ours (and `spec.adopt` is not set).
-    NameConflict(Conflict),
-    /// The update recorded in status failed (or was cancelled).
-    UpdateFailed {
-        /// The update's ID.
-        id: String,
-        /// EKS's errors.
-        errors: Vec<String>,
-    },
-    /// EKS reports a failed state a person has to look at (CREATE_FAILED, DELETE_FAILED).
-    Failed {
-        /// The state.
-        state: NodegroupState,
-        /// EKS's health issues.
-        issues: Vec<String>,
-    },
-    /// The version asked for cannot be reached (a downgrade, a major change).
-    Invalid(String),
-    /// Nothing to change.
-    Nothing,
-}
-
-/// Decides the pass. `now` only ages the recorded operation.
-pub fn plan(observed: &Observed<'_>, desired: &Desired<'_>, now: jiff::Timestamp) -> Plan {
-    let Some(ng) = observed.nodegroup else {
-        if let Some(op) = observed
-            .operation
-            .filter(|op| op.kind == OperationKind::Create)
-            && op.age(now) < CREATE_VISIBILITY_GRACE
-        {
-            return Plan::Wait(Waiting::CreateNotVisible);
-        }
-        return Plan::Create {
-            scaling: creation_scaling(desired.scaling),
-            version: creation_version(
-                desired.version.as_ref(),
-                observed.control_plane_version.as_ref(),
-            ),
-        };
-    };
-    match desired.owner.decide(&ng.tags, desired.adopt) {
-        Ownership::Ours => {}
-        Ownership::Adopt => return Plan::Adopt,
-        Ownership::Conflict(conflict) => return Plan::NameConflict(conflict),
-    }
-    if let Some(update) = observed.update {
-        match update.state {
-            UpdateState::InProgress => {
-                let kind = observed
-                    .operation
-                    .map(|op| op.kind)
-                    .unwrap_or(OperationKind::Update);
-                return Plan::Wait(Waiting::UpdateInFlight {
-                    kind,
-                    id: update.id.clone(),
-                });
-            }
-            UpdateState::Failed | UpdateState::Cancelled => {
-                return Plan::UpdateFailed {
-                    id: update.id.clone(),
-                    errors: update.errors.clone(),
-                };
-            }
-            UpdateState::Successful => {}
-        }
-    }
-    match &ng.state {
-        NodegroupState::Creating => return Plan::Wait(Waiting::Creating),
-        NodegroupState::Updating => return Plan::Wait(Waiting::Updating),
-        NodegroupState::Deleting => return Plan::Wait(Waiting::DeletingOutside),
-        NodegroupState::CreateFailed | NodegroupState::DeleteFailed => {
-            return Plan::Failed {
-                state: ng.state.clone(),
-                issues: ng.issues.clone(),
-            };
-        }
-        NodegroupState::Other(s) => return Plan::Wait(Waiting::UnknownState(s.clone())),
-        NodegroupState::Active | NodegroupState::Degraded => {}
-    }
-    let missing: BTreeMap<String, String> = desired
-        .tags
-        .iter()
-        .filter(|(k, v)| ng.tags.get(*k) != Some(*v))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if !missing.is_empty() {
-        return Plan::Tag(missing);
-    }
-    let change = config_change(ng, desired);
-    if !change.is_empty() {
-        return Plan::UpdateConfig(change);
-    }
-    match version_step(ng, desired, observed) {
-        Err(message) => Plan::Invalid(message),
-        Ok(Some((from, to))) => Plan::Upgrade { from, to },
-        Ok(None) => Plan::Nothing,
-    }
-}
-
 /// What UpdateNodegroupConfig must change, possibly nothing.
-pub fn config_change(ng: &NodegroupView, desired: &Desired<'_>) -> ConfigChange {
-    let shape = desired.shape;
+pub fn config_change(
+    ng: &NodegroupView,
+    shape: &PoolShape,
+    scaling: ScalingIntent,
+) -> ConfigChange {
     ConfigChange {
-        scaling: scaling_change(desired.scaling, ng.scaling),
+        scaling: scaling_change(scaling, ng.scaling),
         labels_and_taints: labels_and_taints(&ng.labels, &shape.labels, &ng.taints, &shape.taints),
         update_config: shape.update_config.filter(|u| ng.update_config != Some(*u)),
     }
 }
 
-/// The next version step `(from, to)`, none, or why the asked version cannot be reached.
-fn version_step(
-    ng: &NodegroupView,
-    desired: &Desired<'_>,
-    observed: &Observed<'_>,
-) -> Result<Option<(KubeVersion, KubeVersion)>, String> {
-    let (Some(current), Some(want)) = (ng.minor(), desired.version) else {
-        return Ok(None);
-    };
-    let Some(cp) = observed.control_plane_version else {
-        // Without the control plane's version a step cannot be checked; only refuse downgrades.
-        return match next_pool_step(&current, &want, &want) {
-            Err(e) => Err(e.to_string()),
-            Ok(_) => Ok(None),
-        };
-    };
-    next_pool_step(&current, &want, &cp)
-        .map(|step| step.map(|to| (current, to)))
-        .map_err(|e| e.to_string())
-}
-
-/// The `Upgrading` condition: True while a version change runs or waits for the control plane.
-pub fn upgrading(observed: &Observed<'_>, desired: &Desired<'_>, plan: &Plan) -> DesiredCondition {
-    let t = ConditionType::Upgrading;
-    let in_flight_upgrade = observed
-        .operation
-        .is_some_and(|op| op.kind == OperationKind::Upgrade);
-    match plan {
-        Plan::Invalid(message) => {
-            return DesiredCondition::false_(t, Reason::InvalidSpec, message.clone());
-        }
-        Plan::Upgrade { from, to } => {
-            return DesiredCondition::true_(
-                t,
-                Reason::Upgrading,
-                format!("upgrading the node group from {from} to {to}"),
-            );
-        }
-        _ => {}
-    }
-    let current = observed.nodegroup.and_then(NodegroupView::minor);
-    if in_flight_upgrade && matches!(plan, Plan::Wait(_)) {
-        let to = desired
-            .version
-            .map(|v| format!(" towards {v}"))
-            .unwrap_or_default();
-        return DesiredCondition::true_(
-            t,
-            Reason::Upgrading,
-            format!("the node group's version upgrade is in progress{to}"),
-        );
-    }
-    let (Some(current), Some(want)) = (current, desired.version) else {
-        let message = match current {
-            Some(c) => format!("the node group runs {c}"),
-            None => "no node group version yet".to_string(),
-        };
-        return DesiredCondition::false_(t, Reason::UpToDate, message);
-    };
-    if want.minor_cmp(&current) != std::cmp::Ordering::Greater {
-        return DesiredCondition::false_(
-            t,
-            Reason::UpToDate,
-            format!("the node group runs {current}"),
-        );
-    }
-    match observed.control_plane_version {
-        Some(cp) if pool_waits_for_control_plane(&current.next_minor(), &cp) => {
-            DesiredCondition::true_(
-                t,
-                Reason::WaitingForControlPlane,
-                format!(
-                    "the MachinePool asks for {want}; the node group runs {current} and follows once the control plane (at {cp}) is upgraded"
-                ),
-            )
-        }
-        None => DesiredCondition::true_(
-            t,
-            Reason::WaitingForControlPlane,
-            format!(
-                "the MachinePool asks for {want}; waiting for the control plane to report its version"
-            ),
-        ),
-        Some(_) => DesiredCondition::true_(
-            t,
-            Reason::Upgrading,
-            format!(
-                "the MachinePool asks for {want}; the node group runs {current} and is upgraded after the change in progress"
-            ),
-        ),
-    }
-}
-
-/// The `Ready` condition and whether the pool has settled (so the pass can rest).
-pub fn readiness(
-    observed: &Observed<'_>,
-    plan: &Plan,
-    nodegroup: &str,
-    running: usize,
-) -> (DesiredCondition, bool) {
-    let t = ConditionType::Ready;
-    let busy =
-        |reason: Reason, message: String| (DesiredCondition::false_(t, reason, message), false);
-    match plan {
-        Plan::Create { .. } => busy(Reason::Creating, format!("creating node group {nodegroup}")),
-        Plan::Adopt => busy(
-            Reason::Updating,
-            format!("adopting node group {nodegroup} (spec.adopt): tagging it as ours"),
-        ),
-        Plan::Tag(_) => busy(Reason::Updating, format!("tagging node group {nodegroup}")),
-        Plan::UpdateConfig(change) => busy(
-            Reason::Updating,
-            format!(
-                "node group {nodegroup}: {}",
-                change.describe(observed.nodegroup.and_then(|n| n.scaling))
-            ),
-        ),
-        Plan::Upgrade { from, to } => busy(
-            Reason::Upgrading,
-            format!("upgrading node group {nodegroup} from {from} to {to}"),
-        ),
-        Plan::Wait(w) => {
-            let (reason, message) = match w {
-                Waiting::CreateNotVisible | Waiting::Creating => (
-                    Reason::Creating,
-                    format!("EKS is creating node group {nodegroup}"),
-                ),
-                Waiting::Updating => (
-                    Reason::Updating,
-                    format!("EKS is updating node group {nodegroup}"),
-                ),
-                Waiting::UpdateInFlight { kind, id } => {
-                    let reason = if *kind == OperationKind::Upgrade {
-                        Reason::Upgrading
-                    } else {
-                        Reason::Updating
-                    };
-                    (
-                        reason,
-                        format!("EKS is updating node group {nodegroup} (update {id})"),
-                    )
-                }
-                Waiting::DeletingOutside => (
-                    Reason::WaitingForCloud,
-                    format!(
-                        "node group {nodegroup} is being deleted outside Cluster API; it is created again once gone"
-                    ),
-                ),
-                Waiting::UnknownState(s) => (
-                    Reason::WaitingForCloud,
-                    format!("node group {nodegroup} is in state {s}"),
-                ),
-            };
-            busy(reason, message)
-        }
-        Plan::NameConflict(conflict) => busy(
-            Reason::NameConflict,
-            conflict.message("EKS node group", nodegroup),
-        ),
-        Plan::UpdateFailed { id, errors } => busy(
-            Reason::CloudError,
-            format!(
-                "EKS update {id} of node group {nodegroup} failed: {}",
-                join_or(errors, "no error given")
-            ),
-        ),
-        Plan::Failed { state, issues } => busy(
-            Reason::CloudError,
-            format!(
-                "node group {nodegroup} is {}: {}",
-                state.as_str(),
-                join_or(issues, "no health issue given")
-            ),
-        ),
-        Plan::Invalid(message) => busy(Reason::InvalidSpec, message.clone()),
-        Plan::Nothing => {
-            let Some(ng) = observed.nodegroup else {
-                return busy(Reason::Creating, String::new());
-            };
-            let wanted = ng.scaling.map(|s| s.desired_size).unwrap_or_default();
-            if ng.state == NodegroupState::Degraded {
-                return busy(
-                    Reason::CloudError,
-                    format!(
-                        "node group {nodegroup} is degraded: {}",
-                        join_or(&ng.issues, "no health issue given")
-                    ),
-                );
-            }
-            if usize::try_from(wanted).ok() != Some(running) {
-                return busy(
-                    Reason::WaitingForCloud,
-                    format!("node group {nodegroup}: {running} of {wanted} nodes running"),
-                );
-            }
-            let version = ng.version.as_deref().unwrap_or("unknown");
-            (
-                DesiredCondition::true_(
-                    t,
-                    Reason::Ready,
-                    format!("node group {nodegroup}: {running} nodes, Kubernetes {version}"),
-                ),
-                true,
-            )
-        }
-    }
-}
-
-fn join_or(items: &[String], empty: &str) -> String {
-    if items.is_empty() {
-        empty.to_string()
-    } else {
-        items.join("; ")
-    }
-}
-
-/// `status.operation` after the pass, when the plan neither started nor finished one.
-pub fn carried_operation<'a>(observed: &Observed<'a>, plan: &Plan) -> Option<&'a Operation> {
-    let op = observed.operation?;
-    let finished = observed
-        .update
-        .is_some_and(|u| u.state != UpdateState::InProgress);
-    match plan {
-        Plan::Wait(_) if !finished => Some(op),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use contract::api::{Operation, OperationKind};
+    use contract::ownership::Conflict;
+    use contract::plan::{CloudStep, Plan, PoolReport, Tracked, Wait};
+    use contract::version::KubeVersion;
+    use provider_runtime::machine_pool::CREATE_VISIBILITY_GRACE;
+
     use super::*;
-    use crate::reconcile::machine_pool::mapping::{CapacityType, EksTaint};
+    use crate::reconcile::machine_pool::mapping::{
+        CapacityType, EksTaint, NodegroupState, UpdateState, UpdateView,
+    };
 
     const NS: &str = "team-a";
     const CLUSTER: &str = "prod";
@@ -562,7 +156,7 @@ mod tests {
         shape: PoolShape,
         tags: BTreeMap<String, String>,
         adopt: bool,
-        expect: Plan,
+        expect: Plan<ConfigChange>,
     }
 
     impl Default for Case {
@@ -583,22 +177,96 @@ mod tests {
         }
     }
 
-    fn run(case: &Case) -> Plan {
-        let observed = Observed {
-            nodegroup: case.nodegroup.as_ref(),
-            operation: case.operation.as_ref(),
-            update: case.update.as_ref(),
-            control_plane_version: case.control_plane.map(v),
-        };
-        let desired = Desired {
-            shape: &case.shape,
-            scaling: case.scaling,
-            version: case.version.map(v),
-            tags: &case.tags,
-            owner: crate::scope::owner(NS, CLUSTER),
+    /// The pass as the generic reconciler plans it: the shared steps, then EKS's difference.
+    fn run(case: &Case) -> Plan<ConfigChange> {
+        let owner = crate::scope::owner(NS, CLUSTER);
+        let pool = case.nodegroup.clone().map(super::super::managed);
+        let tracked = tracked(case);
+        let intent = intent(case, &owner);
+        let create_pending = pool.is_none()
+            && case.operation.as_ref().is_some_and(|op| {
+                op.kind == OperationKind::Create && op.age(ts(NOW)) < CREATE_VISIBILITY_GRACE
+            });
+        contract::plan::pool(
+            pool.as_ref().map(facts),
+            tracked.as_ref(),
+            create_pending,
+            &intent,
+            || match &case.nodegroup {
+                Some(ng) => {
+                    let change = config_change(ng, &case.shape, case.scaling);
+                    if change.is_empty() {
+                        CloudStep::Nothing
+                    } else {
+                        CloudStep::Change(change)
+                    }
+                }
+                None => CloudStep::Nothing,
+            },
+        )
+    }
+
+    fn tracked(case: &Case) -> Option<Tracked> {
+        let op = case.operation.as_ref()?;
+        case.nodegroup.as_ref()?;
+        Some(Tracked {
+            kind: op.kind,
+            state: case.update.as_ref().map(super::super::operation_state),
+        })
+    }
+
+    fn intent<'a>(
+        case: &'a Case,
+        owner: &'a contract::ownership::Owner,
+    ) -> contract::plan::PoolIntent<'a> {
+        contract::plan::PoolIntent {
+            cloud: "EKS",
+            noun: "node group",
+            name: "team-a-pool",
+            owner,
             adopt: case.adopt,
+            tags: &case.tags,
+            version: case.version.map(v),
+            control_plane_version: case.control_plane.map(v),
+        }
+    }
+
+    fn facts(
+        pool: &provider_runtime::machine_pool::ManagedPool<NodegroupView>,
+    ) -> contract::plan::PoolFacts<'_> {
+        contract::plan::PoolFacts {
+            id: &pool.id,
+            lifecycle: &pool.lifecycle,
+            state: &pool.state,
+            version: pool.detail.minor(),
+            tags: &pool.tags,
+            issues: &pool.issues,
+            desired_size: pool.desired_size,
+        }
+    }
+
+    /// The conditions of the pass, as the generic reconciler reports them.
+    fn conditions(
+        case: &Case,
+        running: usize,
+    ) -> (Vec<contract::conditions::DesiredCondition>, bool) {
+        let owner = crate::scope::owner(NS, CLUSTER);
+        let plan = run(case);
+        let pool = case.nodegroup.clone().map(super::super::managed);
+        let tracked = tracked(case);
+        let ours = pool.as_ref().is_some_and(|p| owner.owns(&p.tags));
+        let change = match &plan {
+            Plan::Update(c) => Some(c.describe(case.nodegroup.as_ref().and_then(|n| n.scaling))),
+            _ => None,
         };
-        plan(&observed, &desired, ts(NOW))
+        let report = PoolReport {
+            intent: intent(case, &owner),
+            observed: pool.as_ref().filter(|_| ours).map(facts),
+            tracked: tracked.as_ref(),
+            running,
+            change,
+        };
+        contract::plan::pool_conditions(&plan, &report)
     }
 
     fn with<F: FnOnce(&mut NodegroupView)>(f: F) -> Option<NodegroupView> {
@@ -607,8 +275,8 @@ mod tests {
         Some(ng)
     }
 
-    fn scaling_change(min: i32, max: i32, desired: i32) -> Plan {
-        Plan::UpdateConfig(ConfigChange {
+    fn scaling_change(min: i32, max: i32, desired: i32) -> Plan<ConfigChange> {
+        Plan::Update(ConfigChange {
             scaling: Some(Scaling {
                 min_size: min,
                 max_size: max,
@@ -626,28 +294,28 @@ mod tests {
             Case {
                 name: "an absent node group is created with the MachinePool's count and minor version",
                 nodegroup: None,
-                expect: Plan::Create { scaling: Scaling { min_size: 0, max_size: 2, desired_size: 2 }, version: Some(v("v1.31")) },
+                expect: Plan::Create,
                 ..Case::default()
             },
             Case {
                 name: "an absent node group asked for seconds ago is waited for, not created twice",
                 nodegroup: None,
                 operation: Some(op(OperationKind::Create, "2026-09-01T11:59:40Z")),
-                expect: Plan::Wait(Waiting::CreateNotVisible),
+                expect: Plan::Wait(Wait::Creating),
                 ..Case::default()
             },
             Case {
                 name: "an absent node group asked for long ago was deleted behind our back and is created again",
                 nodegroup: None,
                 operation: Some(op(OperationKind::Create, "2026-09-01T11:00:00Z")),
-                expect: Plan::Create { scaling: Scaling { min_size: 0, max_size: 2, desired_size: 2 }, version: Some(v("v1.31")) },
+                expect: Plan::Create,
                 ..Case::default()
             },
             Case {
                 name: "an absent node group asked ahead of the control plane is created at the control plane's minor",
                 nodegroup: None,
                 version: Some("v1.32"),
-                expect: Plan::Create { scaling: Scaling { min_size: 0, max_size: 2, desired_size: 2 }, version: Some(v("v1.31")) },
+                expect: Plan::Create,
                 ..Case::default()
             },
             Case {
@@ -655,59 +323,59 @@ mod tests {
                 nodegroup: None,
                 scaling: ScalingIntent::Autoscaled { min: 3, max: 6, initial: 1 },
                 version: None,
-                expect: Plan::Create { scaling: Scaling { min_size: 3, max_size: 6, desired_size: 3 }, version: None },
+                expect: Plan::Create,
                 ..Case::default()
             },
             Case {
                 name: "a node group that is not ours is a name conflict naming its owner",
                 nodegroup: with(|n| n.tags = foreign.clone()),
-                expect: Plan::NameConflict(Conflict { owner: Some("other_cluster".into()) }),
+                expect: Plan::NameConflict { id: active().arn, conflict: Conflict { owner: Some("other_cluster".into()) } },
                 ..Case::default()
             },
             Case {
                 name: "an untagged node group that is not ours is a name conflict",
                 nodegroup: with(|n| n.tags.clear()),
-                expect: Plan::NameConflict(Conflict { owner: None }),
+                expect: Plan::NameConflict { id: active().arn, conflict: Conflict { owner: None } },
                 ..Case::default()
             },
             Case {
                 name: "a node group another of our clusters owns is never adopted, even with spec.adopt",
                 nodegroup: with(|n| n.tags = foreign.clone()),
                 adopt: true,
-                expect: Plan::NameConflict(Conflict { owner: Some("other_cluster".into()) }),
+                expect: Plan::NameConflict { id: active().arn, conflict: Conflict { owner: Some("other_cluster".into()) } },
                 ..Case::default()
             },
             Case {
                 name: "a node group that is not ours is adopted when spec.adopt asks for it",
                 nodegroup: with(|n| n.tags.clear()),
                 adopt: true,
-                expect: Plan::Adopt,
+                expect: Plan::Adopt { id: active().arn },
                 ..Case::default()
             },
             Case {
                 name: "a creating node group is waited for",
                 nodegroup: with(|n| n.state = NodegroupState::Creating),
                 operation: Some(op(OperationKind::Create, "2026-09-01T11:59:00Z")),
-                expect: Plan::Wait(Waiting::Creating),
+                expect: Plan::Wait(Wait::Creating),
                 ..Case::default()
             },
             Case {
                 name: "an updating node group is waited for even without a recorded operation",
                 nodegroup: with(|n| n.state = NodegroupState::Updating),
                 scaling: ScalingIntent::Fixed { replicas: 5 },
-                expect: Plan::Wait(Waiting::Updating),
+                expect: Plan::Wait(Wait::Updating { upgrade: false }),
                 ..Case::default()
             },
             Case {
                 name: "a node group deleted outside Cluster API is waited for until gone",
                 nodegroup: with(|n| n.state = NodegroupState::Deleting),
-                expect: Plan::Wait(Waiting::DeletingOutside),
+                expect: Plan::Wait(Wait::Deleting),
                 ..Case::default()
             },
             Case {
                 name: "a node group in a state we do not know is waited for",
                 nodegroup: with(|n| n.state = NodegroupState::Other("PENDING".into())),
-                expect: Plan::Wait(Waiting::UnknownState("PENDING".into())),
+                expect: Plan::Wait(Wait::Pending("PENDING".into())),
                 ..Case::default()
             },
             Case {
@@ -716,10 +384,9 @@ mod tests {
                     n.state = NodegroupState::CreateFailed;
                     n.issues = vec!["AsgInstanceLaunchFailures: no capacity".into()];
                 }),
-                expect: Plan::Failed {
-                    state: NodegroupState::CreateFailed,
-                    issues: vec!["AsgInstanceLaunchFailures: no capacity".into()],
-                },
+                expect: Plan::Failed(
+                    "EKS reports node group team-a-pool as CREATE_FAILED: AsgInstanceLaunchFailures: no capacity".into(),
+                ),
                 ..Case::default()
             },
             Case {
@@ -727,21 +394,25 @@ mod tests {
                 nodegroup: with(|n| n.state = NodegroupState::Updating),
                 operation: Some(op(OperationKind::Upgrade, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::InProgress)),
-                expect: Plan::Wait(Waiting::UpdateInFlight { kind: OperationKind::Upgrade, id: "op-1".into() }),
+                expect: Plan::Wait(Wait::Updating { upgrade: true }),
                 ..Case::default()
             },
             Case {
                 name: "a failed update is reported with EKS's errors",
                 operation: Some(op(OperationKind::Update, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::Failed)),
-                expect: Plan::UpdateFailed { id: "op-1".into(), errors: vec!["NodeCreationFailure: no capacity".into()] },
+                expect: Plan::Failed(
+                    "the EKS configuration update of node group team-a-pool failed (NodeCreationFailure: no capacity)".into(),
+                ),
                 ..Case::default()
             },
             Case {
                 name: "a cancelled update is reported like a failed one",
                 operation: Some(op(OperationKind::Update, "2026-09-01T11:50:00Z")),
                 update: Some(update(UpdateState::Cancelled)),
-                expect: Plan::UpdateFailed { id: "op-1".into(), errors: vec!["NodeCreationFailure: no capacity".into()] },
+                expect: Plan::Failed(
+                    "the EKS configuration update of node group team-a-pool was cancelled (NodeCreationFailure: no capacity)".into(),
+                ),
                 ..Case::default()
             },
             Case {
@@ -803,7 +474,7 @@ mod tests {
                     taints: vec![EksTaint { key: "dedicated".into(), value: Some("batch".into()), effect: "NO_SCHEDULE".into() }],
                     ..shape()
                 },
-                expect: Plan::UpdateConfig(ConfigChange {
+                expect: Plan::Update(ConfigChange {
                     labels_and_taints: LabelsAndTaints {
                         labels_add: BTreeMap::from([("role".to_string(), "batch".to_string())]),
                         taints_add: vec![EksTaint { key: "dedicated".into(), value: Some("batch".into()), effect: "NO_SCHEDULE".into() }],
@@ -816,7 +487,7 @@ mod tests {
             Case {
                 name: "a changed maxUnavailable is updated",
                 shape: PoolShape { update_config: Some(UpdateConfig::Percent(25)), ..shape() },
-                expect: Plan::UpdateConfig(ConfigChange { update_config: Some(UpdateConfig::Percent(25)), ..ConfigChange::default() }),
+                expect: Plan::Update(ConfigChange { update_config: Some(UpdateConfig::Percent(25)), ..ConfigChange::default() }),
                 ..Case::default()
             },
             Case {
@@ -828,14 +499,14 @@ mod tests {
                 name: "a pool one minor behind a control plane that is ahead is upgraded one minor",
                 version: Some("v1.32"),
                 control_plane: Some("v1.32.4"),
-                expect: Plan::Upgrade { from: v("v1.31"), to: v("v1.32") },
+                expect: Plan::Upgrade { to: v("v1.32") },
                 ..Case::default()
             },
             Case {
                 name: "a pool two minors behind is upgraded one minor at a time",
                 version: Some("v1.33"),
                 control_plane: Some("v1.33.1"),
-                expect: Plan::Upgrade { from: v("v1.31"), to: v("v1.32") },
+                expect: Plan::Upgrade { to: v("v1.32") },
                 ..Case::default()
             },
             Case {
@@ -885,30 +556,10 @@ mod tests {
         }
     }
 
-    fn observed(case: &Case) -> (Observed<'_>, Desired<'_>) {
-        (
-            Observed {
-                nodegroup: case.nodegroup.as_ref(),
-                operation: case.operation.as_ref(),
-                update: case.update.as_ref(),
-                control_plane_version: case.control_plane.map(v),
-            },
-            Desired {
-                shape: &case.shape,
-                scaling: case.scaling,
-                version: case.version.map(v),
-                tags: &case.tags,
-                owner: crate::scope::owner(NS, CLUSTER),
-                adopt: case.adopt,
-            },
-        )
-    }
-
     fn upgrading_of(case: &Case) -> (String, String) {
-        let (o, d) = observed(case);
-        let p = plan(&o, &d, ts(NOW));
-        let c = upgrading(&o, &d, &p);
-        (c.status.as_str().to_string(), c.reason)
+        let (set, _) = conditions(case, 2);
+        let c = &set[1];
+        (c.status.as_str().to_string(), c.reason.clone())
     }
 
     #[test]
@@ -997,10 +648,9 @@ mod tests {
     }
 
     fn ready_of(case: &Case, running: usize) -> (String, String, bool) {
-        let (o, d) = observed(case);
-        let p = plan(&o, &d, ts(NOW));
-        let (c, settled) = readiness(&o, &p, "team-a-pool", running);
-        (c.status.as_str().to_string(), c.reason, settled)
+        let (set, settled) = conditions(case, running);
+        let c = &set[0];
+        (c.status.as_str().to_string(), c.reason.clone(), settled)
     }
 
     #[test]
@@ -1094,8 +744,8 @@ mod tests {
             nodegroup: with(|n| n.tags.clear()),
             ..Case::default()
         };
-        let (o, d) = observed(&case);
-        let (c, _) = readiness(&o, &plan(&o, &d, ts(NOW)), "team-a-pool", 0);
+        let (set, _) = conditions(&case, 0);
+        let c = &set[0];
         assert!(
             c.message.contains("spec.cloudName") && c.message.contains("spec.adopt"),
             "{}",
@@ -1105,10 +755,8 @@ mod tests {
 
     #[test]
     fn the_recorded_operation_is_kept_only_while_it_is_waited_for() {
-        let carried = |case: &Case| {
-            let (o, d) = observed(case);
-            carried_operation(&o, &plan(&o, &d, ts(NOW))).is_some()
-        };
+        let carried =
+            |case: &Case| contract::plan::carries_operation(&run(case), tracked(case).as_ref());
         let in_flight = Case {
             nodegroup: with(|n| n.state = NodegroupState::Updating),
             operation: Some(op(OperationKind::Update, NOW)),

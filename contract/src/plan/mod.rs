@@ -7,9 +7,14 @@
 //! ownership before anything else, waiting while the cloud is busy, a failed cluster or
 //! operation reported and not retried, one version step at a time (minors only, where the cloud
 //! picks patches), then the cloud's own difference, and finally the whole condition set of the
-//! pass ([`control_plane_conditions`]). Pure: no client, no clock.
+//! pass ([`control_plane_conditions`]). A node pool follows the same vocabulary with its own
+//! order ([`pool`], [`pool_conditions`]). Pure: no client, no clock.
+
+mod pool;
 
 use std::collections::BTreeMap;
+
+pub use pool::{PoolFacts, PoolIntent, PoolReport, carries_operation, pool, pool_conditions};
 
 use crate::api::OperationKind;
 use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
@@ -25,6 +30,9 @@ pub enum Lifecycle {
     Running,
     /// Up, with a change in progress (it still serves the API).
     Updating,
+    /// Up, but the cloud reports it unhealthy (its health issues say why); changed like a
+    /// running one.
+    Degraded,
     /// Being deleted.
     Deleting,
     /// The cloud gave up on it; only a delete helps.
@@ -36,7 +44,7 @@ pub enum Lifecycle {
 impl Lifecycle {
     /// Whether the cluster serves the Kubernetes API in this state.
     pub fn serving(&self) -> bool {
-        matches!(self, Self::Running | Self::Updating)
+        matches!(self, Self::Running | Self::Updating | Self::Degraded)
     }
 }
 
@@ -114,6 +122,8 @@ pub enum Plan<C> {
     },
     /// Nothing to do until the cloud moves.
     Wait(Wait),
+    /// Ours, but some of the tags it must carry are missing or different: add these.
+    Tag(BTreeMap<String, String>),
     /// A version step.
     Upgrade {
         /// The version to ask for.
@@ -204,7 +214,7 @@ pub fn control_plane<C>(
     }
     let upgrading = tracked.is_some_and(|t| t.kind == OperationKind::Upgrade);
     match cluster.lifecycle {
-        Lifecycle::Running => {}
+        Lifecycle::Running | Lifecycle::Degraded => {}
         Lifecycle::Creating => return Plan::Wait(Wait::Creating),
         Lifecycle::Updating => return Plan::Wait(Wait::Updating { upgrade: upgrading }),
         Lifecycle::Deleting => return Plan::Wait(Wait::Deleting),
@@ -395,6 +405,7 @@ fn progress<C>(
             Reason::Updating,
             format!("Adopting {id}: tagging it as ours"),
         ),
+        Plan::Tag(_) => (Reason::Updating, format!("Tagging cluster {name}")),
         Plan::Wait(Wait::Deleting) => (
             Reason::Deleting,
             format!(

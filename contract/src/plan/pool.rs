@@ -1,0 +1,366 @@
+//! A managed node pool's next step and its whole condition set, on every cloud.
+//!
+//! The order differs from the control plane's on purpose: an operation the pool tracks is
+//! judged before the pool's state (its result is the news), the ownership tags are repaired
+//! before anything is changed, and the cloud's own change (scaling, labels, taints) goes before a
+//! version step, so a scale request is never held behind a long node roll.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use super::{CloudStep, Lifecycle, OperationState, Plan, Tracked, Wait};
+use crate::api::OperationKind;
+use crate::conditions::{ConditionType, DesiredCondition, Reason};
+use crate::ownership::{Owner, Ownership};
+use crate::version::{KubeVersion, next_pool_step, pool_waits_for_control_plane};
+
+/// What the planner needs to know of the observed pool.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolFacts<'a> {
+    /// The cloud's id of it.
+    pub id: &'a str,
+    /// Its lifecycle.
+    pub lifecycle: &'a Lifecycle,
+    /// Its state in the cloud's words (`CREATE_FAILED`, `RUNNING`).
+    pub state: &'a str,
+    /// The minor version its nodes run, when the cloud says.
+    pub version: Option<KubeVersion>,
+    /// Its tags.
+    pub tags: &'a BTreeMap<String, String>,
+    /// The cloud's health issues, in its words.
+    pub issues: &'a [String],
+    /// The node count the cloud aims for.
+    pub desired_size: Option<i32>,
+}
+
+/// What the spec and the owning MachinePool ask for, in the shared terms.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolIntent<'a> {
+    /// The cloud's short name (`EKS`).
+    pub cloud: &'a str,
+    /// What the cloud calls a pool (`node group`, `node pool`, `agent pool`).
+    pub noun: &'a str,
+    /// The pool's name in the cloud.
+    pub name: &'a str,
+    /// The Cluster it must belong to.
+    pub owner: &'a Owner,
+    /// `spec.adopt`.
+    pub adopt: bool,
+    /// Every tag the pool must carry (the user's and the ownership tag).
+    pub tags: &'a BTreeMap<String, String>,
+    /// `MachinePool.spec.template.spec.version`, at minor granularity.
+    pub version: Option<KubeVersion>,
+    /// The control plane's version.
+    pub control_plane_version: Option<KubeVersion>,
+}
+
+/// Decides the pass of a pool. `create_pending`: a create was asked for so recently that a
+/// cloud which is eventually consistent may not list the pool yet.
+pub fn pool<C>(
+    observed: Option<PoolFacts<'_>>,
+    tracked: Option<&Tracked>,
+    create_pending: bool,
+    intent: &PoolIntent<'_>,
+    diff: impl FnOnce() -> CloudStep<C>,
+) -> Plan<C> {
+    let (cloud, noun, name) = (intent.cloud, intent.noun, intent.name);
+    let Some(found) = observed else {
+        return if create_pending {
+            Plan::Wait(Wait::Creating)
+        } else {
+            Plan::Create
+        };
+    };
+    match intent.owner.decide(found.tags, intent.adopt) {
+        Ownership::Ours => {}
+        Ownership::Adopt => {
+            return Plan::Adopt {
+                id: found.id.to_string(),
+            };
+        }
+        Ownership::Conflict(conflict) => {
+            return Plan::NameConflict {
+                id: found.id.to_string(),
+                conflict,
+            };
+        }
+    }
+    if let Some(Tracked {
+        kind: kind @ (OperationKind::Update | OperationKind::Upgrade),
+        state: Some(state),
+    }) = tracked
+    {
+        match state {
+            OperationState::Running => {
+                return Plan::Wait(Wait::Updating {
+                    upgrade: *kind == OperationKind::Upgrade,
+                });
+            }
+            OperationState::Failed(why) => {
+                let what = if *kind == OperationKind::Upgrade {
+                    "version update"
+                } else {
+                    "configuration update"
+                };
+                return Plan::Failed(format!("the {cloud} {what} of {noun} {name} {why}"));
+            }
+            OperationState::Succeeded => {}
+        }
+    }
+    match found.lifecycle {
+        Lifecycle::Running | Lifecycle::Degraded => {}
+        Lifecycle::Creating => return Plan::Wait(Wait::Creating),
+        Lifecycle::Updating => return Plan::Wait(Wait::Updating { upgrade: false }),
+        Lifecycle::Deleting => return Plan::Wait(Wait::Deleting),
+        Lifecycle::Failed => {
+            return Plan::Failed(format!(
+                "{cloud} reports {noun} {name} as {}: {}",
+                found.state,
+                join_or(found.issues, "no health issue given")
+            ));
+        }
+        Lifecycle::Other(state) => return Plan::Wait(Wait::Pending(state.clone())),
+    }
+    let missing: BTreeMap<String, String> = intent
+        .tags
+        .iter()
+        .filter(|(k, v)| found.tags.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !missing.is_empty() {
+        return Plan::Tag(missing);
+    }
+    match diff() {
+        CloudStep::Change(change) => return Plan::Update(change),
+        CloudStep::Wait(message) => return Plan::Wait(Wait::Cloud(message)),
+        CloudStep::Failed(message) => return Plan::Failed(message),
+        CloudStep::Invalid(message) => return Plan::Invalid(message),
+        CloudStep::Nothing => {}
+    }
+    let (Some(current), Some(want)) = (found.version, intent.version) else {
+        return Plan::Nothing;
+    };
+    // Without the control plane's version a step cannot be checked; only refuse downgrades.
+    let ceiling = intent.control_plane_version.unwrap_or(want);
+    match next_pool_step(&current, &want, &ceiling) {
+        Err(e) => Plan::Invalid(e.to_string()),
+        Ok(Some(to)) if intent.control_plane_version.is_some() => Plan::Upgrade { to },
+        Ok(_) => Plan::Nothing,
+    }
+}
+
+/// Whether `status.operation` stays after a pass that neither started nor finished one: only
+/// while it is waited for.
+pub fn carries_operation<C>(plan: &Plan<C>, tracked: Option<&Tracked>) -> bool {
+    let finished = tracked.is_some_and(|t| {
+        matches!(
+            t.state,
+            Some(OperationState::Succeeded | OperationState::Failed(_))
+        )
+    });
+    matches!(plan, Plan::Wait(_)) && !finished
+}
+
+/// What the condition set of a pool pass is computed from, besides the plan.
+#[derive(Debug, Clone)]
+pub struct PoolReport<'a> {
+    /// The intent the plan was made for.
+    pub intent: PoolIntent<'a>,
+    /// The pool as observed (when ours, or `None`).
+    pub observed: Option<PoolFacts<'a>>,
+    /// The operation in `status.operation`, as it was before the pass.
+    pub tracked: Option<&'a Tracked>,
+    /// Nodes running (the provider IDs reported).
+    pub running: usize,
+    /// What the cloud's own change does, in the user's terms ([`Plan::Update`]).
+    pub change: Option<String>,
+}
+
+/// The whole condition set of a pool pass (Ready, Upgrading), and whether the pool has settled
+/// (so the pass can rest).
+pub fn pool_conditions<C>(
+    plan: &Plan<C>,
+    report: &PoolReport<'_>,
+) -> (Vec<DesiredCondition>, bool) {
+    let (ready, settled) = readiness(plan, report);
+    (vec![ready, upgrading(plan, report)], settled)
+}
+
+fn upgrading<C>(plan: &Plan<C>, report: &PoolReport<'_>) -> DesiredCondition {
+    let t = ConditionType::Upgrading;
+    let intent = &report.intent;
+    let noun = intent.noun;
+    let current = report.observed.and_then(|p| p.version);
+    match plan {
+        Plan::Invalid(message) => {
+            return DesiredCondition::false_(t, Reason::InvalidSpec, message.clone());
+        }
+        Plan::Upgrade { to } => {
+            let from = current.map(|c| format!(" from {c}")).unwrap_or_default();
+            return DesiredCondition::true_(
+                t,
+                Reason::Upgrading,
+                format!("Upgrading the {noun}{from} to {to}"),
+            );
+        }
+        _ => {}
+    }
+    let upgrade_in_flight = report
+        .tracked
+        .is_some_and(|t| t.kind == OperationKind::Upgrade);
+    if upgrade_in_flight && matches!(plan, Plan::Wait(_)) {
+        let to = intent
+            .version
+            .map(|v| format!(" towards {v}"))
+            .unwrap_or_default();
+        return DesiredCondition::true_(
+            t,
+            Reason::Upgrading,
+            format!("The {noun}'s version upgrade is in progress{to}"),
+        );
+    }
+    let (Some(current), Some(want)) = (current, intent.version) else {
+        let message = match current {
+            Some(c) => format!("The {noun} runs {c}"),
+            None => format!("No {noun} version yet"),
+        };
+        return DesiredCondition::false_(t, Reason::UpToDate, message);
+    };
+    if want.minor_cmp(&current) != Ordering::Greater {
+        return DesiredCondition::false_(t, Reason::UpToDate, format!("The {noun} runs {current}"));
+    }
+    match intent.control_plane_version {
+        Some(cp) if pool_waits_for_control_plane(&current.next_minor(), &cp) => {
+            DesiredCondition::true_(
+                t,
+                Reason::WaitingForControlPlane,
+                format!(
+                    "The MachinePool asks for {want}; the {noun} runs {current} and follows once the control plane (at {cp}) is upgraded"
+                ),
+            )
+        }
+        None => DesiredCondition::true_(
+            t,
+            Reason::WaitingForControlPlane,
+            format!(
+                "The MachinePool asks for {want}; waiting for the control plane to report its version"
+            ),
+        ),
+        Some(_) => DesiredCondition::true_(
+            t,
+            Reason::Upgrading,
+            format!(
+                "The MachinePool asks for {want}; the {noun} runs {current} and is upgraded after the change in progress"
+            ),
+        ),
+    }
+}
+
+fn readiness<C>(plan: &Plan<C>, report: &PoolReport<'_>) -> (DesiredCondition, bool) {
+    let t = ConditionType::Ready;
+    let intent = &report.intent;
+    let (cloud, noun, name) = (intent.cloud, intent.noun, intent.name);
+    let busy =
+        |reason: Reason, message: String| (DesiredCondition::false_(t, reason, message), false);
+    let current = report.observed.and_then(|p| p.version);
+    match plan {
+        Plan::Create => busy(Reason::Creating, format!("Creating {noun} {name}")),
+        Plan::Adopt { .. } => busy(
+            Reason::Updating,
+            format!("Adopting {noun} {name} (spec.adopt): tagging it as ours"),
+        ),
+        Plan::Tag(_) => busy(Reason::Updating, format!("Tagging {noun} {name}")),
+        Plan::Update(_) => busy(
+            Reason::Updating,
+            match &report.change {
+                Some(change) => format!("{noun} {name}: {change}"),
+                None => format!("Updating {noun} {name}"),
+            },
+        ),
+        Plan::Upgrade { to } => {
+            let from = current.map(|c| format!(" from {c}")).unwrap_or_default();
+            busy(
+                Reason::Upgrading,
+                format!("Upgrading {noun} {name}{from} to {to}"),
+            )
+        }
+        Plan::Wait(wait) => {
+            let (reason, message) = match wait {
+                Wait::Creating => (
+                    Reason::Creating,
+                    format!("{cloud} is creating {noun} {name}"),
+                ),
+                Wait::Updating { upgrade } => (
+                    if *upgrade {
+                        Reason::Upgrading
+                    } else {
+                        Reason::Updating
+                    },
+                    format!("{cloud} is updating {noun} {name}"),
+                ),
+                Wait::Deleting => (
+                    Reason::WaitingForCloud,
+                    format!(
+                        "{noun} {name} is being deleted outside Cluster API; it is created again once gone"
+                    ),
+                ),
+                Wait::Pending(state) => (
+                    Reason::WaitingForCloud,
+                    format!("{noun} {name} is in state {state}"),
+                ),
+                Wait::Cloud(message) => (Reason::Updating, message.clone()),
+            };
+            busy(reason, message)
+        }
+        Plan::NameConflict { conflict, .. } => busy(
+            Reason::NameConflict,
+            conflict.message(&format!("{cloud} {noun}"), name),
+        ),
+        Plan::Failed(message) => busy(Reason::CloudError, message.clone()),
+        Plan::Invalid(message) => busy(Reason::InvalidSpec, message.clone()),
+        Plan::Nothing => {
+            let Some(found) = report.observed else {
+                return busy(Reason::Creating, format!("Waiting for {noun} {name}"));
+            };
+            if *found.lifecycle == Lifecycle::Degraded {
+                return busy(
+                    Reason::CloudError,
+                    format!(
+                        "{noun} {name} is degraded: {}",
+                        join_or(found.issues, "no health issue given")
+                    ),
+                );
+            }
+            let wanted = found.desired_size.unwrap_or_default();
+            if usize::try_from(wanted).ok() != Some(report.running) {
+                return busy(
+                    Reason::WaitingForCloud,
+                    format!(
+                        "{noun} {name}: {} of {wanted} nodes running",
+                        report.running
+                    ),
+                );
+            }
+            let version = current.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+            (
+                DesiredCondition::true_(
+                    t,
+                    Reason::Ready,
+                    format!(
+                        "{noun} {name}: {} nodes, Kubernetes {version}",
+                        report.running
+                    ),
+                ),
+                true,
+            )
+        }
+    }
+}
+
+fn join_or(items: &[String], empty: &str) -> String {
+    if items.is_empty() {
+        empty.to_string()
+    } else {
+        items.join("; ")
+    }
+}
