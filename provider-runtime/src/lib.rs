@@ -11,6 +11,7 @@
 //!   transitions, retries with jittered backoff honouring `Retry-After`;
 //! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait;
 //! - [`machine_pool`]: the InfraMachinePool role written once, over a narrow per-cloud trait;
+//! - [`walker`]: the InfraCluster's ordered-service walker;
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
 //! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
 //! - [`Operator`]: the entry point a provider's `main` calls.
@@ -49,6 +50,7 @@ mod operator;
 pub mod reconcile;
 pub mod shutdown;
 pub mod telemetry;
+pub mod walker;
 mod watches;
 
 pub use error::ProviderError;

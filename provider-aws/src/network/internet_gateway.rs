@@ -187,7 +187,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             .vpc_id(vpc);
         let result = ec2.call("DetachInternetGateway", request.send()).await;
         // Never the last step: the gateway itself is deleted next.
-        return Removal::after_delete(
+        return super::after_delete(
             result,
             false,
             format!("detached internet gateway {} from VPC {vpc}", gw.id),
@@ -204,7 +204,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
                 .send(),
         )
         .await;
-    Removal::after_delete(
+    super::after_delete(
         result,
         gateways.len() == 1,
         format!("deleted internet gateway {}", gw.id),

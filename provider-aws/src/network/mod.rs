@@ -42,13 +42,14 @@ pub mod subnets;
 pub mod vpc;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use aws_sdk_ec2::types::Filter;
 use contract::api::FailureDomain;
-use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::conditions::{ConditionType, DesiredCondition};
 use contract::naming;
 use provider_runtime::ProviderError;
+use provider_runtime::walker::{self, Builds, TearsDown, Walk};
+pub use provider_runtime::walker::{Progress, Removal, Timing, Wait};
 
 use crate::api::{NetworkStatus, SubnetStatus};
 use crate::cloud::CloudError;
@@ -158,15 +159,6 @@ impl Desired {
     }
 }
 
-/// How soon to look again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timing {
-    /// After a write that EC2 applies at once (a created VPC is visible a moment later).
-    pub settle: Duration,
-    /// While AWS works on something (a NAT gateway becoming available or being deleted).
-    pub poll: Duration,
-}
-
 /// What a service may use in a build pass.
 #[derive(Clone, Copy, Debug)]
 pub struct Scope<'a> {
@@ -261,114 +253,26 @@ pub fn failure_domains(subnets: &[SubnetStatus]) -> Vec<FailureDomain> {
         .collect()
 }
 
-/// When to look again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wait {
-    /// Soon: a write just went through.
-    Settle,
-    /// At the poll interval: AWS is working.
-    Poll,
-}
-
-/// A service's state after its turn in a build pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// Exists as desired.
-    Ready,
-    /// Acted, or waits for AWS.
-    Working {
-        /// `Creating`, `Updating` or `WaitingForCloud`.
-        reason: Reason,
-        /// What is happening, in the user's terms.
-        message: String,
-        /// When to look again.
-        wait: Wait,
-    },
-    /// Waits for an earlier service.
-    Blocked(String),
-}
-
-impl Progress {
-    /// Creating something.
-    pub fn creating(message: impl Into<String>) -> Self {
-        Self::Working {
-            reason: Reason::Creating,
-            message: message.into(),
-            wait: Wait::Settle,
-        }
-    }
-
-    /// Changing something that exists.
-    pub fn updating(message: impl Into<String>) -> Self {
-        Self::Working {
-            reason: Reason::Updating,
-            message: message.into(),
-            wait: Wait::Settle,
-        }
-    }
-
-    /// Waiting for AWS.
-    pub fn waiting(message: impl Into<String>) -> Self {
-        Self::Working {
-            reason: Reason::WaitingForCloud,
-            message: message.into(),
-            wait: Wait::Poll,
-        }
-    }
-}
-
-/// A service's state after its turn in a tear-down pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Removal {
-    /// Nothing of ours is left.
-    Gone,
-    /// Deleting, or waiting for a dependency to go.
-    Pending {
-        /// What is being waited for.
-        message: String,
-        /// When to look again.
-        wait: Wait,
-    },
-}
-
-impl Removal {
-    /// Deleted one of several: look again soon.
-    pub fn deleting(message: impl Into<String>) -> Self {
-        Self::Pending {
-            message: message.into(),
-            wait: Wait::Settle,
-        }
-    }
-
-    /// AWS is deleting, or something still depends on it.
-    pub fn waiting(message: impl Into<String>) -> Self {
-        Self::Pending {
-            message: message.into(),
-            wait: Wait::Poll,
-        }
-    }
-
-    /// What the result of a tear-down turn's one delete (or detach) call means, `last` telling
-    /// whether it removed the last resource of ours of its kind: done, `Gone` after the last,
-    /// else `deleted` (look again soon); already gone, `gone` (soon); something still depends on
-    /// it, `in_use` with the error (at the poll interval); any other error fails the turn.
-    pub fn after_delete<T>(
-        result: Result<T, CloudError>,
-        last: bool,
-        deleted: String,
-        gone: String,
-        in_use: &str,
-    ) -> Result<Self, ProviderError> {
-        match result {
-            Ok(_) if last => Ok(Self::Gone),
-            Ok(_) => Ok(Self::deleting(deleted)),
-            Err(e) if ec2::is_gone(&e) => Ok(Self::deleting(gone)),
-            Err(e) if ec2::is_in_use(&e) => Ok(Self::waiting(format!(
-                "{in_use}: {}",
-                ProviderError::from(e)
-            ))),
-            Err(e) => Err(e.into()),
-        }
+/// What the result of a tear-down turn's one delete (or detach) call means, `last` telling
+/// whether it removed the last resource of ours of its kind: done, `Gone` after the last,
+/// else `deleted` (look again soon); already gone, `gone` (soon); something still depends on
+/// it, `in_use` with the error (at the poll interval); any other error fails the turn.
+pub fn after_delete<T>(
+    result: Result<T, CloudError>,
+    last: bool,
+    deleted: String,
+    gone: String,
+    in_use: &str,
+) -> Result<Removal, ProviderError> {
+    match result {
+        Ok(_) if last => Ok(Removal::Gone),
+        Ok(_) => Ok(Removal::deleting(deleted)),
+        Err(e) if ec2::is_gone(&e) => Ok(Removal::deleting(gone)),
+        Err(e) if ec2::is_in_use(&e) => Ok(Removal::waiting(format!(
+            "{in_use}: {}",
+            ProviderError::from(e)
+        ))),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -389,9 +293,8 @@ pub enum Service {
     SecurityGroup,
 }
 
-impl Service {
-    /// Build order; tear-down walks it backwards.
-    pub const ORDER: [Service; 6] = [
+impl walker::Service for Service {
+    const ORDER: &'static [Service] = &[
         Service::Vpc,
         Service::Subnets,
         Service::InternetGateway,
@@ -400,8 +303,7 @@ impl Service {
         Service::SecurityGroup,
     ];
 
-    /// The service's name in messages.
-    pub fn label(self) -> &'static str {
+    fn label(self) -> &'static str {
         match self {
             Service::Vpc => "VPC",
             Service::Subnets => "subnets",
@@ -411,11 +313,12 @@ impl Service {
             Service::SecurityGroup => "security group",
         }
     }
+}
 
-    /// One build turn: observe, plan, at most one write; outputs go into `built`.
-    pub async fn reconcile(
+impl<'a> Builds<Scope<'a>, Built> for Service {
+    async fn reconcile(
         self,
-        scope: &Scope<'_>,
+        scope: &Scope<'a>,
         built: &mut Built,
     ) -> Result<Progress, ProviderError> {
         match self {
@@ -427,9 +330,10 @@ impl Service {
             Service::SecurityGroup => security_group::reconcile(scope, built).await,
         }
     }
+}
 
-    /// One tear-down turn: at most one delete of what carries the ownership tag.
-    pub async fn delete(self, scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
+impl<'a> TearsDown<Teardown<'a>> for Service {
+    async fn delete(self, scope: &Teardown<'a>) -> Result<Removal, ProviderError> {
         match self {
             Service::Vpc => vpc::delete(scope).await,
             Service::Subnets => subnets::delete(scope).await,
@@ -442,142 +346,37 @@ impl Service {
 }
 
 /// The result of walking the services forwards once.
-#[derive(Debug)]
-pub struct BuildOutcome {
-    /// What exists.
-    pub built: Built,
-    /// Each service's state, for the services that had their turn.
-    pub progress: Vec<(Service, Progress)>,
-    /// The failure that stopped the walk, and the service it happened in.
-    pub error: Option<(Service, ProviderError)>,
-}
+pub type BuildOutcome = Walk<Service, Built>;
 
-impl BuildOutcome {
-    /// Every service is ready.
-    pub fn complete(&self) -> bool {
-        self.error.is_none()
-            && self.progress.len() == Service::ORDER.len()
-            && self.progress.iter().all(|(_, p)| *p == Progress::Ready)
-    }
-
-    /// The `NetworkReady` condition: each service contributes its part.
-    pub fn condition(&self) -> DesiredCondition {
-        if let Some((service, error)) = &self.error {
-            let reason = match error {
-                ProviderError::Transient { reason, .. }
-                | ProviderError::Terminal { reason, .. } => *reason,
-                ProviderError::Kube(_) => Reason::CloudError,
-            };
-            return DesiredCondition::false_(
-                ConditionType::NetworkReady,
-                reason,
-                format!("{}: {error}", service.label()),
-            );
-        }
-        if self.complete() {
-            let zones: Vec<String> = failure_domains(&self.built.status().subnets)
-                .into_iter()
-                .map(|d| d.name)
-                .collect();
-            let vpc = self
-                .built
-                .vpc
-                .as_ref()
-                .map(|(id, _)| id.as_str())
-                .unwrap_or_default();
-            return DesiredCondition::true_(
-                ConditionType::NetworkReady,
-                Reason::Ready,
-                format!(
-                    "VPC {vpc} with {} subnets in {} is ready",
-                    self.built.subnets.len(),
-                    zones.join(", ")
-                ),
-            );
-        }
-        let reason = self
-            .progress
-            .iter()
-            .find_map(|(_, p)| match p {
-                Progress::Working { reason, .. } => Some(*reason),
-                _ => None,
-            })
-            .unwrap_or(Reason::Creating);
-        let parts: Vec<String> = self
-            .progress
-            .iter()
-            .filter_map(|(s, p)| match p {
-                Progress::Ready => None,
-                Progress::Working { message, .. } | Progress::Blocked(message) => {
-                    Some(format!("{}: {message}", s.label()))
-                }
-            })
+/// The `NetworkReady` condition of a walk: each service contributes its part.
+pub fn condition(outcome: &BuildOutcome) -> DesiredCondition {
+    outcome.condition(ConditionType::NetworkReady, |built| {
+        let zones: Vec<String> = failure_domains(&built.status().subnets)
+            .into_iter()
+            .map(|d| d.name)
             .collect();
-        DesiredCondition::false_(ConditionType::NetworkReady, reason, parts.join("; "))
-    }
-
-    /// When to look again: soon after a write, at the poll interval while AWS works, at `rest`
-    /// once everything is ready.
-    pub fn requeue(&self, timing: Timing, rest: Duration) -> Duration {
-        // A blocked service waits on one before it, whose own wait decides.
-        let waits = self.progress.iter().filter_map(|(_, p)| match p {
-            Progress::Working { wait, .. } => Some(*wait),
-            Progress::Blocked(_) | Progress::Ready => None,
-        });
-        let mut soonest: Option<Duration> = None;
-        for wait in waits {
-            let d = match wait {
-                Wait::Settle => timing.settle,
-                Wait::Poll => timing.poll,
-            };
-            soonest = Some(soonest.map_or(d, |s| s.min(d)));
-        }
-        match soonest {
-            Some(d) => d,
-            None if self.complete() => rest,
-            None => timing.settle,
-        }
-    }
+        let vpc = built
+            .vpc
+            .as_ref()
+            .map(|(id, _)| id.as_str())
+            .unwrap_or_default();
+        format!(
+            "VPC {vpc} with {} subnets in {} is ready",
+            built.subnets.len(),
+            zones.join(", ")
+        )
+    })
 }
 
 /// Walks the services forwards: each gets one turn; a failure stops the walk.
 pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
-    let mut built = Built::default();
-    let mut progress = Vec::new();
-    for service in Service::ORDER {
-        match service.reconcile(scope, &mut built).await {
-            Ok(p) => progress.push((service, p)),
-            Err(error) => {
-                return BuildOutcome {
-                    built,
-                    progress,
-                    error: Some((service, error)),
-                };
-            }
-        }
-    }
-    BuildOutcome {
-        built,
-        progress,
-        error: None,
-    }
+    walker::build::<Service, _, Built>(scope).await
 }
 
 /// Walks the services backwards, each deleting at most one resource, and stops at the first
 /// that still has something left.
 pub async fn tear_down(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    for service in Service::ORDER.iter().rev() {
-        match service.delete(scope).await? {
-            Removal::Gone => continue,
-            Removal::Pending { message, wait } => {
-                return Ok(Removal::Pending {
-                    message: format!("{}: {message}", service.label()),
-                    wait,
-                });
-            }
-        }
-    }
-    Ok(Removal::Gone)
+    walker::tear_down::<Service, _>(scope).await
 }
 
 /// A deterministic EC2 `ClientToken`: the operation and a hash of the object's UID and what
@@ -596,6 +395,11 @@ pub fn client_token(operation: &str, uid: &str, parts: &[&str]) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use contract::conditions::ConditionStatus;
+
+    use std::time::Duration;
+
+    use contract::conditions::Reason;
+    use provider_runtime::walker::Service as _;
 
     use super::*;
 
@@ -696,7 +500,7 @@ mod tests {
         o.built.vpc = Some(("vpc-1".into(), "10.0.0.0/16".parse().unwrap()));
         o.built.subnets = vec![subnet("a", "z1", true), subnet("b", "z2", true)];
         assert!(o.complete());
-        let c = o.condition();
+        let c = condition(&o);
         assert_eq!(
             (c.status, c.reason.as_str()),
             (ConditionStatus::True, "Ready")
@@ -718,7 +522,7 @@ mod tests {
         progress[3].1 = Progress::waiting("nat-1 is pending");
         progress[4].1 = Progress::creating("created rtb-1");
         let o = outcome(progress);
-        let c = o.condition();
+        let c = condition(&o);
         assert_eq!(
             (c.status, c.reason.as_str()),
             (ConditionStatus::False, "WaitingForCloud")
@@ -755,7 +559,7 @@ mod tests {
                 ProviderError::terminal(Reason::NameConflict, "subnet x is not ours"),
             )),
         };
-        let c = o.condition();
+        let c = condition(&o);
         assert_eq!(
             (c.status, c.reason.as_str()),
             (ConditionStatus::False, "NameConflict")
@@ -767,7 +571,7 @@ mod tests {
     #[test]
     fn a_delete_result_maps_to_gone_deleting_waiting_or_the_error() {
         let after = |result: Result<(), CloudError>, last: bool| {
-            Removal::after_delete(
+            after_delete(
                 result,
                 last,
                 "deleted x".into(),

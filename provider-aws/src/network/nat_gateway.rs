@@ -398,7 +398,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
                 .send(),
         )
         .await;
-    Removal::after_delete(
+    super::after_delete(
         result,
         addresses.len() == 1,
         format!("released Elastic IP {}", address.allocation_id),

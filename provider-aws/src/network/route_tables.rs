@@ -476,7 +476,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
                 .send(),
         )
         .await;
-    Removal::after_delete(
+    super::after_delete(
         result,
         tables.len() == 1,
         format!("deleted route table {}", table.id),

@@ -183,7 +183,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             ec2.sdk().delete_security_group().group_id(&group.id).send(),
         )
         .await;
-    Removal::after_delete(
+    super::after_delete(
         result,
         groups.len() == 1,
         format!("deleted security group {}", group.id),

@@ -383,7 +383,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
             ec2.sdk().delete_subnet().subnet_id(&subnet.id).send(),
         )
         .await;
-    Removal::after_delete(
+    super::after_delete(
         result,
         subnets.len() == 1,
         format!("deleted subnet {}; {} left", subnet.id, subnets.len() - 1),

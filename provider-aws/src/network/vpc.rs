@@ -285,7 +285,7 @@ pub async fn delete(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
     let result = ec2
         .call("DeleteVpc", ec2.sdk().delete_vpc().vpc_id(&vpc.id).send())
         .await;
-    Removal::after_delete(
+    super::after_delete(
         result,
         vpcs.len() == 1,
         format!("deleted VPC {}", vpc.id),

@@ -252,7 +252,9 @@ impl ClusterReconciler {
             _ => outcome.built.status(),
         };
         let status = status_for(obj.status.as_ref(), network, outcome.complete());
-        let pass = Pass::new().status(&status).condition(outcome.condition());
+        let pass = Pass::new()
+            .status(&status)
+            .condition(network::condition(&outcome));
         Ok(match outcome.error {
             Some((_, error)) => pass.with_error(error),
             None => pass.requeue_after(outcome.requeue(timing, self.shared.rest_interval)),
