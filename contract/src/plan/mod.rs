@@ -198,19 +198,8 @@ pub fn control_plane<C>(
     let Some(cluster) = observed else {
         return Plan::Create;
     };
-    match intent.owner.decide(cluster.tags, intent.adopt) {
-        Ownership::Ours => {}
-        Ownership::Adopt => {
-            return Plan::Adopt {
-                id: cluster.id.to_string(),
-            };
-        }
-        Ownership::Conflict(conflict) => {
-            return Plan::NameConflict {
-                id: cluster.id.to_string(),
-                conflict,
-            };
-        }
+    if let Some(step) = ownership_step(intent.owner, cluster.tags, intent.adopt, cluster.id) {
+        return step;
     }
     let upgrading = tracked.is_some_and(|t| t.kind == OperationKind::Upgrade);
     match cluster.lifecycle {
@@ -225,27 +214,8 @@ pub fn control_plane<C>(
         }
         Lifecycle::Other(state) => return Plan::Wait(Wait::Pending(state.clone())),
     }
-    if let Some(Tracked {
-        kind: kind @ (OperationKind::Upgrade | OperationKind::Update),
-        state: Some(state),
-    }) = tracked
-    {
-        match state {
-            OperationState::Running => {
-                return Plan::Wait(Wait::Updating {
-                    upgrade: *kind == OperationKind::Upgrade,
-                });
-            }
-            OperationState::Failed(why) => {
-                let what = if *kind == OperationKind::Upgrade {
-                    "version update"
-                } else {
-                    "configuration update"
-                };
-                return Plan::Failed(format!("the {cloud} {what} of cluster {name} {why}"));
-            }
-            OperationState::Succeeded => {}
-        }
+    if let Some(step) = tracked_step(tracked, &format!("{cloud} {{what}} of cluster {name}")) {
+        return step;
     }
     let current = match KubeVersion::parse(&normalize(cluster.version)) {
         Ok(v) => v,
@@ -273,6 +243,52 @@ pub fn control_plane<C>(
         CloudStep::Failed(message) => Plan::Failed(message),
         CloudStep::Invalid(message) => Plan::Invalid(message),
         CloudStep::Nothing => Plan::Nothing,
+    }
+}
+
+/// The step ownership decides, if any: `None` when the resource `id` carrying `tags` is ours.
+fn ownership_step<C>(
+    owner: &Owner,
+    tags: &BTreeMap<String, String>,
+    adopt: bool,
+    id: &str,
+) -> Option<Plan<C>> {
+    match owner.decide(tags, adopt) {
+        Ownership::Ours => None,
+        Ownership::Adopt => Some(Plan::Adopt { id: id.to_string() }),
+        Ownership::Conflict(conflict) => Some(Plan::NameConflict {
+            id: id.to_string(),
+            conflict,
+        }),
+    }
+}
+
+/// The step a tracked update or upgrade decides, if any: wait while it runs, report it when it
+/// failed, nothing once it succeeded. `subject` names it, with `{what}` where "version update"
+/// or "configuration update" goes (`EKS {what} of cluster c1`).
+fn tracked_step<C>(tracked: Option<&Tracked>, subject: &str) -> Option<Plan<C>> {
+    let Some(Tracked {
+        kind: kind @ (OperationKind::Upgrade | OperationKind::Update),
+        state: Some(state),
+    }) = tracked
+    else {
+        return None;
+    };
+    let upgrade = *kind == OperationKind::Upgrade;
+    match state {
+        OperationState::Running => Some(Plan::Wait(Wait::Updating { upgrade })),
+        OperationState::Failed(why) => {
+            let what = if upgrade {
+                "version update"
+            } else {
+                "configuration update"
+            };
+            Some(Plan::Failed(format!(
+                "the {} {why}",
+                subject.replace("{what}", what)
+            )))
+        }
+        OperationState::Succeeded => None,
     }
 }
 

@@ -8,10 +8,12 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::{CloudStep, Lifecycle, OperationState, Plan, Tracked, Wait};
+use super::{
+    CloudStep, Lifecycle, OperationState, Plan, Tracked, Wait, ownership_step, tracked_step,
+};
 use crate::api::OperationKind;
 use crate::conditions::{ConditionType, DesiredCondition, Reason};
-use crate::ownership::{Owner, Ownership};
+use crate::ownership::Owner;
 use crate::version::{KubeVersion, next_pool_step, pool_waits_for_control_plane};
 
 /// What the planner needs to know of the observed pool.
@@ -71,41 +73,11 @@ pub fn pool<C>(
             Plan::Create
         };
     };
-    match intent.owner.decide(found.tags, intent.adopt) {
-        Ownership::Ours => {}
-        Ownership::Adopt => {
-            return Plan::Adopt {
-                id: found.id.to_string(),
-            };
-        }
-        Ownership::Conflict(conflict) => {
-            return Plan::NameConflict {
-                id: found.id.to_string(),
-                conflict,
-            };
-        }
+    if let Some(step) = ownership_step(intent.owner, found.tags, intent.adopt, found.id) {
+        return step;
     }
-    if let Some(Tracked {
-        kind: kind @ (OperationKind::Update | OperationKind::Upgrade),
-        state: Some(state),
-    }) = tracked
-    {
-        match state {
-            OperationState::Running => {
-                return Plan::Wait(Wait::Updating {
-                    upgrade: *kind == OperationKind::Upgrade,
-                });
-            }
-            OperationState::Failed(why) => {
-                let what = if *kind == OperationKind::Upgrade {
-                    "version update"
-                } else {
-                    "configuration update"
-                };
-                return Plan::Failed(format!("the {cloud} {what} of {noun} {name} {why}"));
-            }
-            OperationState::Succeeded => {}
-        }
+    if let Some(step) = tracked_step(tracked, &format!("{cloud} {{what}} of {noun} {name}")) {
+        return step;
     }
     match found.lifecycle {
         Lifecycle::Running | Lifecycle::Degraded => {}
@@ -362,5 +334,155 @@ fn join_or(items: &[String], empty: &str) -> String {
         empty.to_string()
     } else {
         items.join("; ")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    const NAME: &str = "team-a-pool";
+
+    fn owner() -> Owner {
+        Owner::new("test", "team-a", "c1")
+    }
+
+    fn facts<'a>(
+        lifecycle: &'a Lifecycle,
+        tags: &'a BTreeMap<String, String>,
+        version: Option<KubeVersion>,
+    ) -> PoolFacts<'a> {
+        PoolFacts {
+            id: "pool-1",
+            lifecycle,
+            state: "RUNNING",
+            version,
+            tags,
+            issues: &[],
+            desired_size: Some(2),
+        }
+    }
+
+    fn intent<'a>(owner: &'a Owner, tags: &'a BTreeMap<String, String>) -> PoolIntent<'a> {
+        PoolIntent {
+            cloud: "XKS",
+            noun: "node pool",
+            name: NAME,
+            owner,
+            adopt: false,
+            tags,
+            version: Some(KubeVersion::new(1, 32)),
+            control_plane_version: Some(KubeVersion::new(1, 32)),
+        }
+    }
+
+    #[test]
+    fn a_pool_steps_through_the_shared_order() {
+        let owner = owner();
+        let ours = owner.tags(&BTreeMap::new());
+        let wanted = owner.tags(&BTreeMap::from([("team".into(), "a".into())]));
+        let running = Lifecycle::Running;
+        let v131 = Some(KubeVersion::new(1, 31));
+        let nothing = || CloudStep::<&str>::Nothing;
+
+        // Absent: created, unless a create was asked for moments ago.
+        assert_eq!(
+            pool(None, None, false, &intent(&owner, &ours), nothing),
+            Plan::Create
+        );
+        assert_eq!(
+            pool(None, None, true, &intent(&owner, &ours), nothing),
+            Plan::Wait(Wait::Creating)
+        );
+        // Our tags put back before anything else is changed.
+        let plan = pool(
+            Some(facts(&running, &ours, v131)),
+            None,
+            false,
+            &intent(&owner, &wanted),
+            || CloudStep::Change("scale"),
+        );
+        assert_eq!(
+            plan,
+            Plan::Tag(BTreeMap::from([("team".into(), "a".into())]))
+        );
+        // The cloud's change goes before the version step, which follows once nothing differs.
+        let i = intent(&owner, &ours);
+        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, || {
+            CloudStep::Change("scale")
+        });
+        assert_eq!(plan, Plan::Update("scale"));
+        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, nothing);
+        assert_eq!(
+            plan,
+            Plan::Upgrade {
+                to: KubeVersion::new(1, 32)
+            }
+        );
+        // Never past the control plane, and never without knowing its version.
+        let behind = PoolIntent {
+            control_plane_version: Some(KubeVersion::new(1, 31)),
+            ..i
+        };
+        let plan = pool(
+            Some(facts(&running, &ours, v131)),
+            None,
+            false,
+            &behind,
+            nothing,
+        );
+        assert_eq!(plan, Plan::Nothing);
+        let unknown = PoolIntent {
+            control_plane_version: None,
+            ..i
+        };
+        let plan = pool(
+            Some(facts(&running, &ours, v131)),
+            None,
+            false,
+            &unknown,
+            nothing,
+        );
+        assert_eq!(plan, Plan::Nothing);
+        // A failed pool is reported with the cloud's state and issues.
+        let failed = Lifecycle::Failed;
+        let issues = ["Launch: no capacity".to_string()];
+        let broken = PoolFacts {
+            state: "ERROR",
+            issues: &issues,
+            ..facts(&failed, &ours, v131)
+        };
+        let plan = pool(Some(broken), None, false, &i, nothing);
+        assert_eq!(
+            plan,
+            Plan::Failed("XKS reports node pool team-a-pool as ERROR: Launch: no capacity".into())
+        );
+    }
+
+    #[test]
+    fn the_pool_condition_set_is_whole_and_ready_only_with_every_node() {
+        let owner = owner();
+        let ours = owner.tags(&BTreeMap::new());
+        let running = Lifecycle::Running;
+        let v132 = Some(KubeVersion::new(1, 32));
+        let report = |running_nodes| PoolReport {
+            intent: intent(&owner, &ours),
+            observed: Some(facts(&running, &ours, v132)),
+            tracked: None,
+            running: running_nodes,
+            change: None,
+        };
+        let (set, settled) = pool_conditions(&Plan::<&str>::Nothing, &report(2));
+        let types: Vec<&str> = set.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(types, ["Ready", "Upgrading"]);
+        assert!(settled);
+        assert_eq!(set[0].reason, Reason::Ready.as_str());
+        let (set, settled) = pool_conditions(&Plan::<&str>::Nothing, &report(1));
+        assert!(!settled);
+        assert_eq!(
+            set[0].message,
+            "node pool team-a-pool: 1 of 2 nodes running"
+        );
     }
 }
