@@ -2425,3 +2425,29 @@ async fn a_node_group_of_an_instance_type_ec2_does_not_have_fails_with_its_healt
     wait_nodegroup(&c, "types", "fine", NodegroupStatus::Active).await;
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_create_beyond_the_accounts_cluster_quota_fails_as_eks_fails_it() {
+    let mut config = EksConfig::new(REGION, ACCOUNT);
+    config.credentials = vec![(AKID.into(), SECRET.into())];
+    config.cluster_quota = 1;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = serve_eks(config, fast(), listener).await.unwrap();
+    let c = client(server.url());
+    create_cluster(&c, "first", "1.31").await;
+    let second = c
+        .create_cluster()
+        .name("second")
+        .version("1.31")
+        .role_arn(ROLE)
+        .resources_vpc_config(vpc())
+        .send()
+        .await;
+    let err = second.unwrap_err();
+    assert_eq!(err.code(), Some("ResourceLimitExceededException"));
+    assert_eq!(err.message(), Some("Cluster limit exceeded for account."));
+    // The quota counts clusters, not attempts: once the first is gone, the second fits.
+    c.delete_cluster().name("first").send().await.unwrap();
+    wait_cluster_gone(&c, "first").await;
+    create_cluster(&c, "second", "1.31").await;
+}

@@ -151,6 +151,7 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         workload: Some(workload.clone()),
         ec2_endpoint: Some(moto.url().to_string()),
         token_lifetime: emulators::eks::token::TOKEN_LIFETIME,
+        cluster_quota: emulators::eks::CLUSTER_QUOTA,
     };
     let timing = Timing {
         cluster: Delays::uniform(0.5),

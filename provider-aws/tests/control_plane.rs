@@ -94,6 +94,8 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut config = EksConfig::new("us-west-2", "123456789012");
     config.credentials = vec![(AKID.into(), SECRET.into())];
+    // One cluster per account: the second control plane below hits the quota.
+    config.cluster_quota = 1;
     let timing = Timing {
         cluster: Delays::uniform(2.0),
         pool: Delays::uniform(1.0),
@@ -332,6 +334,72 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
         .map(|(op, _)| op)
         .collect();
     assert!(writes.is_empty(), "no EKS writes at rest: {writes:?}");
+
+    // What only EKS can judge fails as EKS fails it: the account's cluster quota, and a version
+    // EKS does not offer (the CRD accepts any vMAJOR.MINOR). Each is a False condition with
+    // EKS's message, and no hot loop: the object is not written again while nothing changes.
+    for (name, version, reason, message) in [
+        (
+            "quota",
+            "v1.30",
+            "QuotaExceeded",
+            "Cluster limit exceeded for account.",
+        ),
+        (
+            "old",
+            "v1.29",
+            "InvalidSpec",
+            "unsupported Kubernetes version",
+        ),
+    ] {
+        let mut cp = control_plane(version);
+        cp["metadata"]["name"] = json!(format!("{name}-control-plane"));
+        cps.create(&PostParams::default(), &serde_json::from_value(cp).unwrap())
+            .await
+            .unwrap();
+        let mut c = cluster();
+        c["metadata"]["name"] = json!(name);
+        c["spec"]["controlPlaneRef"]["name"] = json!(format!("{name}-control-plane"));
+        clusters
+            .create(&PostParams::default(), &serde_json::from_value(c).unwrap())
+            .await
+            .unwrap();
+        let cp_name = format!("{name}-control-plane");
+        let refused = eventually(
+            &format!("{name}: Ready False {reason}"),
+            Duration::from_secs(60),
+            || async {
+                let cp = cps.get(&cp_name).await.ok()?;
+                let ready = condition(&cp, "Ready")?;
+                (ready.status == "False" && ready.reason == reason).then_some(cp)
+            },
+        )
+        .await;
+        let ready = condition(&refused, "Ready").unwrap();
+        assert!(ready.message.contains(message), "{name}: {}", ready.message);
+        assert!(refused.status.as_ref().unwrap().common.cloud_id.is_none());
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let before = cps.get(&cp_name).await.unwrap().resource_version();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(
+            cps.get(&cp_name).await.unwrap().resource_version(),
+            before,
+            "{name}: a refused control plane is not written again (poll interval 1s)"
+        );
+        clusters
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap();
+        eventually(
+            &format!("{name}: the refused control plane goes"),
+            Duration::from_secs(60),
+            || async { cps.get_opt(&cp_name).await.ok()?.is_none().then_some(()) },
+        )
+        .await;
+    }
+    emulator.eks().with_state(|st| {
+        assert_eq!(st.clusters.len(), 1, "only c1 exists in EKS");
+    });
 
     // Upgrade two minors ahead: EKS sees 1.31, then 1.32.
     cps.patch(

@@ -87,6 +87,10 @@ struct EksArgs {
     /// test watch a provider refresh its tokens.
     #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     token_ttl: u64,
+    /// Clusters the account may have (EKS: 100); one more fails with
+    /// ResourceLimitExceededException.
+    #[arg(long, default_value_t = emulators::eks::CLUSTER_QUOTA)]
+    cluster_quota: usize,
     /// Seconds a cluster takes to create, update and delete.
     #[arg(long, default_value_t = 2.0)]
     cluster_delay: f64,
@@ -208,6 +212,7 @@ async fn start_eks(args: &EksArgs) -> Result<Started> {
         None => args.ec2_endpoint.clone(),
     };
     config.token_lifetime = jiff::SignedDuration::from_secs(i64::try_from(args.token_ttl)?);
+    config.cluster_quota = args.cluster_quota;
     if args.workload_servers {
         let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
             .await?

@@ -379,6 +379,11 @@ impl Eks {
                     .cluster(&name),
             );
         }
+        if st.clusters.len() >= self.config.cluster_quota {
+            return Err(
+                EksError::limit_exceeded("Cluster limit exceeded for account.").cluster(&name),
+            );
+        }
         let timing = self.timing();
         let mut life = Lifecycle::moving(
             Status::Creating,

@@ -82,6 +82,15 @@ impl EksError {
         Self::new(StatusCode::CONFLICT, "ResourceInUseException", message)
     }
 
+    /// 400 `ResourceLimitExceededException`: an account or cluster quota is reached.
+    pub fn limit_exceeded(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "ResourceLimitExceededException",
+            message,
+        )
+    }
+
     /// 404 `ResourceNotFoundException`.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "ResourceNotFoundException", message)

@@ -53,7 +53,13 @@ pub struct EksConfig {
     /// How long a cluster accepts an EKS token after its `X-Amz-Date`: [`token::TOKEN_LIFETIME`]
     /// (15 minutes) as on EKS, shorter to watch a provider refresh its tokens in a test.
     pub token_lifetime: jiff::SignedDuration,
+    /// Clusters the account may have in the region ([`CLUSTER_QUOTA`] on EKS); a create
+    /// beyond it fails with `ResourceLimitExceededException`, as on EKS.
+    pub cluster_quota: usize,
 }
+
+/// EKS's default quota of clusters per region and account.
+pub const CLUSTER_QUOTA: usize = 100;
 
 impl EksConfig {
     /// A configuration for `region` and `account_id` with no credentials check, no workload
@@ -66,6 +72,7 @@ impl EksConfig {
             workload: None,
             ec2_endpoint: None,
             token_lifetime: token::TOKEN_LIFETIME,
+            cluster_quota: CLUSTER_QUOTA,
         }
     }
 }
