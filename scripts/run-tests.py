@@ -5,7 +5,8 @@ Cargo runs test binaries one after another; most of ours spend their time waitin
 management planes, emulated clouds and Cluster API core, so on a two-core machine several fit at
 once. This runner takes the binaries `cargo test --no-run --message-format=json` built (on stdin),
 runs each as cargo would (in its package's directory), several at a time within `--capacity`
-(a job counts as many units as the test threads it runs), the longest first as the previous run
+(a job counts as many units as the test threads it runs; the negative tests are split into
+several jobs), the longest first as the previous run
 measured them, and prints each job's output when it ends. It exits non-zero when any job failed,
 after every job has run.
 
@@ -23,31 +24,47 @@ import threading
 import time
 from pathlib import Path
 
-# Jobs beyond "run the binary": (binary name, label, arguments, weight). The conformance
-# suite's negative tests run as their own job, four at a time.
-SPLITS = {
-    "negative": [
-        ("negative (unbroken toy)", ["--skip", "breaking_"], 1),
-        ("negative (broken toys)", ["--test-threads=4", "breaking_"], 4),
-    ],
-}
+# The conformance suite's negative tests: the unbroken toy as one job, the broken toys as
+# NEGATIVE_JOBS jobs of NEGATIVE_THREADS test threads each (every broken toy mostly waits on its
+# toy cloud and on Cluster API core).
+NEGATIVE = "conformance/negative"
+
+
+def negative_jobs(exe):
+    """The negative binary's jobs: (label, arguments, weight)."""
+    listed = subprocess.run([exe, "--list"], capture_output=True, text=True, check=True).stdout
+    broken = sorted(
+        line.split(":")[0] for line in listed.splitlines()
+        if line.endswith(": test") and line.startswith("breaking_")
+    )
+    parts = int(os.environ.get("NEGATIVE_JOBS", "2"))
+    threads = int(os.environ.get("NEGATIVE_THREADS", "3"))
+    jobs = [(f"{NEGATIVE} (unbroken toy)", ["--skip", "breaking_"], 1)]
+    for i in range(parts):
+        names = broken[i::parts]
+        if names:
+            jobs.append((f"{NEGATIVE} (broken toys {i + 1}/{parts})",
+                         [f"--test-threads={threads}", "--exact", *names], threads))
+    return jobs
+
 
 # First-run estimates (seconds) for the ordering, until a run has measured them.
 DEFAULT_SECONDS = {
-    "negative (broken toys)": 900,
-    "eks": 300,
-    "negative (unbroken toy)": 150,
-    "eks_end_to_end": 110,
-    "machine_pool": 70,
-    "cluster": 60,
-    "end_to_end": 55,
-    "control_plane": 40,
-    "management_plane": 35,
+    f"{NEGATIVE} (broken toys 1/2)": 450,
+    f"{NEGATIVE} (broken toys 2/2)": 450,
+    "conformance/eks": 330,
+    f"{NEGATIVE} (unbroken toy)": 150,
+    "demo/eks_end_to_end": 110,
+    "provider-aws/control_plane": 70,
+    "provider-aws/cluster": 65,
+    "provider-aws/machine_pool": 60,
+    "toy-provider/end_to_end": 55,
+    "conformance/management_plane": 35,
 }
 
 
 def artifacts(stream):
-    """The test executables of cargo's JSON messages: (name, kind, executable, package dir)."""
+    """The test executables of cargo's JSON messages: (package, name, kind, executable, dir)."""
     for line in stream:
         line = line.strip()
         if not line.startswith("{"):
@@ -60,12 +77,12 @@ def artifacts(stream):
         target = message["target"]
         kind = target["kind"][0]
         package_dir = str(Path(message["manifest_path"]).parent)
-        yield target["name"], kind, message["executable"], package_dir
+        yield Path(package_dir).name, target["name"], kind, message["executable"], package_dir
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--capacity", type=int, default=int(os.environ.get("TEST_CAPACITY", "8")))
+    parser.add_argument("--capacity", type=int, default=int(os.environ.get("TEST_CAPACITY", "10")))
     parser.add_argument("--timings", default=os.environ.get("CI_TIMINGS", os.devnull))
     parser.add_argument(
         "--durations",
@@ -79,11 +96,14 @@ def main():
         known = {}
 
     jobs = []
-    for name, kind, exe, cwd in artifacts(sys.stdin):
-        # Unit tests of a library or binary: labelled by package; integration tests by name.
-        base = name if kind == "test" else f"{Path(cwd).name} ({kind})"
-        splits = SPLITS.get(name) if kind == "test" else None
-        for label, extra, weight in splits or [(base, ["--test-threads=2"], 2 if kind == "test" else 1)]:
+    for package, name, kind, exe, cwd in artifacts(sys.stdin):
+        # Integration tests labelled package/test; unit tests package::target (kind).
+        base = f"{package}/{name}" if kind == "test" else f"{package}::{name} ({kind})"
+        if base == NEGATIVE:
+            splits = negative_jobs(exe)
+        else:
+            splits = [(base, ["--test-threads=2"], 2 if kind == "test" else 1)]
+        for label, extra, weight in splits:
             estimate = known.get(label, DEFAULT_SECONDS.get(label, 20 if kind == "test" else 2))
             jobs.append({"label": label, "argv": [exe, *extra], "cwd": cwd, "weight": weight,
                          "estimate": estimate})

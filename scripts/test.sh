@@ -2,7 +2,7 @@
 # Runs every test of the workspace against the real management plane.
 # On a fresh machine it first builds the plane's programs from their Go modules (cached afterwards).
 # With CI_TIMINGS=<file> it appends how long each phase and each test binary took.
-# TEST_CAPACITY (default 8) bounds how many test threads run at once across binaries.
+# TEST_CAPACITY (default 10) bounds how many test threads run at once across binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 timings=${CI_TIMINGS:-/dev/null}
@@ -23,7 +23,8 @@ cargo test --workspace --all-targets --no-run --quiet
 printf '%-44s %5ss\n' "build the test binaries" "$(( $(date +%s) - t0 ))" >> "$timings"
 # Cargo runs test binaries one after another; ours mostly wait on real planes, clouds and Cluster
 # API core, so scripts/run-tests.py runs them side by side within a budget (TEST_CAPACITY, in
-# test threads; the conformance suite's negative tests are one job of four threads), the
+# test threads; the conformance suite's negative tests are split into NEGATIVE_JOBS jobs of
+# NEGATIVE_THREADS threads), the
 # longest first, and shows each one's output as it ends.
 t0=$(date +%s)
 status=0
