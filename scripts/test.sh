@@ -23,8 +23,8 @@ cargo test --workspace --all-targets --no-run --quiet
 printf '%-44s %5ss\n' "build the test binaries" "$(( $(date +%s) - t0 ))" >> "$timings"
 # Cargo runs test binaries one after another; ours mostly wait on real planes, clouds and Cluster
 # API core, so scripts/run-tests.py runs them side by side within a budget (TEST_CAPACITY, in
-# test threads; the conformance suite's negative tests are split into NEGATIVE_JOBS jobs of
-# NEGATIVE_THREADS threads), the
+# test threads; the conformance suite's negative tests are one job of NEGATIVE_THREADS (6)
+# threads), the
 # longest first, and shows each one's output as it ends.
 t0=$(date +%s)
 status=0
