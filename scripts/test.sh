@@ -28,7 +28,7 @@ printf '%-44s %5ss\n' "build the test binaries" "$(( $(date +%s) - t0 ))" >> "$t
 # longest first, and shows each one's output as it ends.
 t0=$(date +%s)
 status=0
-cargo test --workspace --all-targets --no-run --message-format=json 2>/dev/null \
+cargo test --workspace --all-targets --no-run --quiet --message-format=json \
   | python3 scripts/run-tests.py || status=$?
 printf '%-44s %5ss\n' "  every test binary (above), side by side" "$(( $(date +%s) - t0 ))" >> "$timings"
 [ "$status" -eq 0 ] || exit "$status"

@@ -300,11 +300,12 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
     /// What `change` does, for the conditions (`name`: the cluster's cloud name).
     fn describe_change(&self, change: &Self::Change, name: &str) -> String;
 
-    /// Starts creating the cluster.
+    /// Starts creating the cluster at `version` (`spec.version`, validated).
     fn create(
         &self,
         scope: &Self::Scope,
         cp: &Self::Object,
+        version: &KubeVersion,
         request: &Request,
     ) -> impl Future<Output = Result<Created<Self::Detail>, ProviderError>> + Send;
 
@@ -494,12 +495,13 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
         cp: &C::Object,
         observed: &Observed<C::Detail, C::Extra>,
         request: &Request,
+        version: &KubeVersion,
     ) -> Acted<C::Detail> {
         let profile = self.cloud.profile();
         let now = request.now;
         let previous = cp.status_common().and_then(|s| s.operation.clone());
         match plan {
-            Plan::Create => match self.cloud.create(scope, cp, request).await {
+            Plan::Create => match self.cloud.create(scope, cp, version, request).await {
                 Ok(created) => {
                     tracing::info!(cluster = self.cloud.name(scope), "cluster creation started");
                     Acted {
@@ -704,7 +706,9 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             cp.meta().generation,
             profile.token_limits,
         );
-        let acted = self.act(&plan, &scope, &cp, &observed, &request).await;
+        let acted = self
+            .act(&plan, &scope, &cp, &observed, &request, &version)
+            .await;
 
         // Report on the cluster only when it is ours.
         let cluster = acted
@@ -830,7 +834,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
                 return Err(ProviderError::terminal(
                     Reason::InvalidSpec,
                     format!(
-                        "where the {} cluster to delete lives is unknown: the Cluster's infrastructure object is gone and spec.infrastructure is not set",
+                        "where the {} cluster to delete lives is unknown: the Cluster's infrastructure object is gone and spec.infrastructure is not set; set spec.infrastructure (its region and identity) on this control plane to let the deletion go on",
                         profile.cloud
                     ),
                 ));

@@ -89,14 +89,16 @@ pub struct ManagedPool<D> {
 }
 
 impl<D> ManagedPool<D> {
-    fn minor(&self) -> Option<KubeVersion> {
+    /// The minor version its nodes run (`1.31.4` → v1.31), when the cloud says and it parses.
+    pub fn minor(&self) -> Option<KubeVersion> {
         self.version
             .as_deref()
             .and_then(|v| KubeVersion::parse(&normalize(v)).ok())
             .map(|v| v.without_patch())
     }
 
-    fn facts(&self) -> PoolFacts<'_> {
+    /// What the shared planner needs of it.
+    pub fn facts(&self) -> PoolFacts<'_> {
         PoolFacts {
             id: &self.id,
             lifecycle: &self.lifecycle,
@@ -787,6 +789,24 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_pools_version_is_read_at_minor_granularity() {
+        let pool = |version: Option<&str>| ManagedPool {
+            id: String::new(),
+            lifecycle: Lifecycle::Running,
+            state: String::new(),
+            version: version.map(str::to_string),
+            tags: BTreeMap::new(),
+            issues: Vec::new(),
+            desired_size: None,
+            detail: (),
+        };
+        assert_eq!(pool(Some("1.31")).minor(), Some(KubeVersion::new(1, 31)));
+        assert_eq!(pool(Some("1.31.4")).minor(), Some(KubeVersion::new(1, 31)));
+        assert_eq!(pool(Some("latest")).minor(), None);
+        assert_eq!(pool(None).minor(), None);
+    }
 
     #[test]
     fn the_machine_pool_version_is_read_at_minor_granularity() {

@@ -262,9 +262,9 @@ impl ControlPlaneCloud for Xks {
         &self,
         name: &String,
         cp: &XKSControlPlane,
+        version: &KubeVersion,
         request: &Request,
     ) -> Result<Created<()>, ProviderError> {
-        let version: KubeVersion = cp.spec.common.version.parse().unwrap();
         self.with(|s| {
             s.writes.push(format!("create {name} {version}"));
             s.clusters.insert(

@@ -279,6 +279,7 @@ impl ControlPlaneCloud for EksControlPlane {
         &self,
         scope: &EksScope,
         cp: &EKSControlPlane,
+        version: &KubeVersion,
         request: &Request,
     ) -> Result<Created<ObservedCluster>, ProviderError> {
         let infra = &scope.infra;
@@ -302,15 +303,12 @@ impl ControlPlaneCloud for EksControlPlane {
             .and_then(|a| a.bootstrap_cluster_creator_admin)
             .unwrap_or(true);
         let common = &cp.spec.common;
-        let version: KubeVersion = common.version.parse().map_err(|e| {
-            ProviderError::terminal(Reason::InvalidSpec, format!("spec.version: {e}"))
-        })?;
         let api = scope.api();
         let mut call = api
             .client
             .create_cluster()
             .name(api.name)
-            .version(mapping::eks_version(&version))
+            .version(mapping::eks_version(version))
             .role_arn(&cp.spec.eks.role_arn)
             .resources_vpc_config(mapping::create_vpc_request(
                 &infra.subnet_ids,

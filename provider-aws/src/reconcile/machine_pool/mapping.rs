@@ -10,7 +10,7 @@ use contract::api::{TaintEffect, UpdateStrategy};
 use contract::idempotency::{self, EKS_REQUEST_TOKEN};
 use contract::scaling::InstanceLife;
 pub use contract::scaling::ScalingIntent;
-use contract::version::{KubeVersion, normalize};
+use contract::version::KubeVersion;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 use serde_json::Value;
@@ -317,13 +317,6 @@ pub fn eks_version(v: &KubeVersion) -> String {
     format!("{}.{}", v.major, v.minor)
 }
 
-/// A version EKS reports (`1.31`) at minor granularity, or `None` when it does not parse.
-pub fn minor_of_eks(version: &str) -> Option<KubeVersion> {
-    KubeVersion::parse(&normalize(version))
-        .ok()
-        .map(|v| v.without_patch())
-}
-
 /// `aws:///<zone>/<instance-id>`: what EKS's kubelet writes into `Node.spec.providerID`.
 pub fn provider_id(zone: &str, instance_id: &str) -> String {
     format!("aws:///{zone}/{instance_id}")
@@ -509,11 +502,6 @@ impl NodegroupView {
                 .unwrap_or_default(),
             issues,
         }
-    }
-
-    /// The node group's minor version.
-    pub fn minor(&self) -> Option<KubeVersion> {
-        self.version.as_deref().and_then(minor_of_eks)
     }
 }
 
@@ -1078,9 +1066,6 @@ mod tests {
     #[test]
     fn versions_go_to_eks_as_major_dot_minor_and_come_back_at_minor_granularity() {
         assert_eq!(eks_version(&v("v1.31.2")), "1.31");
-        assert_eq!(minor_of_eks("1.31"), Some(v("v1.31")));
-        assert_eq!(minor_of_eks("1.31.4"), Some(v("v1.31")));
-        assert_eq!(minor_of_eks("latest"), None);
     }
 
     #[test]

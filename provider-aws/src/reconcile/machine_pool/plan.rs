@@ -76,7 +76,7 @@ mod tests {
     use contract::ownership::Conflict;
     use contract::plan::{CloudStep, Plan, PoolReport, Tracked, Wait};
     use contract::version::KubeVersion;
-    use provider_runtime::machine_pool::CREATE_VISIBILITY_GRACE;
+    use provider_runtime::machine_pool::{CREATE_VISIBILITY_GRACE, ManagedPool};
 
     use super::*;
     use crate::reconcile::machine_pool::mapping::{
@@ -188,7 +188,7 @@ mod tests {
                 op.kind == OperationKind::Create && op.age(ts(NOW)) < CREATE_VISIBILITY_GRACE
             });
         contract::plan::pool(
-            pool.as_ref().map(facts),
+            pool.as_ref().map(ManagedPool::facts),
             tracked.as_ref(),
             create_pending,
             &intent,
@@ -231,20 +231,6 @@ mod tests {
         }
     }
 
-    fn facts(
-        pool: &provider_runtime::machine_pool::ManagedPool<NodegroupView>,
-    ) -> contract::plan::PoolFacts<'_> {
-        contract::plan::PoolFacts {
-            id: &pool.id,
-            lifecycle: &pool.lifecycle,
-            state: &pool.state,
-            version: pool.detail.minor(),
-            tags: &pool.tags,
-            issues: &pool.issues,
-            desired_size: pool.desired_size,
-        }
-    }
-
     /// The conditions of the pass, as the generic reconciler reports them.
     fn conditions(
         case: &Case,
@@ -261,7 +247,7 @@ mod tests {
         };
         let report = PoolReport {
             intent: intent(case, &owner),
-            observed: pool.as_ref().filter(|_| ours).map(facts),
+            observed: pool.as_ref().filter(|_| ours).map(ManagedPool::facts),
             tracked: tracked.as_ref(),
             running,
             change,
