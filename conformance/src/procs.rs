@@ -274,9 +274,15 @@ impl Calls {
 
 /// Reads the emulator's counters.
 pub async fn scrape(url: &str) -> Result<Calls> {
+    Ok(Calls::parse(&http_get(url).await?))
+}
+
+/// The body of a plain-HTTP GET of `url` (an emulator's control endpoint on loopback); an
+/// answer other than 200 is an error naming its status line.
+pub async fn http_get(url: &str) -> Result<String> {
     let rest = url
         .strip_prefix("http://")
-        .with_context(|| format!("callsUrl {url} is not http://"))?;
+        .with_context(|| format!("{url} is not http://"))?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -293,15 +299,16 @@ pub async fn scrape(url: &str) -> Result<Calls> {
     if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
         bail!("{url}: {}", head.lines().next().unwrap_or_default());
     }
-    let payload = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(payload)
-    } else {
-        payload.to_string()
-    };
-    Ok(Calls::parse(&payload))
+    Ok(
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            dechunk(payload)
+        } else {
+            payload.to_string()
+        },
+    )
 }
 
 fn dechunk(mut body: &str) -> String {

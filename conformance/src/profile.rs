@@ -34,6 +34,9 @@ pub struct EmulatorSpec {
     /// Glob patterns (`*` only) of operations that create something in the cloud.
     #[serde(default)]
     pub create_operations: Vec<String>,
+    /// JSON `{"instances": [{"providerID", "state"}]}` listing every node instance that exists,
+    /// shutting-down ones included (C51).
+    pub instances_url: Option<String>,
 }
 
 /// How to render the release's templates.

@@ -109,6 +109,7 @@ impl Environment {
             cluster: Delays::uniform(options.cluster_delay),
             pool: Delays::uniform(options.pool_delay),
             addon: Delays::uniform(options.pool_delay / 2.0),
+            instance_shutdown: options.pool_delay,
         };
         let eks = serve_eks(config, timing, listener)
             .await

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 use test_support::eventually_true;
 
@@ -44,6 +45,7 @@ fn fast() -> Timing {
         cluster: Delays::uniform(0.3),
         pool: Delays::uniform(0.2),
         addon: Delays::uniform(0.1),
+        instance_shutdown: 0.3,
     }
 }
 
@@ -192,14 +194,144 @@ async fn create_nodegroup(c: &Client, cluster: &str, ng: &str, desired: i32) {
         .unwrap();
 }
 
+/// The instances that count toward the nodegroup's size (shutting-down ones left out).
 fn instance_ids(s: &ServerHandle, cluster: &str, ng: &str) -> Vec<String> {
     s.eks().with_state(|st| {
         st.clusters
             .get(cluster)
             .and_then(|c| c.nodegroups.get(ng))
-            .map(|n| n.instances.iter().map(|i| i.id.clone()).collect())
+            .map(|n| {
+                n.instances
+                    .iter()
+                    .filter(|i| !i.shutting_down)
+                    .map(|i| i.id.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     })
+}
+
+/// `GET /_emulator/instances`: provider ID → state.
+async fn listed_instances(s: &ServerHandle) -> BTreeMap<String, String> {
+    let text = reqwest::get(format!("{}/_emulator/instances", s.url()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    body["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["providerID"].as_str().unwrap().to_string(),
+                i["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_scale_in_completes_while_its_instance_shuts_down_and_a_deletion_waits_for_it() {
+    let s = start(Timing {
+        instance_shutdown: 2.0,
+        ..fast()
+    })
+    .await;
+    let c = client(s.url());
+    active_cluster(&c, "window", "1.31").await;
+    create_nodegroup(&c, "window", "ng", 2).await;
+    wait_nodegroup(&c, "window", "ng", NodegroupStatus::Active).await;
+    let before = listed_instances(&s).await;
+    assert_eq!(before.len(), 2, "{before:?}");
+    assert!(before.values().all(|st| st == "running"), "{before:?}");
+    assert!(
+        before.keys().all(|id| id.starts_with("aws:///")),
+        "{before:?}"
+    );
+
+    let update = c
+        .update_nodegroup_config()
+        .cluster_name("window")
+        .nodegroup_name("ng")
+        .scaling_config(
+            NodegroupScalingConfig::builder()
+                .min_size(1)
+                .max_size(5)
+                .desired_size(1)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .update
+        .unwrap();
+    let id = update.id().unwrap().to_string();
+    eventually_true("the scale-in update", Duration::from_secs(15), || async {
+        c.describe_update()
+            .name("window")
+            .update_id(&id)
+            .nodegroup_name("ng")
+            .send()
+            .await
+            .unwrap()
+            .update
+            .and_then(|u| u.status)
+            == Some(UpdateStatus::Successful)
+    })
+    .await;
+    // The update is done and the nodegroup ACTIVE at its new size, while the instance it chose
+    // to remove is still shutting down: a provider ID may not leave the list yet.
+    assert_eq!(
+        nodegroup_status(&c, "window", "ng").await,
+        Some(NodegroupStatus::Active)
+    );
+    let during = listed_instances(&s).await;
+    assert_eq!(during.len(), 2, "{during:?}");
+    assert_eq!(
+        during.values().filter(|st| *st == "shutting-down").count(),
+        1,
+        "{during:?}"
+    );
+    eventually_true(
+        "the shutting-down instance to be gone",
+        Duration::from_secs(10),
+        || async { listed_instances(&s).await.len() == 1 },
+    )
+    .await;
+
+    // A deletion: the nodegroup stays DELETING until its last instance has shut down.
+    c.delete_nodegroup()
+        .cluster_name("window")
+        .nodegroup_name("ng")
+        .send()
+        .await
+        .unwrap();
+    eventually_true(
+        "the instance to shut down",
+        Duration::from_secs(10),
+        || async {
+            listed_instances(&s)
+                .await
+                .values()
+                .any(|st| st == "shutting-down")
+        },
+    )
+    .await;
+    assert_eq!(
+        nodegroup_status(&c, "window", "ng").await,
+        Some(NodegroupStatus::Deleting),
+        "a nodegroup with an instance still shutting down is not gone"
+    );
+    eventually_true(
+        "the nodegroup to be gone",
+        Duration::from_secs(10),
+        || async { nodegroup_status(&c, "window", "ng").await.is_none() },
+    )
+    .await;
+    assert!(listed_instances(&s).await.is_empty());
 }
 
 #[tokio::test]

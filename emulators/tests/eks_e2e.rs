@@ -157,6 +157,7 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         cluster: Delays::uniform(0.5),
         pool: Delays::uniform(0.5),
         addon: Delays::uniform(0.2),
+        instance_shutdown: 0.5,
     };
     let server = serve_eks(config, timing, listener).await.unwrap();
     let eks = eks_client(server.url());

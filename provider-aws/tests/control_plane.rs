@@ -100,6 +100,7 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
         cluster: Delays::uniform(2.0),
         pool: Delays::uniform(1.0),
         addon: Delays::uniform(0.5),
+        instance_shutdown: 1.0,
     };
     let emulator = support::serve_eks_with_workloads(
         &plane,

@@ -187,6 +187,7 @@ async fn child() {
         cluster: Delays::uniform(1.0),
         pool: Delays::uniform(0.5),
         addon: Delays::uniform(0.2),
+        instance_shutdown: 1.0,
     };
     let emulator = support::serve_eks_with_workloads(
         &plane,

@@ -249,6 +249,7 @@ fn router(cloud: Arc<Cloud>) -> Router {
             get(describe_pool).patch(update_pool).delete(delete_pool),
         )
         .route("/pools/{namespace}/{cluster}/{pool}", post(outside_scale))
+        .route("/instances", get(list_instances))
         .layer(axum::middleware::from_fn_with_state(
             cloud.clone(),
             count_calls,
@@ -500,6 +501,30 @@ async fn list_pools(Shared(cloud): Shared<Arc<Cloud>>, UrlPath(name): UrlPath<St
         .map(|(p, rec)| pool_view(&name, c, p, rec))
         .collect();
     Json(list).into_response()
+}
+
+/// Every instance that exists, terminating ones included (the suite's `instancesUrl`, C51).
+async fn list_instances(Shared(cloud): Shared<Arc<Cloud>>) -> Response {
+    let state = cloud.state();
+    let instances: Vec<serde_json::Value> = state
+        .clusters
+        .values()
+        .flat_map(|c| {
+            c.pools.iter().flat_map(move |(pool, p)| {
+                p.instances.iter().map(move |i| {
+                    serde_json::json!({
+                        "providerID": provider_id(&c.tags, pool, &i.id),
+                        "state": match i.state {
+                            InstanceState::Pending => "pending",
+                            InstanceState::Running => "running",
+                            InstanceState::Terminating => "shutting-down",
+                        },
+                    })
+                })
+            })
+        })
+        .collect();
+    Json(serde_json::json!({ "instances": instances })).into_response()
 }
 
 fn new_instances(state: &mut State, prefix: &str, n: u32) -> Vec<InstanceRec> {

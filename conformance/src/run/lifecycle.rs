@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node};
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
+use super::instances::{self, InstanceLog};
 use super::setup::{label_for_provider, render};
 use super::{Bed, Ctx};
 use crate::checks::{Outcome, Results, verdict};
@@ -1179,6 +1180,14 @@ async fn pause_and_scale(
         .iter()
         .map(|(mp, (_, i))| (mp.clone(), provider_ids(i)))
         .collect();
+    let instance_log = match ctx.instances_url() {
+        Some(url) => Some(
+            InstanceLog::start(url)
+                .await
+                .context("reading the profile's instancesUrl")?,
+        ),
+        None => None,
+    };
     let scale_down_from = Instant::now();
     let outcome =
         paused_window(ctx, client, names, "cluster.x-k8s.io/paused annotation", -1).await?;
@@ -1187,11 +1196,39 @@ async fn pause_and_scale(
         objects::merge(&ctx.kinds, client, &kind, NS, &name, &annotate(false)).await?;
     }
     let settled = wait_settled(ctx, client, names, false, provision).await?;
+    // The instances' last moments: a provider may still drop an ID after it settled.
+    let log = match instance_log {
+        Some(l) => {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            Some(l.stop())
+        }
+        None => None,
+    };
     let mut problems = Vec::new();
     let mut removed = 0;
     for (mp, kind, name) in &names.pools {
         let history = recorder.history(kind, name);
-        let start = before_ids.get(mp).map_or(0, Vec::len);
+        let before = before_ids.get(mp).cloned().unwrap_or_default();
+        if let Some((observed, _)) = &log {
+            let unlisted = instances::never_listed(&before, observed);
+            if !unlisted.is_empty() {
+                problems.push(format!(
+                    "{mp}: the cloud's instance list (instancesUrl) never named {}",
+                    unlisted.join(", ")
+                ));
+            }
+            let versions: Vec<instances::ListVersion> = history
+                .iter()
+                .filter(|s| s.at >= scale_down_from && !s.deleted)
+                .map(|s| instances::ListVersion {
+                    at: s.at,
+                    resource_version: rv(&s.obj).to_string(),
+                    ids: provider_ids(&s.obj),
+                })
+                .collect();
+            problems.extend(instances::premature_drops(mp, &before, &versions, observed));
+        }
+        let start = before.len();
         // Spec (the list) and status are written separately, so a version between the two
         // writes may hold the new list and the old count: judge each status write.
         let mut previous_status = Value::Null;
@@ -1227,7 +1264,17 @@ async fn pause_and_scale(
         verdict(
             problems.is_empty(),
             if problems.is_empty() {
-                format!("{removed} provider ID(s) left the list; no status write reported more replicas than the list held")
+                format!(
+                    "{removed} provider ID(s) left the list; no status write reported more replicas than the list held; {}",
+                    match &log {
+                        Some((observed, failed)) => format!(
+                            "no ID left while the cloud still listed its instance ({} reads of instancesUrl{})",
+                            observed.len(),
+                            if failed.is_empty() { String::new() } else { format!(", {} failed", failed.len()) }
+                        ),
+                        None => "the cloud's instance states were not observed (the profile has no instancesUrl)".into(),
+                    }
+                )
             } else {
                 problems.into_iter().take(3).collect::<Vec<_>>().join("; ")
             },

@@ -14,6 +14,7 @@
 //! Every check that no step judged is reported as skipped with the reason.
 
 mod bed;
+mod instances;
 mod lifecycle;
 mod quiet;
 mod setup;
@@ -99,6 +100,12 @@ impl Ctx {
     /// The emulator's counters URL, expanded.
     pub fn calls_url(&self) -> Option<String> {
         let url = self.profile.emulator.as_ref()?.calls_url.as_ref()?;
+        self.vars.expand(url).ok()
+    }
+
+    /// The emulator's node-instance list URL, expanded.
+    pub fn instances_url(&self) -> Option<String> {
+        let url = self.profile.emulator.as_ref()?.instances_url.as_ref()?;
         self.vars.expand(url).ok()
     }
 

@@ -100,6 +100,10 @@ struct EksArgs {
     /// Seconds an add-on (or other small sub-resource) takes to create, update and delete.
     #[arg(long, default_value_t = 0.5)]
     addon_delay: f64,
+    /// Seconds a node instance removed by a scale-in or a deletion stays shutting down (its Node
+    /// and provider ID still there) before it is terminated.
+    #[arg(long, default_value_t = 2.0)]
+    instance_shutdown: f64,
 }
 
 #[tokio::main]
@@ -224,6 +228,7 @@ async fn start_eks(args: &EksArgs) -> Result<Started> {
         cluster: Delays::uniform(args.cluster_delay),
         pool: Delays::uniform(args.pool_delay),
         addon: Delays::uniform(args.addon_delay),
+        instance_shutdown: args.instance_shutdown,
     };
     let handle = serve_eks(config, timing, listener).await?;
     Ok(Started { handle, moto })

@@ -105,8 +105,18 @@ pub fn router(eks: Arc<Eks>) -> Router {
         )
         .method_not_allowed_fallback(unknown_operation)
         .with_state(eks.clone());
-    api.merge(kit::control_router(eks.kit().clone(), verifier))
+    let instances = Arc::new(EksInstances(eks.clone()));
+    api.merge(kit::control_router(eks.kit().clone(), verifier, instances))
         .fallback(unknown_operation)
+}
+
+/// The node instances of every nodegroup, for the control endpoint.
+struct EksInstances(Arc<Eks>);
+
+impl kit::NodeInstances for EksInstances {
+    fn node_instances(&self) -> Vec<kit::NodeInstance> {
+        self.0.instances()
+    }
 }
 
 async fn unknown_operation(method: Method, uri: axum::http::Uri) -> Response {

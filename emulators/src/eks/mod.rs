@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 
 use crate::kit::idempotency::Tokens;
 use crate::kit::workload::WorkloadServers;
-use crate::kit::{Kit, Timing};
+use crate::kit::{self, Kit, Timing};
 
 pub use api::router;
 pub use error::EksError;
@@ -124,6 +124,27 @@ impl Eks {
     /// The delays in force.
     pub fn timing(&self) -> Timing {
         self.kit.timing()
+    }
+
+    /// Every node instance that exists (shutting-down ones included), for the control endpoint.
+    pub fn instances(&self) -> Vec<kit::NodeInstance> {
+        let st = self.lock();
+        st.clusters
+            .values()
+            .flat_map(|c| {
+                c.nodegroups.values().flat_map(move |n| {
+                    n.instances.iter().map(move |i| kit::NodeInstance {
+                        provider_id: i.provider_id(),
+                        state: if i.shutting_down {
+                            kit::InstanceState::ShuttingDown
+                        } else {
+                            kit::InstanceState::Running
+                        },
+                        pool: format!("{}/{}", c.name, n.name),
+                    })
+                })
+            })
+            .collect()
     }
 
     /// Read access to the state, for tests and diagnostics.

@@ -250,6 +250,16 @@ pub struct Instance {
     pub subnet: String,
     /// The nodegroup version it was launched with.
     pub version: String,
+    /// Chosen for removal and still shutting down: it has left the nodegroup's count but its Node
+    /// and its provider ID remain until it is terminated.
+    pub shutting_down: bool,
+}
+
+impl Instance {
+    /// `aws:///<zone>/<id>`, as EKS's kubelet writes it into `Node.spec.providerID`.
+    pub fn provider_id(&self) -> String {
+        format!("aws:///{}/{}", self.az, self.id)
+    }
 }
 
 /// An EKS cluster.

@@ -15,6 +15,7 @@ use super::catalog;
 use super::nodegroups::apply_nodegroup_change;
 use super::state::{Change, Cluster, Instance, Nodegroup, Status, UpdateStatus};
 use super::{Eks, epoch_now, lower_hex};
+use crate::kit::Delays;
 use crate::kit::workload::NodeSpec;
 
 /// A side effect to run outside the state lock.
@@ -33,7 +34,6 @@ enum Effect {
 /// What a reconcile has to do, decided under the lock.
 #[derive(Debug)]
 struct Plan {
-    keep: Vec<Instance>,
     terminate: Vec<String>,
     launch: Vec<String>,
     instance_type: String,
@@ -142,7 +142,64 @@ impl Eks {
                 .and_then(|c| c.nodegroups.get(nodegroup).map(|n| plan(c, n)))
         };
         let Some(plan) = plan else { return };
-        let (launched, error) = self.execute(&plan, cluster, nodegroup).await;
+        let (launched, error) = self.launch(&plan, cluster, nodegroup).await;
+        let leaving = {
+            let mut st = self.lock();
+            let Some(n) = st
+                .clusters
+                .get_mut(cluster)
+                .and_then(|c| c.nodegroups.get_mut(nodegroup))
+            else {
+                return;
+            };
+            let deleting = *n.life.state() == Status::Deleting;
+            n.instances.extend(launched);
+            n.reconciling = false;
+            if let Some(e) = error {
+                // Nothing goes when the launch failed first.
+                tracing::warn!(cluster, nodegroup, error = %e, "nodegroup instances could not be reconciled");
+                fail_nodegroup(n, &e);
+                None
+            } else {
+                n.replace = false;
+                for i in &mut n.instances {
+                    if plan.terminate.contains(&i.id) {
+                        i.shutting_down = true;
+                    }
+                }
+                // A scale-in completes while its instances shut down, as an Auto Scaling group's
+                // does; a deletion completes only once every instance is gone.
+                if !deleting {
+                    n.life.release();
+                }
+                let ids: Vec<String> = n
+                    .instances
+                    .iter()
+                    .filter(|i| i.shutting_down && (deleting || plan.terminate.contains(&i.id)))
+                    .map(|i| i.id.clone())
+                    .collect();
+                Some((ids, deleting))
+            }
+        };
+        self.sync_nodes(cluster).await;
+        if let Some((ids, deleting)) = leaving
+            && (deleting || !ids.is_empty())
+        {
+            self.shut_down(cluster, nodegroup, ids, deleting).await;
+        }
+    }
+
+    /// Lets `ids` shut down for the window in force, then terminates them; a deletion is held
+    /// until then.
+    async fn shut_down(&self, cluster: &str, nodegroup: &str, ids: Vec<String>, deleting: bool) {
+        tokio::time::sleep(Delays::duration(self.timing().instance_shutdown)).await;
+        let result = match &self.ec2 {
+            Some(ec2) => ec2
+                .terminate_instances(&ids)
+                .await
+                .map_err(|e| format!("TerminateInstances for {cluster}/{nodegroup} failed: {e}")),
+            None => Ok(()),
+        };
         {
             let mut st = self.lock();
             let Some(n) = st
@@ -152,38 +209,27 @@ impl Eks {
             else {
                 return;
             };
-            let terminated: BTreeSet<&String> = if error.is_none() {
-                plan.terminate.iter().collect()
-            } else {
-                BTreeSet::new()
-            };
-            let mut instances: Vec<Instance> = plan.keep.clone();
-            if error.is_some() {
-                // What was to go is still there when the failure came first.
-                instances.extend(
-                    n.instances
-                        .iter()
-                        .filter(|i| plan.terminate.contains(&i.id))
-                        .cloned(),
-                );
+            match &result {
+                Ok(()) => n.instances.retain(|i| !ids.contains(&i.id)),
+                Err(e) => {
+                    tracing::warn!(cluster, nodegroup, error = %e, "nodegroup instances could not be terminated");
+                    for i in n.instances.iter_mut().filter(|i| ids.contains(&i.id)) {
+                        i.shutting_down = false;
+                    }
+                    if deleting {
+                        fail_nodegroup(n, e);
+                    }
+                }
             }
-            instances.retain(|i| !terminated.contains(&i.id));
-            instances.extend(launched);
-            n.instances = instances;
-            n.reconciling = false;
-            n.life.release();
-            if let Some(e) = error {
-                tracing::warn!(cluster, nodegroup, error = %e, "nodegroup instances could not be reconciled");
-                fail_nodegroup(n, &e);
-            } else {
-                n.replace = false;
+            if deleting && result.is_ok() {
+                n.life.release();
             }
         }
         self.sync_nodes(cluster).await;
     }
 
-    /// Terminates and launches what `plan` says; returns what was launched and the first error.
-    async fn execute(
+    /// Launches what `plan` says; returns what was launched and the first error.
+    async fn launch(
         &self,
         plan: &Plan,
         cluster: &str,
@@ -221,6 +267,7 @@ impl Eks {
                         private_dns: dns,
                         subnet: subnet.clone(),
                         version: plan.version.clone(),
+                        shutting_down: false,
                     }
                 })
                 .collect();
@@ -250,6 +297,7 @@ impl Eks {
                     },
                     subnet: l.subnet,
                     version: plan.version.clone(),
+                    shutting_down: false,
                 })),
                 Err(e) => {
                     return (
@@ -260,14 +308,6 @@ impl Eks {
                     );
                 }
             }
-        }
-        if let Err(e) = ec2.terminate_instances(&plan.terminate).await {
-            return (
-                launched,
-                Some(format!(
-                    "TerminateInstances for {cluster}/{nodegroup} failed: {e}"
-                )),
-            );
         }
         (launched, None)
     }
@@ -302,14 +342,14 @@ fn tick_nodegroups(cluster: &mut Cluster, now: Instant, workload: bool, effects:
         if n.life.due(now) && !n.applied && !n.reconciling {
             n.applied = true;
             let reconcile = match *n.life.state() {
-                Status::Creating => n.instances.len() as i64 != n.scaling.desired,
+                Status::Creating => serving(n) != n.scaling.desired,
                 Status::Deleting => !n.instances.is_empty(),
                 Status::Updating => {
                     let change = n.pending_update().map(|u| u.change.clone());
                     let resize = change
                         .as_ref()
                         .is_some_and(|c| apply_nodegroup_change(n, c));
-                    resize || n.instances.len() as i64 != n.scaling.desired
+                    resize || serving(n) != n.scaling.desired
                 }
                 _ => false,
             };
@@ -455,19 +495,22 @@ fn fail_nodegroup(n: &mut Nodegroup, error: &str) {
     }
 }
 
+/// The instances that count toward the nodegroup's size (shutting-down ones do not).
+fn serving(n: &Nodegroup) -> i64 {
+    n.instances.iter().filter(|i| !i.shutting_down).count() as i64
+}
+
 fn plan(c: &Cluster, n: &Nodegroup) -> Plan {
     let target = if *n.life.state() == Status::Deleting {
         0
     } else {
         usize::try_from(n.scaling.desired).unwrap_or(0)
     };
+    let serving = n.instances.iter().filter(|i| !i.shutting_down);
     let (mut keep, mut terminate): (Vec<Instance>, Vec<String>) = if n.replace {
-        (
-            Vec::new(),
-            n.instances.iter().map(|i| i.id.clone()).collect(),
-        )
+        (Vec::new(), serving.map(|i| i.id.clone()).collect())
     } else {
-        (n.instances.clone(), Vec::new())
+        (serving.cloned().collect(), Vec::new())
     };
     while keep.len() > target {
         // Scale in from the zone with the most instances, newest first.
@@ -511,7 +554,6 @@ fn plan(c: &Cluster, n: &Nodegroup) -> Plan {
         .flat_map(|n| n.instances.iter().map(|i| i.private_dns.clone()))
         .collect();
     Plan {
-        keep,
         terminate,
         launch,
         instance_type: n
@@ -552,7 +594,7 @@ fn node_specs(region: &str, c: &Cluster) -> Vec<NodeSpec> {
             }
             specs.push(NodeSpec {
                 name: i.private_dns.clone(),
-                provider_id: format!("aws:///{}/{}", i.az, i.id),
+                provider_id: i.provider_id(),
                 labels,
                 taints: n
                     .taints

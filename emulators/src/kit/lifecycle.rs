@@ -131,6 +131,14 @@ pub struct Timing {
     pub pool: Delays,
     /// Add-ons and other small cluster sub-resources.
     pub addon: Delays,
+    /// Seconds a node instance the cloud chose to remove stays shutting down before it is gone
+    /// (its Node and provider ID still exist meanwhile, as with a real scale-in).
+    #[serde(default = "default_instance_shutdown")]
+    pub instance_shutdown: f64,
+}
+
+fn default_instance_shutdown() -> f64 {
+    2.0
 }
 
 impl Default for Timing {
@@ -139,6 +147,7 @@ impl Default for Timing {
             cluster: Delays::uniform(2.0),
             pool: Delays::uniform(1.0),
             addon: Delays::uniform(0.5),
+            instance_shutdown: default_instance_shutdown(),
         }
     }
 }

@@ -41,6 +41,37 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn verify(&self, cluster_id: &str, token: &str) -> Result<UserInfo, String>;
 }
 
+/// Where a node instance is in its life, as the control endpoint lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstanceState {
+    /// Launched and serving (or booting).
+    Running,
+    /// Chosen for removal and not yet gone: its Node and provider ID still exist.
+    ShuttingDown,
+}
+
+/// One node instance of a cloud's node pools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeInstance {
+    /// What the cloud's kubelet writes into `Node.spec.providerID`.
+    #[serde(rename = "providerID")]
+    pub provider_id: String,
+    /// Its state.
+    pub state: InstanceState,
+    /// The cluster and pool it belongs to (`<cluster>/<pool>`).
+    pub pool: String,
+}
+
+/// The node instances that exist, for `GET /_emulator/instances`: an instance that is gone is not
+/// listed. The conformance suite reads this (the profile's `instancesUrl`) to judge when a
+/// provider ID may leave a pool's list (C51).
+pub trait NodeInstances: Send + Sync + 'static {
+    /// Every instance that exists, shutting-down ones included.
+    fn node_instances(&self) -> Vec<NodeInstance>;
+}
+
 /// Shared pieces of one cloud emulator.
 #[derive(Debug)]
 pub struct Kit {
@@ -160,6 +191,7 @@ fn random_fill(bytes: &mut [u8]) {
 struct ControlState {
     kit: Arc<Kit>,
     verifier: Arc<dyn TokenVerifier>,
+    instances: Arc<dyn NodeInstances>,
 }
 
 /// The control endpoint and metrics, merged into each cloud's router:
@@ -167,8 +199,13 @@ struct ControlState {
 /// - `GET|DELETE /_emulator/calls` — counts by operation and outcome, reset;
 /// - `GET|PUT /_emulator/timing` — the lifecycle delays ([`Timing`]);
 /// - `POST /_emulator/tokenreview/{cluster}` — the token webhook of workload API servers;
+/// - `GET /_emulator/instances` — `{"instances": [NodeInstance…]}`;
 /// - `GET /metrics` — Prometheus text.
-pub fn control_router(kit: Arc<Kit>, verifier: Arc<dyn TokenVerifier>) -> Router {
+pub fn control_router(
+    kit: Arc<Kit>,
+    verifier: Arc<dyn TokenVerifier>,
+    instances: Arc<dyn NodeInstances>,
+) -> Router {
     Router::new()
         .route(
             "/_emulator/faults",
@@ -177,8 +214,13 @@ pub fn control_router(kit: Arc<Kit>, verifier: Arc<dyn TokenVerifier>) -> Router
         .route("/_emulator/calls", get(calls).delete(reset_calls))
         .route("/_emulator/timing", get(get_timing).put(put_timing))
         .route("/_emulator/tokenreview/{cluster}", post(token_review))
+        .route("/_emulator/instances", get(list_instances))
         .route("/metrics", get(metrics))
-        .with_state(ControlState { kit, verifier })
+        .with_state(ControlState {
+            kit,
+            verifier,
+            instances,
+        })
 }
 
 async fn list_faults(State(s): State<ControlState>) -> Json<Vec<FaultRule>> {
@@ -198,6 +240,9 @@ async fn calls(State(s): State<ControlState>) -> impl IntoResponse {
 async fn reset_calls(State(s): State<ControlState>) -> StatusCode {
     s.kit.calls.reset();
     StatusCode::NO_CONTENT
+}
+async fn list_instances(State(s): State<ControlState>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "instances": s.instances.node_instances() }))
 }
 async fn get_timing(State(s): State<ControlState>) -> Json<Timing> {
     Json(s.kit.timing())

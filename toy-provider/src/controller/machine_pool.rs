@@ -123,13 +123,15 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
     };
 
     // Every instance that exists, terminating ones included, until the cloud says it is gone.
-    let replicas = pool.instances.len();
-    let mut ids: Vec<String> = pool
+    // Broken: terminating instances are dropped from the list and from the count alike, so the
+    // two always agree and only the cloud's own instance states show the ID left too early.
+    let counted: Vec<_> = pool
         .instances
         .iter()
         .filter(|i| !(ctx.broken(Break::DropIdEarly) && i.state == "TERMINATING"))
-        .map(|i| i.provider_id.clone())
         .collect();
+    let replicas = counted.len();
+    let mut ids: Vec<String> = counted.iter().map(|i| i.provider_id.clone()).collect();
     if ctx.broken(Break::ExtraProviderId) {
         ids.push(format!("toy://{ns}/{cluster_name}/{name}/i-bogus"));
     }
