@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use provider_aws::api::{EKSCluster, EKSControlPlane, EKSMachinePool};
-use provider_aws::reconcile::{cluster::ClusterReconciler, control_plane, machine_pool};
+use provider_aws::reconcile::{cluster, control_plane, machine_pool};
 use provider_aws::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;
 use provider_runtime::{CommonArgs, Operator, ProviderSpec};
@@ -45,7 +45,7 @@ async fn main() -> anyhow::Result<()> {
         ..Shared::default()
     });
     Operator::new(ProviderSpec::new(PROVIDER), cli.common)
-        .controller::<EKSCluster, _>(ClusterReconciler::new(shared.clone()))
+        .controller::<EKSCluster, _>(cluster::reconciler(shared.clone()))
         .controller::<EKSControlPlane, _>(control_plane::reconciler(shared.clone()))
         .controller::<EKSMachinePool, _>(machine_pool::reconciler(shared))
         .run()

@@ -2,8 +2,8 @@
 //! the credentials, the cluster's name in EKS, its network, and the tags to put on what it
 //! creates. Read from the Cluster, its EKSCluster (when it has one) and its EKSControlPlane.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use contract::api::{ClusterSpecCommon, IdentityRef};
 use contract::capi::Cluster;
@@ -11,7 +11,7 @@ use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::{Api, ResourceExt};
-use provider_runtime::ProviderError;
+use provider_runtime::{ProviderError, identity};
 
 use crate::api::{EKSCluster, EKSControlPlane};
 use crate::cloud::{AwsCredentials, Clients, Endpoints, resolve_credentials};
@@ -46,10 +46,11 @@ impl Default for Shared {
     }
 }
 
-/// SDK clients, cached per region and access key so a pass does not rebuild them.
+/// SDK clients per region and credentials ([`provider_runtime::identity::ClientCache`]), talking
+/// to the configured endpoints.
 #[derive(Default)]
 pub struct ClientCache {
-    clients: Mutex<HashMap<(String, String), Clients>>,
+    clients: identity::ClientCache<AwsCredentials, Clients>,
     endpoints: Endpoints,
 }
 
@@ -57,33 +58,19 @@ impl ClientCache {
     /// A cache whose clients talk to `endpoints` (tests and local emulators).
     pub fn with_endpoints(endpoints: Endpoints) -> Self {
         Self {
-            clients: Mutex::default(),
+            clients: identity::ClientCache::default(),
             endpoints,
         }
     }
 
     /// Clients for `region` and `credentials`, built once.
     pub async fn get(&self, region: &str, credentials: AwsCredentials) -> Clients {
-        let key = (
-            region.to_string(),
-            format!("{:?}", credentials.access_key_id),
-        );
-        if let Some(c) = self
-            .lock()
-            .get(&key)
-            .filter(|c| c.credentials == credentials)
-        {
-            return c.clone();
-        }
-        let clients = Clients::with_endpoints(region, credentials, &self.endpoints).await;
-        self.lock().insert(key, clients.clone());
-        clients
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Clients>> {
+        let id = credentials.access_key_id.clone();
         self.clients
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(region, &id, &credentials, || {
+                Clients::with_endpoints(region, credentials.clone(), &self.endpoints)
+            })
+            .await
     }
 }
 

@@ -27,7 +27,7 @@ use kube::core::DynamicObject;
 use kube::{Api, ResourceExt};
 use provider_aws::api::EKSCluster;
 use provider_aws::cloud::{AwsCredentials, Clients};
-use provider_aws::reconcile::cluster::ClusterReconciler;
+use provider_aws::reconcile::cluster;
 use provider_aws::scope::{PROVIDER, Shared};
 use serde_json::{Value, json};
 use support::{condition, eventually, free_port};
@@ -228,7 +228,7 @@ fn start_provider(
             "--health-probe-bind-address=0".into(),
             format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
         ],
-        |operator| operator.controller::<EKSCluster, _>(ClusterReconciler::new(shared)),
+        |operator| operator.controller::<EKSCluster, _>(cluster::reconciler(shared)),
     )
 }
 

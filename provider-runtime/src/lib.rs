@@ -11,8 +11,11 @@
 //!   transitions, retries with jittered backoff honouring `Retry-After`;
 //! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait;
 //! - [`machine_pool`]: the InfraMachinePool role written once, over a narrow per-cloud trait;
+//! - [`infra_cluster`]: the InfraCluster role written once, over a narrow per-cloud trait;
 //! - [`walker`]: the InfraCluster's ordered-service walker;
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
+//! - [`identity`]: `spec.identityRef` read the same way on every cloud, and the client cache
+//!   keyed by (location, identity);
 //! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
 //! - [`Operator`]: the entry point a provider's `main` calls.
 //!
@@ -42,6 +45,8 @@ pub mod control_plane;
 pub mod error;
 pub mod flags;
 pub mod health;
+pub mod identity;
+pub mod infra_cluster;
 pub mod kubeconfig;
 pub mod leader;
 pub mod machine_pool;

@@ -119,6 +119,15 @@ impl Removal {
             wait: Wait::Poll,
         }
     }
+
+    /// What a tear-down pass that ended here means for the finalizer: done once nothing is
+    /// left, else look again after the wait.
+    pub fn cleanup(self, timing: Timing) -> crate::Cleanup {
+        match self {
+            Removal::Gone => crate::Cleanup::Done,
+            Removal::Pending { message, wait } => crate::Cleanup::pending(timing.of(wait), message),
+        }
+    }
 }
 
 /// A cloud's network services, in build order.

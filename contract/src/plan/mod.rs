@@ -10,10 +10,12 @@
 //! pass ([`control_plane_conditions`]). A node pool follows the same vocabulary with its own
 //! order ([`pool`], [`pool_conditions`]). Pure: no client, no clock.
 
+mod infra;
 mod pool;
 
 use std::collections::BTreeMap;
 
+pub use infra::{failure_domains, infra_cluster_status};
 pub use pool::{PoolFacts, PoolIntent, PoolReport, carries_operation, pool, pool_conditions};
 
 use crate::api::OperationKind;

@@ -4,11 +4,10 @@
 //! Credentials never reach logs, events, conditions or status: [`AwsCredentials`] prints
 //! only its access key id.
 
-use contract::api::{IdentityKind, IdentityRef};
+use contract::api::IdentityRef;
 use contract::conditions::Reason;
-use k8s_openapi::api::core::v1::Secret;
-use kube::Api;
 use provider_runtime::ProviderError;
+use provider_runtime::identity::{self, Identity, SecretIdentity};
 
 /// Static AWS credentials.
 #[derive(Clone, PartialEq, Eq)]
@@ -77,9 +76,9 @@ pub const ACCESS_KEY_ID_KEY: &str = "AccessKeyID";
 pub const SECRET_ACCESS_KEY_KEY: &str = "SecretAccessKey";
 /// See [`ACCESS_KEY_ID_KEY`]; optional.
 pub const SESSION_TOKEN_KEY: &str = "SessionToken";
-/// Resolves the credentials for an object in `namespace`. `identity_ref` `None` or kind
-/// `Controller` means the controller's own; kind `Secret` reads that Secret by name in the
-/// object's namespace.
+/// Resolves the credentials for an object in `namespace` ([`provider_runtime::identity`]): the
+/// controller's own from its environment, or a Secret's [`ACCESS_KEY_ID_KEY`] and
+/// [`SECRET_ACCESS_KEY_KEY`] (and optionally [`SESSION_TOKEN_KEY`]).
 ///
 /// # Errors
 /// Terminal `Unauthorized` when the Secret is missing or incomplete, or when the controller has
@@ -89,59 +88,27 @@ pub async fn resolve_credentials(
     namespace: &str,
     identity_ref: Option<&IdentityRef>,
 ) -> Result<AwsCredentials, ProviderError> {
-    let secret_name = match identity_ref {
-        Some(IdentityRef {
-            kind: IdentityKind::Secret,
-            name: Some(name),
-            ..
-        }) => name.clone(),
-        Some(IdentityRef {
-            kind: IdentityKind::Secret,
-            name: None,
-            ..
-        }) => {
-            return Err(ProviderError::terminal(
-                Reason::InvalidSpec,
-                "identityRef of kind Secret needs a name",
-            ));
-        }
-        _ => {
-            return AwsCredentials::from_env().ok_or_else(|| {
-                ProviderError::terminal(
-                    Reason::Unauthorized,
-                    "the controller has no AWS credentials of its own (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); set spec.identityRef to a Secret",
-                )
-            });
-        }
-    };
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let Some(secret) = secrets.get_opt(&secret_name).await? else {
-        return Err(ProviderError::terminal(
-            Reason::Unauthorized,
-            format!("identity Secret {namespace}/{secret_name} not found"),
-        ));
-    };
-    credentials_from_secret(&secret).ok_or_else(|| {
-        ProviderError::terminal(
-            Reason::Unauthorized,
-            format!("identity Secret {namespace}/{secret_name} must hold {ACCESS_KEY_ID_KEY} and {SECRET_ACCESS_KEY_KEY}"),
-        )
-    })
+    match identity::identity(client, namespace, identity_ref).await? {
+        Identity::Controller => AwsCredentials::from_env().ok_or_else(|| {
+            ProviderError::terminal(
+                Reason::Unauthorized,
+                "the controller has no AWS credentials of its own (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); set spec.identityRef to a Secret",
+            )
+        }),
+        Identity::Secret(secret) => credentials_from(&secret),
+    }
 }
 
-/// Reads the credential keys of an identity Secret.
-pub fn credentials_from_secret(secret: &Secret) -> Option<AwsCredentials> {
-    let data = secret.data.as_ref()?;
-    let text = |key: &str| {
-        data.get(key)
-            .and_then(|v| String::from_utf8(v.0.clone()).ok())
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-    };
-    Some(AwsCredentials::new(
-        text(ACCESS_KEY_ID_KEY)?,
-        text(SECRET_ACCESS_KEY_KEY)?,
-        text(SESSION_TOKEN_KEY),
+/// The credentials an identity Secret holds.
+///
+/// # Errors
+/// Terminal `Unauthorized` naming the keys when one is missing.
+pub fn credentials_from(secret: &SecretIdentity) -> Result<AwsCredentials, ProviderError> {
+    let [id, key] = secret.require([ACCESS_KEY_ID_KEY, SECRET_ACCESS_KEY_KEY])?;
+    Ok(AwsCredentials::new(
+        id,
+        key,
+        secret.get(SESSION_TOKEN_KEY).map(str::to_string),
     ))
 }
 
@@ -149,6 +116,7 @@ pub fn credentials_from_secret(secret: &Secret) -> Option<AwsCredentials> {
 mod tests {
     use super::*;
     use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::Secret;
 
     #[test]
     fn debug_output_never_shows_the_secret_key() {
@@ -169,14 +137,18 @@ mod tests {
             data: Some([(ACCESS_KEY_ID_KEY.to_string(), ByteString(b"AKID".to_vec()))].into()),
             ..Secret::default()
         };
-        assert_eq!(credentials_from_secret(&secret), None);
+        let read = |s: &Secret| credentials_from(&SecretIdentity::from_secret("ns", "aws", s));
+        assert_eq!(
+            read(&secret).unwrap_err().to_string(),
+            "identity Secret ns/aws must hold AccessKeyID and SecretAccessKey"
+        );
         secret.data.as_mut().unwrap().insert(
             SECRET_ACCESS_KEY_KEY.to_string(),
             ByteString(b"s3cr3t\n".to_vec()),
         );
         assert_eq!(
-            credentials_from_secret(&secret),
-            Some(AwsCredentials::new("AKID", "s3cr3t", None))
+            read(&secret).unwrap(),
+            AwsCredentials::new("AKID", "s3cr3t", None)
         );
     }
 }

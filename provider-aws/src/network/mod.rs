@@ -44,7 +44,6 @@ pub mod vpc;
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::Filter;
-use contract::api::FailureDomain;
 use contract::conditions::{ConditionType, DesiredCondition};
 use contract::naming;
 use provider_runtime::ProviderError;
@@ -235,21 +234,11 @@ impl Built {
     }
 }
 
-/// The failure domains of a set of subnets: one per zone, in first-seen order.
-pub fn failure_domains(subnets: &[SubnetStatus]) -> Vec<FailureDomain> {
-    let mut zones: Vec<&str> = Vec::new();
-    for s in subnets {
-        if !zones.contains(&s.availability_zone.as_str()) {
-            zones.push(&s.availability_zone);
-        }
-    }
-    zones
+/// The zones of a set of subnets, once each in first-seen order (the failure domains).
+pub fn zones(subnets: &[SubnetStatus]) -> Vec<String> {
+    contract::plan::failure_domains(subnets.iter().map(|s| s.availability_zone.as_str()))
         .into_iter()
-        .map(|z| FailureDomain {
-            name: z.to_string(),
-            control_plane: Some(true),
-            attributes: BTreeMap::new(),
-        })
+        .map(|d| d.name)
         .collect()
 }
 
@@ -351,10 +340,7 @@ pub type BuildOutcome = Walk<Service, Built>;
 /// The `NetworkReady` condition of a walk: each service contributes its part.
 pub fn condition(outcome: &BuildOutcome) -> DesiredCondition {
     outcome.condition(ConditionType::NetworkReady, |built| {
-        let zones: Vec<String> = failure_domains(&built.status().subnets)
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
+        let zones = zones(&built.status().subnets);
         let vpc = built
             .vpc
             .as_ref()
@@ -477,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    fn failure_domains_are_one_per_zone_in_order_and_open_to_the_control_plane() {
+    fn zones_are_one_per_zone_in_order() {
         let subnets: Vec<SubnetStatus> = [
             subnet("a", "z1", true),
             subnet("b", "z1", false),
@@ -486,12 +472,7 @@ mod tests {
         .into_iter()
         .map(|s| s.status)
         .collect();
-        let domains = failure_domains(&subnets);
-        assert_eq!(
-            domains.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
-            ["z1", "z2"]
-        );
-        assert!(domains.iter().all(|d| d.control_plane == Some(true)));
+        assert_eq!(zones(&subnets), ["z1", "z2"]);
     }
 
     #[test]

@@ -1,42 +1,40 @@
-//! The EKSCluster reconciler: the cluster's region, identity and network (the InfraCluster).
+//! The EKSCluster on the generic InfraCluster reconciler
+//! ([`provider_runtime::infra_cluster`]): the cluster's region, identity and network.
 //!
-//! observe → validate → plan → act → report, where "act" is the network's ordered services
-//! ([`crate::network`]), each making at most one write per pass:
+//! What is EKS's here:
 //!
 //! - **validate** ([`network_mode`], pure): the spec brings a network (ids) or asks for one (a
 //!   CIDR, default 10.0.0.0/16, over `spec.eks.availabilityZones` zones, default 2);
 //! - **brought network**: three reads (subnets, VPC, route tables), nothing written, ever;
-//! - **created network**: the services walked forwards; at rest each only reads: eight
-//!   Describe calls per `rest_interval` (VPCs, the VPC's two DNS attributes, subnets, internet
-//!   gateways, NAT gateways, route tables, security groups);
-//! - **report** ([`status_for`], pure): `status.network`, one failure domain per zone used,
-//!   `initialization.provisioned` and v1beta1 `ready` once every service is ready (milestones:
-//!   they stay true afterwards; drift shows in `NetworkReady`), and the `NetworkReady` condition
-//!   (`Ready` is the engine's summary of it).
+//! - **created network**: the EC2 services ([`crate::network`]) walked forwards; at rest each
+//!   only reads: eight Describe calls per `rest_interval` (VPCs, the VPC's two DNS attributes,
+//!   subnets, internet gateways, NAT gateways, route tables, security groups); deletion walks
+//!   them backwards, deleting only what carries the cluster's ownership tag;
+//! - the status's `network` block.
 //!
-//! It never sets `spec.controlPlaneEndpoint` and waits for nothing from the control plane
-//! (flexible endpoints, scenario 2): the EKSControlPlane publishes the endpoint.
-//!
-//! Deletion (core deletes the InfraCluster after the control plane) walks the services of a
-//! created network backwards, deleting only what carries the cluster's ownership tag; a
-//! brought network is left as it is and the finalizer goes at once.
+//! The shared status (failure domains, the `provisioned` milestone), `NetworkReady`, the
+//! deletion policy and when to look again are the kernel's.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use contract::api::InfraClusterInitialization;
-use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::conditions::Reason;
 use contract::naming;
+use contract::ownership::Owner;
 use kube::ResourceExt;
-use provider_runtime::{Cleanup, CleanupContext, Pass, PassContext, ProviderError, Reconciler};
+use provider_runtime::infra_cluster::{
+    InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
+};
+use provider_runtime::metrics::CloudCalls;
+use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{EKSCluster, EKSClusterSpec, EKSClusterStatus, NetworkStatus};
 use crate::network::bring_your_own::{self, Brought};
 use crate::network::cidr::{self, Ipv4Cidr};
 use crate::network::ec2::Ec2;
 use crate::network::{
-    self, DEFAULT_CIDR, DEFAULT_ZONES, Desired, MIN_ZONES, Names, Owner, Removal, Scope, Teardown,
-    Timing, Wait,
+    self, DEFAULT_CIDR, DEFAULT_ZONES, Desired, MIN_ZONES, Names, Scope, Teardown, Timing,
 };
 use crate::scope::{self, Infra, Shared};
 
@@ -44,17 +42,27 @@ use crate::scope::{self, Infra, Shared};
 /// seconds).
 const SETTLE: Duration = Duration::from_secs(5);
 
-/// Reconciles EKSCluster.
-pub struct ClusterReconciler {
+/// The EKSCluster reconciler.
+pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<EksInfraCluster> {
+    InfraClusterReconciler::new(scope::PROVIDER, EksInfraCluster { shared })
+}
+
+impl ManagedInfraCluster for EKSCluster {
+    fn spec_common(&self) -> &ClusterSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&InfraClusterStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+}
+
+/// EKS's network, for the generic InfraCluster reconciler.
+pub struct EksInfraCluster {
     shared: Arc<Shared>,
 }
 
-impl ClusterReconciler {
-    /// A reconciler sharing `shared`.
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
-
+impl EksInfraCluster {
     fn timing(&self) -> Timing {
         Timing {
             settle: self.shared.poll_interval.min(SETTLE),
@@ -65,7 +73,7 @@ impl ClusterReconciler {
 
 /// The network the spec asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NetworkMode {
+pub enum NetworkSpecMode {
     /// The user's network, by id: read only.
     BringYourOwn {
         /// `spec.network.id`.
@@ -74,12 +82,16 @@ pub enum NetworkMode {
         subnets: Vec<String>,
     },
     /// A network the provider creates and deletes.
-    Create {
-        /// The VPC block.
-        cidr: Ipv4Cidr,
-        /// How many zones.
-        zones: usize,
-    },
+    Create(CreatedNetwork),
+}
+
+/// A network to create.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreatedNetwork {
+    /// The VPC block.
+    pub cidr: Ipv4Cidr,
+    /// How many zones.
+    pub zones: usize,
 }
 
 /// Validates the network part of the spec (pure). The CRD's rules reject most of this at
@@ -87,10 +99,10 @@ pub enum NetworkMode {
 ///
 /// # Errors
 /// A message naming the field.
-pub fn network_mode(spec: &EKSClusterSpec) -> Result<NetworkMode, String> {
+pub fn network_mode(spec: &EKSClusterSpec) -> Result<NetworkSpecMode, String> {
     let network = spec.common.network.clone().unwrap_or_default();
     if network.is_bring_your_own() {
-        return Ok(NetworkMode::BringYourOwn {
+        return Ok(NetworkSpecMode::BringYourOwn {
             vpc: network.id,
             subnets: network.subnet_ids,
         });
@@ -114,50 +126,10 @@ pub fn network_mode(spec: &EKSClusterSpec) -> Result<NetworkMode, String> {
         ));
     }
     cidr::carve(cidr, zones)?;
-    Ok(NetworkMode::Create { cidr, zones })
+    Ok(NetworkSpecMode::Create(CreatedNetwork { cidr, zones }))
 }
 
-/// The status after a pass (pure): the network, its failure domains, and the milestones, which
-/// once reached stay reached.
-pub fn status_for(
-    previous: Option<&EKSClusterStatus>,
-    network: NetworkStatus,
-    complete: bool,
-) -> EKSClusterStatus {
-    let reached = previous
-        .and_then(|s| s.common.initialization.as_ref())
-        .and_then(|i| i.provisioned)
-        .unwrap_or(false)
-        || complete;
-    let mut status = EKSClusterStatus::default();
-    status.common.initialization = reached.then_some(InfraClusterInitialization {
-        provisioned: Some(true),
-    });
-    status.common.ready = reached;
-    status.common.failure_domains = network::failure_domains(&network.subnets);
-    status.network = Some(network);
-    status
-}
-
-fn network_ready_false(reason: Reason, message: impl Into<String>) -> DesiredCondition {
-    DesiredCondition::false_(ConditionType::NetworkReady, reason, message)
-}
-
-fn reason_of(error: &ProviderError) -> Reason {
-    match error {
-        ProviderError::Transient { reason, .. } | ProviderError::Terminal { reason, .. } => *reason,
-        ProviderError::Kube(_) => Reason::CloudError,
-    }
-}
-
-/// A pass that reports `error` as the network's state and keeps the status fields.
-fn failed(error: ProviderError) -> Pass {
-    Pass::new()
-        .condition(network_ready_false(reason_of(&error), error.to_string()))
-        .with_error(error)
-}
-
-impl ClusterReconciler {
+impl EksInfraCluster {
     async fn eks_cluster_name(
         &self,
         ctx: &PassContext,
@@ -171,58 +143,74 @@ impl ClusterReconciler {
             },
         )
     }
+}
 
-    async fn bring_your_own(
+impl InfraClusterCloud for EksInfraCluster {
+    type Object = EKSCluster;
+    type Clients = Ec2;
+    type Plan = CreatedNetwork;
+    type Network = NetworkStatus;
+    type Status = EKSClusterStatus;
+
+    fn kind(&self) -> &'static str {
+        "EKSCluster"
+    }
+
+    fn mode(&self, obj: &EKSCluster) -> Result<NetworkMode<CreatedNetwork>, String> {
+        Ok(match network_mode(&obj.spec)? {
+            NetworkSpecMode::BringYourOwn { .. } => NetworkMode::Brought,
+            NetworkSpecMode::Create(plan) => NetworkMode::Create(plan),
+        })
+    }
+
+    async fn connect(
         &self,
         obj: &EKSCluster,
-        ec2: &Ec2,
-        vpc: Option<&str>,
-        subnets: &[String],
-    ) -> Result<Pass, ProviderError> {
+        client: &kube::Client,
+        calls: &CloudCalls,
+    ) -> Result<Ec2, ProviderError> {
+        let clients = scope::clients_for(
+            &self.shared.clients,
+            client,
+            &obj.namespace().unwrap_or_default(),
+            &Infra::from_eks_cluster(obj),
+        )
+        .await?;
+        Ok(Ec2::new(clients.ec2.clone(), calls.clone()))
+    }
+
+    async fn observe_brought(&self, obj: &EKSCluster, ec2: &Ec2) -> NetworkReport<NetworkStatus> {
+        let network = obj.spec.common.network.clone().unwrap_or_default();
         let brought = Brought {
-            vpc,
-            subnets,
+            vpc: network.id.as_deref(),
+            subnets: &network.subnet_ids,
             region: &obj.spec.common.region,
         };
         match bring_your_own::observe(ec2, &brought).await {
-            Err(error) => Ok(failed(error)),
-            Ok(Err(message)) => Ok(failed(ProviderError::terminal(
-                Reason::InvalidSpec,
-                message,
-            ))),
+            Err(error) => NetworkReport::failed(error),
+            Ok(Err(message)) => {
+                NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, message))
+            }
             Ok(Ok(network)) => {
-                let zones: Vec<String> = network::failure_domains(&network.subnets)
-                    .into_iter()
-                    .map(|d| d.name)
-                    .collect();
                 let message = format!(
                     "using the brought VPC {} with {} subnets in {}",
                     network.vpc_id.as_deref().unwrap_or_default(),
                     network.subnets.len(),
-                    zones.join(", ")
+                    network::zones(&network.subnets).join(", ")
                 );
-                let status = status_for(obj.status.as_ref(), network, true);
-                Ok(Pass::new()
-                    .status(&status)
-                    .condition(DesiredCondition::true_(
-                        ConditionType::NetworkReady,
-                        Reason::Ready,
-                        message,
-                    ))
-                    .requeue_after(self.shared.rest_interval))
+                NetworkReport::ready(network, message, self.shared.rest_interval)
             }
         }
     }
 
-    async fn create(
+    async fn build(
         &self,
         obj: &EKSCluster,
         ctx: &PassContext,
         ec2: &Ec2,
         owner: Owner,
-        cidr: Ipv4Cidr,
-        zones: usize,
-    ) -> Result<Pass, ProviderError> {
+        plan: CreatedNetwork,
+    ) -> Result<NetworkReport<NetworkStatus>, ProviderError> {
         let (key, value) = owner.tag();
         let mut tags = obj.spec.common.additional_tags.0.clone();
         tags.insert(key, value);
@@ -232,12 +220,12 @@ impl ClusterReconciler {
                 .eks_cluster_name(ctx, owner.namespace(), owner.cluster())
                 .await?,
             owner,
-            cidr,
-            zones,
+            cidr: plan.cidr,
+            zones: plan.zones,
             tags,
             uid: obj.uid().unwrap_or_default(),
         };
-        let previous = obj.status.as_ref().and_then(|s| s.network.as_ref());
+        let previous = self.network_status(obj);
         let timing = self.timing();
         let scope = Scope {
             ec2,
@@ -246,113 +234,54 @@ impl ClusterReconciler {
             timing,
         };
         let outcome = network::build(&scope).await;
-        // A walk cut short by an error saw only part of the network: keep what status had.
-        let network = match (&outcome.error, previous) {
-            (Some(_), Some(previous)) => previous.clone(),
-            _ => outcome.built.status(),
-        };
-        let status = status_for(obj.status.as_ref(), network, outcome.complete());
-        let pass = Pass::new()
-            .status(&status)
-            .condition(network::condition(&outcome));
-        Ok(match outcome.error {
-            Some((_, error)) => pass.with_error(error),
-            None => pass.requeue_after(outcome.requeue(timing, self.shared.rest_interval)),
+        Ok(NetworkReport {
+            // A walk cut short by an error saw only part of the network: keep what status had.
+            network: (outcome.error.is_none() || previous.is_none())
+                .then(|| outcome.built.status()),
+            complete: outcome.complete(),
+            condition: network::condition(&outcome),
+            requeue: outcome.requeue(timing, self.shared.rest_interval),
+            error: outcome.error.map(|(_, error)| error),
         })
     }
-}
 
-impl Reconciler<EKSCluster> for ClusterReconciler {
-    async fn reconcile(
+    async fn tear_down(
         &self,
-        obj: Arc<EKSCluster>,
-        ctx: &PassContext,
-    ) -> Result<Pass, ProviderError> {
-        let namespace = obj.namespace().unwrap_or_default();
-        let owner = Owner::new(
-            crate::scope::PROVIDER,
-            namespace.clone(),
-            ctx.cluster.name_any(),
-        );
-        let mode = match network_mode(&obj.spec) {
-            Ok(mode) => mode,
-            Err(message) => {
-                return Ok(failed(ProviderError::terminal(
-                    Reason::InvalidSpec,
-                    message,
-                )));
-            }
-        };
-        let clients = match scope::clients_for(
-            &self.shared.clients,
-            &ctx.client,
-            &namespace,
-            &Infra::from_eks_cluster(&obj),
-        )
-        .await
-        {
-            Ok(clients) => clients,
-            Err(error @ ProviderError::Kube(_)) => return Err(error),
-            Err(error) => return Ok(failed(error)),
-        };
-        let ec2 = Ec2::new(clients.ec2.clone(), ctx.cloud_calls.clone());
-        match mode {
-            NetworkMode::BringYourOwn { vpc, subnets } => {
-                self.bring_your_own(&obj, &ec2, vpc.as_deref(), &subnets)
-                    .await
-            }
-            NetworkMode::Create { cidr, zones } => {
-                self.create(&obj, ctx, &ec2, owner, cidr, zones).await
-            }
-        }
-    }
-
-    async fn cleanup(
-        &self,
-        obj: Arc<EKSCluster>,
-        ctx: &CleanupContext,
+        _obj: &EKSCluster,
+        ec2: &Ec2,
+        owner: Owner,
     ) -> Result<Cleanup, ProviderError> {
-        if matches!(
-            network_mode(&obj.spec),
-            Ok(NetworkMode::BringYourOwn { .. })
-        ) {
-            return Ok(Cleanup::Done);
-        }
-        let namespace = obj.namespace().unwrap_or_default();
-        let created_something = obj
-            .status
-            .as_ref()
-            .and_then(|s| s.network.as_ref())
-            .is_some();
-        let Some(cluster) = ctx.cluster_to_clean(created_something, "EKSCluster")? else {
-            return Ok(Cleanup::Done);
-        };
-        let cluster = cluster.to_string();
-        let owner = Owner::new(crate::scope::PROVIDER, namespace.clone(), cluster);
-        let clients = scope::clients_for(
-            &self.shared.clients,
-            &ctx.client,
-            &namespace,
-            &Infra::from_eks_cluster(&obj),
-        )
-        .await?;
-        let ec2 = Ec2::new(clients.ec2.clone(), ctx.cloud_calls.clone());
         let timing = self.timing();
-        match network::tear_down(&Teardown {
-            ec2: &ec2,
+        let removal = network::tear_down(&Teardown {
+            ec2,
             owner: &owner,
             timing,
         })
-        .await?
-        {
-            Removal::Gone => Ok(Cleanup::Done),
-            Removal::Pending { message, wait } => {
-                let after = match wait {
-                    Wait::Settle => timing.settle,
-                    Wait::Poll => timing.poll,
-                };
-                Ok(Cleanup::pending(after, message))
-            }
+        .await?;
+        Ok(removal.cleanup(timing))
+    }
+
+    fn network_status<'o>(&self, obj: &'o EKSCluster) -> Option<&'o NetworkStatus> {
+        obj.status.as_ref()?.network.as_ref()
+    }
+
+    fn zones<'n>(&self, network: &'n NetworkStatus) -> Vec<&'n str> {
+        network
+            .subnets
+            .iter()
+            .map(|s| s.availability_zone.as_str())
+            .collect()
+    }
+
+    fn status(
+        &self,
+        common: InfraClusterStatusCommon,
+        network: Option<NetworkStatus>,
+    ) -> EKSClusterStatus {
+        EKSClusterStatus {
+            common,
+            network,
+            ..EKSClusterStatus::default()
         }
     }
 }
@@ -389,10 +318,10 @@ mod tests {
     fn no_network_means_a_created_slash_16_over_two_zones() {
         assert_eq!(
             network_mode(&spec(None, None)),
-            Ok(NetworkMode::Create {
+            Ok(NetworkSpecMode::Create(CreatedNetwork {
                 cidr: "10.0.0.0/16".parse().unwrap(),
                 zones: 2
-            })
+            }))
         );
     }
 
@@ -400,10 +329,10 @@ mod tests {
     fn a_cidr_block_is_created_over_the_zones_asked_for() {
         assert_eq!(
             network_mode(&spec(cidr_net("172.20.0.0/18"), Some(3))),
-            Ok(NetworkMode::Create {
+            Ok(NetworkSpecMode::Create(CreatedNetwork {
                 cidr: "172.20.0.0/18".parse().unwrap(),
                 zones: 3
-            })
+            }))
         );
     }
 
@@ -415,7 +344,7 @@ mod tests {
         };
         assert_eq!(
             network_mode(&spec(Some(n), Some(3))),
-            Ok(NetworkMode::BringYourOwn {
+            Ok(NetworkSpecMode::BringYourOwn {
                 vpc: None,
                 subnets: vec!["subnet-1".into(), "subnet-2".into()]
             })
@@ -426,7 +355,7 @@ mod tests {
         };
         assert_eq!(
             network_mode(&spec(Some(n), None)),
-            Ok(NetworkMode::BringYourOwn {
+            Ok(NetworkSpecMode::BringYourOwn {
                 vpc: Some("vpc-1".into()),
                 subnets: vec![]
             })
@@ -448,10 +377,14 @@ mod tests {
         }
     }
 
-    fn net(zones: &[&str]) -> NetworkStatus {
-        NetworkStatus {
+    #[test]
+    fn the_status_is_the_shared_block_beside_the_network_and_never_an_endpoint() {
+        let cloud = EksInfraCluster {
+            shared: Arc::new(Shared::default()),
+        };
+        let network = NetworkStatus {
             vpc_id: Some("vpc-1".into()),
-            subnets: zones
+            subnets: ["z1", "z1", "z2"]
                 .iter()
                 .enumerate()
                 .map(|(i, z)| SubnetStatus {
@@ -463,60 +396,18 @@ mod tests {
                 .collect(),
             managed: true,
             ..NetworkStatus::default()
-        }
-    }
-
-    #[test]
-    fn an_incomplete_network_is_not_provisioned_but_reports_its_zones() {
-        let s = status_for(None, net(&["z1", "z1", "z2"]), false);
-        assert_eq!(s.common.initialization, None);
-        assert!(!s.common.ready);
-        assert_eq!(
-            s.common
-                .failure_domains
-                .iter()
-                .map(|d| d.name.as_str())
-                .collect::<Vec<_>>(),
-            ["z1", "z2"]
-        );
-        assert_eq!(s.network.unwrap().vpc_id.as_deref(), Some("vpc-1"));
-    }
-
-    #[test]
-    fn a_complete_network_is_provisioned_and_ready_in_both_contracts() {
-        let s = status_for(None, net(&["z1", "z2"]), true);
-        assert_eq!(
-            s.common.initialization.and_then(|i| i.provisioned),
-            Some(true)
-        );
-        assert!(s.common.ready);
-    }
-
-    #[test]
-    fn provisioned_is_a_milestone_that_drift_does_not_undo() {
-        let before = status_for(None, net(&["z1", "z2"]), true);
-        let after = status_for(Some(&before), net(&["z1"]), false);
-        assert_eq!(
-            after.common.initialization.and_then(|i| i.provisioned),
-            Some(true)
-        );
-        assert!(after.common.ready);
-        assert_eq!(after.common.failure_domains.len(), 1);
-    }
-
-    #[test]
-    fn the_status_never_carries_conditions_or_an_endpoint() {
-        let s = status_for(None, net(&["z1", "z2"]), true);
-        let v = serde_json::to_value(&s).unwrap();
-        assert!(v.get("conditions").is_none());
-        assert!(v.get("controlPlaneEndpoint").is_none());
-        assert_eq!(
-            v["failureDomains"][0],
-            serde_json::json!({"name": "z1", "controlPlane": true})
-        );
+        };
+        let common = contract::plan::infra_cluster_status(None, cloud.zones(&network), true);
+        let v = serde_json::to_value(cloud.status(common, Some(network))).unwrap();
+        assert_eq!(v["network"]["vpcID"], "vpc-1");
+        assert_eq!(v["failureDomains"].as_array().unwrap().len(), 2);
         assert_eq!(
             v["initialization"],
             serde_json::json!({"provisioned": true})
+        );
+        assert!(
+            v.get("conditions").is_none() && v.get("controlPlaneEndpoint").is_none(),
+            "{v}"
         );
     }
 }

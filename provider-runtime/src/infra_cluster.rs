@@ -1,0 +1,266 @@
+//! The InfraCluster role, written once: a generic [`Reconciler`] over a narrow
+//! [`InfraClusterCloud`].
+//!
+//! Each pass, on every cloud:
+//!
+//! 1. validates the network part of the spec ([`InfraClusterCloud::mode`]): a network the user
+//!    brings (read only, ever) or one the provider creates; a spec that cannot be built is
+//!    `NetworkReady=False, InvalidSpec` with the cloud's sentence naming the field, and no call;
+//! 2. connects ([`InfraClusterCloud::connect`]; the identity and client cache of
+//!    [`crate::identity`]); a refusal (no region, a missing identity Secret) is a False
+//!    condition with its reason;
+//! 3. observes a brought network, or walks the created one's services
+//!    ([`crate::walker::build`]), and gets back a [`NetworkReport`];
+//! 4. writes the shared status ([`contract::plan::infra_cluster_status`]: failure domains from
+//!    the zones used, the `provisioned` milestone in both contracts) beside the cloud's network
+//!    block, keeps the last network seen when a walk was cut short, and reports `NetworkReady`.
+//!
+//! It never sets `spec.controlPlaneEndpoint` (the control plane publishes it) and waits for
+//! nothing from the control plane.
+//!
+//! Deletion follows one policy: a brought network is left as it is and the finalizer goes at
+//! once; a created one is torn down ([`crate::walker::tear_down`]) only when the Cluster can
+//! still be named ([`CleanupContext::cluster_to_clean`]), deleting only what carries the
+//! ownership tag.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::ownership::Owner;
+use contract::plan::infra_cluster_status;
+use kube::ResourceExt;
+use serde::Serialize;
+
+use crate::metrics::CloudCalls;
+use crate::{
+    Cleanup, CleanupContext, Pass, PassContext, ProviderError, ProviderObject, Reconciler,
+};
+
+/// An InfraCluster kind, as the generic reconciler reads it.
+pub trait ManagedInfraCluster: ProviderObject {
+    /// The shared spec block (region, network, identity, tags).
+    fn spec_common(&self) -> &ClusterSpecCommon;
+    /// The shared status block, when there is a status.
+    fn status_common(&self) -> Option<&InfraClusterStatusCommon>;
+}
+
+/// The network the spec asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetworkMode<P> {
+    /// The user's network: observed, never changed or deleted.
+    Brought,
+    /// A network the provider creates (and deletes), with the cloud's validated parameters.
+    Create(P),
+}
+
+/// What one pass found of the network.
+#[derive(Debug)]
+pub struct NetworkReport<N> {
+    /// The network as seen; `None` keeps the status's (a walk cut short saw only part of it).
+    pub network: Option<N>,
+    /// Whether everything the network needs exists.
+    pub complete: bool,
+    /// `NetworkReady`.
+    pub condition: DesiredCondition,
+    /// When to look again (unused when `error` is set: the engine's backoff decides).
+    pub requeue: Duration,
+    /// The error that ended the pass.
+    pub error: Option<ProviderError>,
+}
+
+impl<N> NetworkReport<N> {
+    /// A network observed whole and usable: `NetworkReady=True` with `message`.
+    pub fn ready(network: N, message: impl Into<String>, requeue: Duration) -> Self {
+        Self {
+            network: Some(network),
+            complete: true,
+            condition: DesiredCondition::true_(ConditionType::NetworkReady, Reason::Ready, message),
+            requeue,
+            error: None,
+        }
+    }
+
+    /// A pass that ended in `error`: the status keeps its network and `NetworkReady` says why.
+    pub fn failed(error: ProviderError) -> Self {
+        Self {
+            network: None,
+            complete: false,
+            condition: network_not_ready(&error),
+            requeue: Duration::ZERO,
+            error: Some(error),
+        }
+    }
+}
+
+/// `NetworkReady=False` from an error, with its reason and message.
+pub fn network_not_ready(error: &ProviderError) -> DesiredCondition {
+    let reason = match error {
+        ProviderError::Transient { reason, .. } | ProviderError::Terminal { reason, .. } => *reason,
+        ProviderError::Kube(_) => Reason::CloudError,
+    };
+    DesiredCondition::false_(ConditionType::NetworkReady, reason, error.to_string())
+}
+
+/// What a cloud supplies to the generic InfraCluster reconciler.
+pub trait InfraClusterCloud: Send + Sync + 'static {
+    /// The InfraCluster kind.
+    type Object: ManagedInfraCluster;
+    /// One pass's clients.
+    type Clients: Send + Sync;
+    /// The parameters of a network to create, once validated.
+    type Plan: Send + Sync;
+    /// The cloud's network status block.
+    type Network: Clone + Send + Sync;
+    /// The kind's whole status.
+    type Status: Serialize + Send + Sync;
+
+    /// The kind's name, for messages (`EKSCluster`).
+    fn kind(&self) -> &'static str;
+
+    /// Validates the network part of the spec (pure). Objects admitted before a CRD rule existed
+    /// reach this too.
+    ///
+    /// # Errors
+    /// A sentence naming the field.
+    fn mode(&self, obj: &Self::Object) -> Result<NetworkMode<Self::Plan>, String>;
+
+    /// Clients for the object's location and identity; every cloud call counted in `calls`.
+    fn connect(
+        &self,
+        obj: &Self::Object,
+        client: &kube::Client,
+        calls: &CloudCalls,
+    ) -> impl Future<Output = Result<Self::Clients, ProviderError>> + Send;
+
+    /// Observes a brought network: read only.
+    fn observe_brought(
+        &self,
+        obj: &Self::Object,
+        clients: &Self::Clients,
+    ) -> impl Future<Output = NetworkReport<Self::Network>> + Send;
+
+    /// One build pass over a created network's services (`ctx` for what the cloud reads
+    /// about the Cluster, such as its control plane's cloud name).
+    fn build(
+        &self,
+        obj: &Self::Object,
+        ctx: &PassContext,
+        clients: &Self::Clients,
+        owner: Owner,
+        plan: Self::Plan,
+    ) -> impl Future<Output = Result<NetworkReport<Self::Network>, ProviderError>> + Send;
+
+    /// One tear-down pass over a created network's services, deleting only what `owner` owns.
+    fn tear_down(
+        &self,
+        obj: &Self::Object,
+        clients: &Self::Clients,
+        owner: Owner,
+    ) -> impl Future<Output = Result<Cleanup, ProviderError>> + Send;
+
+    /// The network block of the object's status.
+    fn network_status<'o>(&self, obj: &'o Self::Object) -> Option<&'o Self::Network>;
+
+    /// The zones a network uses, in order (its failure domains).
+    fn zones<'n>(&self, network: &'n Self::Network) -> Vec<&'n str>;
+
+    /// The kind's status from the shared block and the network.
+    fn status(
+        &self,
+        common: InfraClusterStatusCommon,
+        network: Option<Self::Network>,
+    ) -> Self::Status;
+}
+
+/// The generic InfraCluster reconciler.
+pub struct InfraClusterReconciler<C> {
+    cloud: C,
+    provider: &'static str,
+}
+
+impl<C: InfraClusterCloud> InfraClusterReconciler<C> {
+    /// A reconciler for `cloud`; `provider` is the provider's short name (the ownership tag's).
+    pub fn new(provider: &'static str, cloud: C) -> Self {
+        Self { cloud, provider }
+    }
+
+    /// The cloud.
+    pub fn cloud(&self) -> &C {
+        &self.cloud
+    }
+
+    fn report(&self, obj: &C::Object, report: NetworkReport<C::Network>) -> Pass {
+        let network = report
+            .network
+            .or_else(|| self.cloud.network_status(obj).cloned());
+        let zones = network
+            .as_ref()
+            .map(|n| self.cloud.zones(n))
+            .unwrap_or_default();
+        let common = infra_cluster_status(obj.status_common(), zones, report.complete);
+        let status = self.cloud.status(common, network);
+        let pass = Pass::new().status(&status).condition(report.condition);
+        match report.error {
+            Some(error) => pass.with_error(error),
+            None => pass.requeue_after(report.requeue),
+        }
+    }
+}
+
+impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
+    async fn reconcile(
+        &self,
+        obj: Arc<C::Object>,
+        ctx: &PassContext,
+    ) -> Result<Pass, ProviderError> {
+        let refuse = |error: ProviderError| Ok(self.report(&obj, NetworkReport::failed(error)));
+        let mode = match self.cloud.mode(&obj) {
+            Ok(mode) => mode,
+            Err(message) => return refuse(ProviderError::terminal(Reason::InvalidSpec, message)),
+        };
+        let clients = match self
+            .cloud
+            .connect(&obj, &ctx.client, &ctx.cloud_calls)
+            .await
+        {
+            Ok(clients) => clients,
+            Err(error @ ProviderError::Kube(_)) => return Err(error),
+            Err(error) => return refuse(error),
+        };
+        let report = match mode {
+            NetworkMode::Brought => self.cloud.observe_brought(&obj, &clients).await,
+            NetworkMode::Create(plan) => {
+                let owner = Owner::new(
+                    self.provider,
+                    obj.namespace().unwrap_or_default(),
+                    ctx.cluster.name_any(),
+                );
+                self.cloud.build(&obj, ctx, &clients, owner, plan).await?
+            }
+        };
+        Ok(self.report(&obj, report))
+    }
+
+    async fn cleanup(
+        &self,
+        obj: Arc<C::Object>,
+        ctx: &CleanupContext,
+    ) -> Result<Cleanup, ProviderError> {
+        if matches!(self.cloud.mode(&obj), Ok(NetworkMode::Brought)) {
+            return Ok(Cleanup::Done);
+        }
+        let created_something = self.cloud.network_status(&obj).is_some();
+        let Some(cluster) = ctx.cluster_to_clean(created_something, self.cloud.kind())? else {
+            return Ok(Cleanup::Done);
+        };
+        let owner = Owner::new(self.provider, obj.namespace().unwrap_or_default(), cluster);
+        let clients = self
+            .cloud
+            .connect(&obj, &ctx.client, &ctx.cloud_calls)
+            .await?;
+        self.cloud.tear_down(&obj, &clients, owner).await
+    }
+}
