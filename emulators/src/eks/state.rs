@@ -682,6 +682,15 @@ pub struct State {
     pub clusters: BTreeMap<String, Cluster>,
 }
 
+impl State {
+    /// A cluster's nodegroup, to change.
+    pub fn nodegroup_mut(&mut self, cluster: &str, nodegroup: &str) -> Option<&mut Nodegroup> {
+        self.clusters
+            .get_mut(cluster)
+            .and_then(|c| c.nodegroups.get_mut(nodegroup))
+    }
+}
+
 /// Checks a Kubernetes minor against the supported list.
 pub fn supported(version: &str) -> bool {
     catalog::is_supported(version)

@@ -145,11 +145,7 @@ impl Eks {
         let (launched, error) = self.launch(&plan, cluster, nodegroup).await;
         let leaving = {
             let mut st = self.lock();
-            let Some(n) = st
-                .clusters
-                .get_mut(cluster)
-                .and_then(|c| c.nodegroups.get_mut(nodegroup))
-            else {
+            let Some(n) = st.nodegroup_mut(cluster, nodegroup) else {
                 return;
             };
             let deleting = *n.life.state() == Status::Deleting;
@@ -202,11 +198,7 @@ impl Eks {
         };
         {
             let mut st = self.lock();
-            let Some(n) = st
-                .clusters
-                .get_mut(cluster)
-                .and_then(|c| c.nodegroups.get_mut(nodegroup))
-            else {
+            let Some(n) = st.nodegroup_mut(cluster, nodegroup) else {
                 return;
             };
             match &result {
