@@ -4,12 +4,15 @@
 //! Every entry names the kind of object (by role), the stored spec for update cases, the spec
 //! submitted, and a fragment of the error message the apiserver returns. The fragments were
 //! checked against kube-apiserver v1.36.3 with CRDs composed as in the `test_crds` example
-//! (`cargo run -p contract --example test_crds`); the conformance suite replays the corpus
-//! against each provider's real CRDs, adding the provider's required fields.
+//! (`cargo run -p contract --example test_crds`); each provider's admission test replays the
+//! corpus against its real CRDs, adding the provider's required fields
+//! (`provider-aws/tests/admission.rs`), together with [`upstream`], Kubernetes' own cases.
 //!
 //! The unit tests here check the other direction: every fragment of a CEL entry appears in a
 //! rule message of the generated schemas, so a reworded rule cannot silently drift from the
 //! corpus.
+
+pub mod upstream;
 
 /// The object kind an entry is submitted as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

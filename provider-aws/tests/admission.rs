@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use contract::corpus::{BAD_SPECS, BadSpec, Role};
+use contract::corpus::{BAD_SPECS, BadSpec, Role, upstream};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 use testbed::{ManagementPlane, Options};
@@ -164,6 +164,7 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
     }
 
     control_plane_version_is_required_except_in_the_template(&client).await;
+    kubernetes_own_cases_are_judged_as_kubernetes_judges_them(&client).await;
 
     let mut failures = Vec::new();
     for (i, case) in BAD_SPECS.iter().enumerate() {
@@ -202,6 +203,99 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         failures.join("\n")
     );
     plane.stop().await;
+}
+
+/// Kubernetes' own valid and invalid label keys, label values, key prefixes ([`upstream`]) as
+/// EKSMachinePool label and taint keys and values: every invalid one refused naming its field,
+/// every valid one admitted unless longer than EKS allows (then refused with EKS's limit).
+async fn kubernetes_own_cases_are_judged_as_kubernetes_judges_them(client: &kube::Client) {
+    const LABEL_KEY: &str = "spec.labels keys must be Kubernetes label keys";
+    const TAINT_KEY: &str = "spec.taints[].key must be a qualified name";
+    const EKS_LABEL_KEY: &str = "spec.labels keys must be at most 63 characters on EKS";
+    const EKS_TAINT_KEY: &str = "spec.taints[].key must be at most 63 characters on EKS";
+    let pools = api(client, Role::MachinePool);
+    let mut n = 0;
+    let mut problems = Vec::new();
+    let mut submit = |spec: Value, refusal: Option<&'static str>, what: String| {
+        n += 1;
+        let pools = pools.clone();
+        let name = format!("upstream-{n}");
+        async move {
+            let result = pools
+                .create(
+                    &PostParams::default(),
+                    &object(Role::MachinePool, &name, &spec),
+                )
+                .await;
+            match (result, refusal) {
+                (Ok(_), None) => None,
+                (Ok(_), Some(want)) => Some(format!("{what}: admitted, want {want:?}")),
+                (Err(kube::Error::Api(s)), Some(want)) if s.message.contains(want) => None,
+                (Err(kube::Error::Api(s)), want) => Some(format!(
+                    "{what}: refused with {:?}, want {want:?}",
+                    s.message
+                )),
+                (Err(e), _) => Some(format!("{what}: {e}")),
+            }
+        }
+    };
+    let key_cases = || {
+        let mut keys: Vec<(String, bool)> = Vec::new();
+        keys.extend(
+            upstream::qualified_names_valid()
+                .into_iter()
+                .map(|k| (k, true)),
+        );
+        keys.extend(
+            upstream::qualified_names_invalid()
+                .into_iter()
+                .map(|k| (k, false)),
+        );
+        keys.extend(
+            upstream::subdomains_valid()
+                .into_iter()
+                .map(|p| (format!("{p}/name"), true)),
+        );
+        keys.extend(
+            upstream::subdomains_invalid()
+                .into_iter()
+                .map(|p| (format!("{p}/name"), false)),
+        );
+        keys
+    };
+    for (key, valid) in key_cases() {
+        let (label, taint) = match (valid, key.len() <= 63) {
+            (false, _) => (Some(LABEL_KEY), Some(TAINT_KEY)),
+            (true, true) => (None, None),
+            (true, false) => (Some(EKS_LABEL_KEY), Some(EKS_TAINT_KEY)),
+        };
+        let spec = json!({"labels": {key.clone(): "v"}});
+        problems.extend(submit(spec, label, format!("label key {key:?}")).await);
+        let spec = json!({"taints": [{"key": key.clone(), "effect": "NoSchedule"}]});
+        problems.extend(submit(spec, taint, format!("taint key {key:?}")).await);
+    }
+    let values = upstream::label_values_valid()
+        .into_iter()
+        .map(|v| (v, true))
+        .chain(
+            upstream::label_values_invalid()
+                .into_iter()
+                .map(|v| (v, false)),
+        );
+    for (value, valid) in values {
+        let spec = json!({"labels": {"example.com/role": value.clone()}});
+        let refusal = (!valid).then_some("spec.labels.example.com/role");
+        problems.extend(submit(spec, refusal, format!("label value {value:?}")).await);
+        let spec = json!({"taints": [{"key": "dedicated", "value": value.clone(), "effect": "NoSchedule"}]});
+        let refusal = (!valid).then_some("spec.taints[0].value");
+        problems.extend(submit(spec, refusal, format!("taint value {value:?}")).await);
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {n} of Kubernetes' own cases were judged otherwise than Kubernetes judges them:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
 
 /// ClusterClass topology sets the EKSControlPlane's `spec.version`, so its template may leave the
