@@ -2,7 +2,7 @@
 //! moto (EC2) and the EKS emulator with workload API servers: the node group is created, its
 //! instances become `spec.providerIDList` and core's nodeRefs, it scales 2 → 3 → 1, an
 //! autoscaled pool's outside change is written back to the MachinePool, and deletion removes the
-//! node group and terminates its instances.
+//! node group and terminates its instances, also for a pool deleted after its Cluster.
 //!
 //! The provider reads its AWS endpoints from `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_EKS`, so the
 //! test body runs as a child process beside moto (see `support::run_in_child_with_moto`).
@@ -731,6 +731,118 @@ async fn child() {
         || async { pools.get_opt("huge").await.ok()?.is_none().then_some(()) },
     )
     .await;
+
+    // A pool deleted after its Cluster: its MachinePool goes and leaves it behind, then the
+    // Cluster goes; deleting the pool then finds its EKS cluster through the objects labelled
+    // with the Cluster's name (the one cleanup policy) and removes its node group.
+    pools
+        .create(&PostParams::default(), &pool_object("orphan", json!({})))
+        .await
+        .unwrap();
+    create_machine_pool(&client, "orphan", 1).await;
+    eventually(
+        "the orphan pool's node",
+        Duration::from_secs(90),
+        || async {
+            let p = pools.get("orphan").await.ok()?;
+            (p.spec.common.provider_id_list.len() == 1).then_some(())
+        },
+    )
+    .await;
+    // Core would delete the pool with its MachinePool: pause it there, delete the MachinePool
+    // leaving its dependents, and drop core's finalizer, so the MachinePool goes alone.
+    let machine_pools_api = Api::<kube::api::DynamicObject>::namespaced_with(
+        client.clone(),
+        NS,
+        &machine_pool_resource(),
+    );
+    machine_pools_api
+        .patch(
+            "orphan",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}})),
+        )
+        .await
+        .unwrap();
+    machine_pools_api
+        .delete("orphan", &DeleteParams::orphan())
+        .await
+        .unwrap();
+    machine_pools_api
+        .patch(
+            "orphan",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    let clusters =
+        Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), NS, &cluster_resource());
+    // The Cluster goes without core deleting its control plane first (paused, orphan-deleted,
+    // finalizer dropped), as after a forced removal: the EKSControlPlane, labelled with the
+    // Cluster's name, is what is left to find the EKS cluster by.
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"paused": true}})),
+        )
+        .await
+        .unwrap();
+    clusters
+        .delete(CLUSTER, &DeleteParams::orphan())
+        .await
+        .unwrap();
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    eventually(
+        "the Cluster to be gone",
+        Duration::from_secs(90),
+        || async {
+            let gone = clusters.get_opt(CLUSTER).await.ok()?.is_none();
+            let orphaned = pools
+                .get("orphan")
+                .await
+                .ok()?
+                .owner_references()
+                .iter()
+                .all(|o| o.kind != "MachinePool");
+            (gone && orphaned).then_some(())
+        },
+    )
+    .await;
+    let control_planes: Api<EKSControlPlane> = Api::namespaced(client.clone(), NS);
+    assert!(
+        control_planes.get_opt("prod-cp").await.unwrap().is_some(),
+        "the control plane outlives the Cluster here"
+    );
+    pools
+        .delete("orphan", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the orphan EKSMachinePool to be gone",
+        Duration::from_secs(90),
+        || async { pools.get_opt("orphan").await.ok()?.is_none().then_some(()) },
+    )
+    .await;
+    let left = aws
+        .eks
+        .describe_nodegroup()
+        .cluster_name(EKS_NAME)
+        .nodegroup_name("pools-orphan")
+        .send()
+        .await;
+    assert!(
+        left.is_err(),
+        "the node group of a pool deleted after its Cluster is deleted: {left:?}"
+    );
 
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), provider).await;

@@ -175,10 +175,61 @@ pub fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released; the kernel does not hand it out again at once).
+/// A TCP port for a child to listen on: free on every interface a moment ago, never handed out
+/// twice by this process, and chosen below the kernel's ephemeral range.
+///
+/// A port the kernel picks for `bind(0)` comes from the ephemeral range, which is also where
+/// every outgoing connection's local port comes from: between this check and the child's own
+/// bind, any client connection on the machine may take it (seen as `bind: address already in
+/// use` from a Cluster API manager while other planes started beside it). Below that range
+/// only listeners collide, and the pick is random so that parallel test processes rarely meet.
 pub fn free_port() -> Result<u16> {
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let (low, high) = listener_ports();
+    let mut handed = HANDED_OUT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for attempt in 0..200u64 {
+        let port = low + u16::try_from(random(attempt) % u64::from(high - low)).unwrap_or(0);
+        if handed.contains(&port) {
+            continue;
+        }
+        if std::net::TcpListener::bind(("0.0.0.0", port)).is_ok()
+            && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+        {
+            handed.push(port);
+            return Ok(port);
+        }
+    }
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).context("binding a free port")?;
     Ok(listener.local_addr()?.port())
+}
+
+/// The ports [`free_port`] picks from: from 20000 up to the start of the ephemeral range
+/// (`/proc/sys/net/ipv4/ip_local_port_range`, Linux's default 32768).
+fn listener_ports() -> (u16, u16) {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    if ephemeral_low > 21000 {
+        (20000, ephemeral_low)
+    } else {
+        // An unusual range: pick above it instead.
+        (61000, 65000)
+    }
+}
+
+/// A random number, different per call and per process (no RNG crate needed for a port).
+fn random(salt: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(salt);
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
 }
 
 /// Polls `probe` every `every` until it returns `Ok(true)`, or fails after `timeout` with the last error.
@@ -221,4 +272,24 @@ pub async fn http_status(port: u16, path: &str) -> Result<u16> {
         .nth(1)
         .and_then(|code| code.parse().ok())
         .with_context(|| format!("no HTTP status in {line:?}"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod port_tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_distinct_bindable_and_outside_the_ephemeral_range() {
+        let (low, high) = listener_ports();
+        let ports: Vec<u16> = (0..50).map(|_| free_port().unwrap()).collect();
+        let mut unique = ports.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ports.len(), "{ports:?}");
+        for p in ports {
+            assert!((low..high).contains(&p), "{p} not in {low}..{high}");
+            std::net::TcpListener::bind(("0.0.0.0", p)).unwrap();
+        }
+    }
 }

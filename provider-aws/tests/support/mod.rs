@@ -27,13 +27,10 @@ use serde_json::json;
 
 pub use test_support::eventually;
 
-/// A local port that was free a moment ago.
+/// A local port that was free a moment ago, outside the ephemeral range
+/// ([`testbed::process::free_port`]).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    testbed::process::free_port().unwrap()
 }
 
 /// The object's condition of type `type_`, if it has one.
