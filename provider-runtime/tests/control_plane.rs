@@ -9,11 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::Parser;
 use contract::api::{
     ControlPlaneSpecCommon, ControlPlaneStatusCommon, Endpoint, EndpointName, Operation,
     RequestOverridesStatus,
@@ -33,12 +33,11 @@ use provider_runtime::control_plane::{
     ManagedCluster, ManagedControlPlane, Request, Started,
 };
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
-use provider_runtime::{
-    CloudCalls, CommonArgs, Operator, ProviderError, ProviderObject, ProviderSpec, Role,
-};
+use provider_runtime::{CloudCalls, ProviderError, ProviderObject, Role};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use support::{condition, reason_of};
 use test_support::eventually;
 
 const PROVIDER: &str = "xks";
@@ -110,14 +109,7 @@ struct XksState {
     writes: Vec<String>,
 }
 
-#[derive(Clone, Default)]
-struct Xks(Arc<Mutex<XksState>>);
-
-impl Xks {
-    fn with<T>(&self, f: impl FnOnce(&mut XksState) -> T) -> T {
-        f(&mut self.0.lock().unwrap())
-    }
-}
+type Xks = support::Cloud<XksState>;
 
 struct XksTokens;
 
@@ -349,16 +341,6 @@ impl ControlPlaneCloud for Xks {
     }
 }
 
-fn condition<'a>(cp: &'a XKSControlPlane, type_: &str) -> Option<&'a Condition> {
-    cp.conditions().iter().find(|c| c.type_ == type_)
-}
-
-fn reason_of(cp: &XKSControlPlane, type_: &str) -> String {
-    condition(cp, type_)
-        .map(|c| format!("{}/{}", c.status, c.reason))
-        .unwrap_or_default()
-}
-
 fn cluster(name: &str, control_plane: &str) -> Cluster {
     serde_json::from_value(json!({
         "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -385,17 +367,7 @@ fn control_plane(name: &str, version: &str, cloud_name: Option<&str>) -> XKSCont
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
-    let plane = testbed::ManagementPlane::start(testbed::Options::default())
-        .await
-        .expect("management plane starts");
-    let client = plane.client().await.expect("client");
-    let mut crd = XKSControlPlane::crd();
-    crd.metadata
-        .labels
-        .get_or_insert_with(BTreeMap::new)
-        .insert("cluster.x-k8s.io/v1beta2".into(), "v1alpha1".into());
-    plane.install_crds(&[crd]).await.expect("CRD installs");
-    test_support::create_namespace(&client, NS).await;
+    let (plane, client) = support::plane_with(XKSControlPlane::crd(), NS).await;
     let cps: Api<XKSControlPlane> = Api::namespaced(client.clone(), NS);
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
@@ -415,25 +387,10 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
         );
     });
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        common: CommonArgs,
-    }
-    let args = Cli::parse_from([
-        "xks-provider",
-        "--health-probe-bind-address=127.0.0.1:0",
-        "--metrics-bind-address=127.0.0.1:0",
-    ])
-    .common;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let provider = tokio::spawn(
-        Operator::new(ProviderSpec::new(PROVIDER), args)
+    let provider = support::run(PROVIDER, &client, |operator| {
+        operator
             .controller::<XKSControlPlane, _>(ControlPlaneReconciler::new(PROVIDER, xks.clone()))
-            .run_with(client.clone(), async move {
-                let _ = stop_rx.await;
-            }),
-    );
+    });
 
     cps.create(&PostParams::default(), &control_plane("cp1", "v1.30", None))
         .await
@@ -572,6 +529,6 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
         );
     });
 
-    let _ = stop_tx.send(());
-    provider.await.unwrap().unwrap();
+    provider.stop().await;
+    drop(plane);
 }

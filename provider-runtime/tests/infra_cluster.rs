@@ -9,11 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::Parser;
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
 use contract::capi::Cluster;
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
@@ -24,13 +24,11 @@ use kube::{Api, CustomResource, CustomResourceExt};
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
 };
-use provider_runtime::{
-    Cleanup, CloudCalls, CommonArgs, Operator, PassContext, ProviderError, ProviderObject,
-    ProviderSpec, Role,
-};
+use provider_runtime::{Cleanup, CloudCalls, PassContext, ProviderError, ProviderObject, Role};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use support::{message_of, reason_of};
 use test_support::eventually;
 
 const PROVIDER: &str = "xks";
@@ -98,14 +96,7 @@ struct XksState {
     stuck: bool,
 }
 
-#[derive(Clone, Default)]
-struct Xks(Arc<Mutex<XksState>>);
-
-impl Xks {
-    fn with<T>(&self, f: impl FnOnce(&mut XksState) -> T) -> T {
-        f(&mut self.0.lock().unwrap())
-    }
-}
+type Xks = support::Cloud<XksState>;
 
 const ZONES: [&str; 2] = ["xk-1a", "xk-1b"];
 const SOON: Duration = Duration::from_millis(300);
@@ -264,22 +255,6 @@ impl InfraClusterCloud for Xks {
     }
 }
 
-fn reason_of(c: &XKSCluster, type_: &str) -> String {
-    c.conditions()
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| format!("{}/{}", c.status, c.reason))
-        .unwrap_or_default()
-}
-
-fn message_of(c: &XKSCluster, type_: &str) -> String {
-    c.conditions()
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| c.message.clone())
-        .unwrap_or_default()
-}
-
 fn cluster(name: &str, infra: &str) -> Cluster {
     serde_json::from_value(json!({
         "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -304,17 +279,7 @@ fn infra(name: &str, network: serde_json::Value) -> XKSCluster {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
-    let plane = testbed::ManagementPlane::start(testbed::Options::default())
-        .await
-        .expect("management plane starts");
-    let client = plane.client().await.expect("client");
-    let mut crd = XKSCluster::crd();
-    crd.metadata
-        .labels
-        .get_or_insert_with(BTreeMap::new)
-        .insert("cluster.x-k8s.io/v1beta2".into(), "v1alpha1".into());
-    plane.install_crds(&[crd]).await.expect("CRD installs");
-    test_support::create_namespace(&client, NS).await;
+    let (plane, client) = support::plane_with(XKSCluster::crd(), NS).await;
     let infras: Api<XKSCluster> = Api::namespaced(client.clone(), NS);
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
 
@@ -323,25 +288,9 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
         s.networks.insert("net-shared".into(), (None, true));
     });
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        common: CommonArgs,
-    }
-    let args = Cli::parse_from([
-        "xks-provider",
-        "--health-probe-bind-address=127.0.0.1:0",
-        "--metrics-bind-address=127.0.0.1:0",
-    ])
-    .common;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let provider = tokio::spawn(
-        Operator::new(ProviderSpec::new(PROVIDER), args)
-            .controller::<XKSCluster, _>(InfraClusterReconciler::new(PROVIDER, xks.clone()))
-            .run_with(client.clone(), async move {
-                let _ = stop_rx.await;
-            }),
-    );
+    let provider = support::run(PROVIDER, &client, |operator| {
+        operator.controller::<XKSCluster, _>(InfraClusterReconciler::new(PROVIDER, xks.clone()))
+    });
 
     for (name, network) in [
         ("made", json!({"cidrBlock": "10.1.0.0/20"})),
@@ -476,6 +425,6 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
             "nothing for the brought network or the refused spec"
         );
     });
-    let _ = stop_tx.send(());
-    provider.await.unwrap().unwrap();
+    provider.stop().await;
+    drop(plane);
 }
