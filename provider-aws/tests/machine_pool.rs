@@ -768,6 +768,7 @@ async fn child() {
         .delete("orphan", &DeleteParams::orphan())
         .await
         .unwrap();
+    orphaned(&machine_pools_api, "orphan").await;
     machine_pools_api
         .patch(
             "orphan",
@@ -793,6 +794,7 @@ async fn child() {
         .delete(CLUSTER, &DeleteParams::orphan())
         .await
         .unwrap();
+    orphaned(&clusters, CLUSTER).await;
     clusters
         .patch(
             CLUSTER,
@@ -818,8 +820,9 @@ async fn child() {
     )
     .await;
     let control_planes: Api<EKSControlPlane> = Api::namespaced(client.clone(), NS);
+    let cp = control_planes.get_opt("prod-cp").await.unwrap();
     assert!(
-        control_planes.get_opt("prod-cp").await.unwrap().is_some(),
+        cp.is_some_and(|cp| cp.metadata.deletion_timestamp.is_none()),
         "the control plane outlives the Cluster here"
     );
     pools
@@ -839,15 +842,40 @@ async fn child() {
         .nodegroup_name("pools-orphan")
         .send()
         .await;
-    assert!(
-        left.is_err(),
+    let code = left
+        .as_ref()
+        .err()
+        .and_then(aws_sdk_eks::error::ProvideErrorMetadata::code);
+    assert_eq!(
+        code,
+        Some("ResourceNotFoundException"),
         "the node group of a pool deleted after its Cluster is deleted: {left:?}"
     );
+    aws.eks
+        .describe_cluster()
+        .name(EKS_NAME)
+        .send()
+        .await
+        .expect("the EKS cluster itself is still there");
 
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), provider).await;
     emulator.shutdown().await;
     plane.stop().await;
+}
+
+/// Waits until the garbage collector has let `name`'s dependents go (the `orphan` finalizer of
+/// an orphaning delete is gone), so dropping the other finalizers cannot take them with it.
+async fn orphaned(api: &Api<kube::api::DynamicObject>, name: &str) {
+    eventually(
+        "the dependents orphaned",
+        Duration::from_secs(60),
+        || async {
+            let obj = api.get_opt(name).await.ok()??;
+            (!obj.finalizers().iter().any(|f| f == "orphan")).then_some(())
+        },
+    )
+    .await;
 }
 
 async fn create_machine_pool(client: &kube::Client, name: &str, replicas: i32) {

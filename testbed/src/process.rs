@@ -201,22 +201,32 @@ pub fn free_port() -> Result<u16> {
             return Ok(port);
         }
     }
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).context("binding a free port")?;
-    Ok(listener.local_addr()?.port())
+    bail!("no free port in {low}..{high} after 200 tries")
 }
 
 /// The ports [`free_port`] picks from: from 20000 up to the start of the ephemeral range
-/// (`/proc/sys/net/ipv4/ip_local_port_range`, Linux's default 32768).
+/// (`/proc/sys/net/ipv4/ip_local_port_range`, Linux's default 32768 60999), or above its end
+/// when it starts too low.
 fn listener_ports() -> (u16, u16) {
-    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+    let range: Vec<u16> = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32768);
-    if ephemeral_low > 21000 {
-        (20000, ephemeral_low)
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let (low, high) = match range.as_slice() {
+        [low, high] => (*low, *high),
+        _ => (32768, 60999),
+    };
+    if low > 21000 {
+        (20000, low)
+    } else if high < 64000 {
+        (high + 1, 65000)
     } else {
-        // An unusual range: pick above it instead.
-        (61000, 65000)
+        // No room outside it: pick inside, as bind(0) would, but still at random.
+        (20000, 65000)
     }
 }
 

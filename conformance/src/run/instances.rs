@@ -67,6 +67,13 @@ impl InstanceLog {
     }
 }
 
+impl Drop for InstanceLog {
+    fn drop(&mut self) {
+        // A run cut short between start and stop does not leave the reads going.
+        self.task.abort();
+    }
+}
+
 fn take<T>(m: &Mutex<Vec<T>>) -> Vec<T> {
     std::mem::take(&mut *m.lock().unwrap_or_else(PoisonError::into_inner))
 }
@@ -123,6 +130,13 @@ pub fn premature_drops(
         let now: BTreeSet<&str> = v.ids.iter().map(String::as_str).collect();
         for id in listed.difference(&now) {
             if !judged.insert(id) {
+                continue;
+            }
+            if !log.iter().any(|o| o.sent > v.at) {
+                problems.push(format!(
+                    "{pool}: {id} left providerIDList at resourceVersion {} and no read of the cloud's instances came after it, so C51 could not judge it",
+                    v.resource_version
+                ));
                 continue;
             }
             let still = log
@@ -195,14 +209,16 @@ mod tests {
         );
         let on_time = premature_drops("mp", &start, &[version(t0, 500, "8", &["p://a"])], &log);
         assert!(on_time.is_empty(), "{on_time:?}");
-        // A read sent before the suite saw the version proves nothing about it.
+        // A read sent before the suite saw the version proves nothing about it; with no read
+        // after it at all, the drop is reported as unjudged rather than passed.
         let unknown = premature_drops(
             "mp",
             &start,
             &[version(t0, 450, "9", &["p://a"])],
             &log[..3],
         );
-        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_eq!(unknown.len(), 1, "{unknown:?}");
+        assert!(unknown[0].contains("could not judge"), "{}", unknown[0]);
     }
 
     #[test]

@@ -407,6 +407,11 @@ impl Eks {
             let delay = Delays::duration(self.timing().pool.delete);
             n.life
                 .begin(Status::Deleting, Status::Gone, Instant::now(), delay);
+            if n.reconciling {
+                // A pass is launching or terminating: the deletion waits for it and for its
+                // own pass, which terminates whatever is left.
+                n.life.hold();
+            }
             n.applied = false;
             n.modified_at = epoch_now();
             if let Some(id) = n.pending.take()
