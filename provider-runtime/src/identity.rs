@@ -90,7 +90,7 @@ impl SecretIdentity {
                     return Err(ProviderError::terminal(
                         Reason::Unauthorized,
                         format!(
-                            "identity Secret {}/{} must hold {}",
+                            "identity Secret {}/{} must hold {} (non-empty UTF-8 text; {key} is missing, blank or not text)",
                             self.namespace,
                             self.name,
                             and_list(&keys)
@@ -230,7 +230,7 @@ mod tests {
         let err = id.require(["KeyID", "Blank", "Other"]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "identity Secret ns/creds must hold KeyID, Blank and Other"
+            "identity Secret ns/creds must hold KeyID, Blank and Other (non-empty UTF-8 text; Blank is missing, blank or not text)"
         );
         let printed = format!("{:?}", Identity::Secret(id));
         assert!(

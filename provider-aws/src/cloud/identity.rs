@@ -140,7 +140,7 @@ mod tests {
         let read = |s: &Secret| credentials_from(&SecretIdentity::from_secret("ns", "aws", s));
         assert_eq!(
             read(&secret).unwrap_err().to_string(),
-            "identity Secret ns/aws must hold AccessKeyID and SecretAccessKey"
+            "identity Secret ns/aws must hold AccessKeyID and SecretAccessKey (non-empty UTF-8 text; SecretAccessKey is missing, blank or not text)"
         );
         secret.data.as_mut().unwrap().insert(
             SECRET_ACCESS_KEY_KEY.to_string(),
