@@ -5,5 +5,6 @@
 //! backing emulated clusters. Each cloud module speaks that cloud's real wire protocol on top.
 
 pub mod eks;
+pub mod gke;
 pub mod kit;
 pub mod moto;

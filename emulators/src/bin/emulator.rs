@@ -42,6 +42,9 @@ struct Cli {
 enum Command {
     /// Amazon EKS (REST-JSON, as the AWS SDKs send it).
     Eks(EksArgs),
+    /// Google Kubernetes Engine and the Compute Engine subset (REST/JSON, as Google's Rust
+    /// clients send them), with the OAuth token endpoint.
+    Gke(GkeArgs),
     /// Resizes a Cluster API pool's EKS node group as the cloud's autoscaler would (through
     /// UpdateNodegroupConfig, bypassing Cluster API) and waits for the update to complete.
     EksScale(EksScaleArgs),
@@ -117,6 +120,7 @@ async fn main() -> Result<()> {
         .init();
     match Cli::parse().command {
         Command::Eks(args) => run_eks(args).await,
+        Command::Gke(args) => run_gke(args).await,
         Command::EksScale(args) => run_eks_scale(args).await,
         Command::AwsNetwork(args) => run_aws_network(args).await,
     }
@@ -232,6 +236,151 @@ async fn start_eks(args: &EksArgs) -> Result<Started> {
     };
     let handle = serve_eks(config, timing, listener).await?;
     Ok(Started { handle, moto })
+}
+
+#[derive(Debug, Args)]
+struct GkeArgs {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The project of the key `--write-key` writes.
+    #[arg(long, default_value = "capi-emulated")]
+    project: String,
+    /// A service-account key file to trust (repeatable). With none and no `--write-key`,
+    /// callers are not checked.
+    #[arg(long = "trust-key", value_name = "FILE")]
+    trust_keys: Vec<PathBuf>,
+    /// Generate a service-account key for `--project` whose `token_uri` is this emulator, trust
+    /// it, and write it to FILE (mode 0600); printed as `GOOGLE_APPLICATION_CREDENTIALS=`.
+    #[arg(long, value_name = "FILE")]
+    write_key: Option<PathBuf>,
+    /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
+    #[arg(long)]
+    workload_servers: bool,
+    /// Directory for the workload servers' certificates and logs (default: a new temporary one).
+    #[arg(long)]
+    workload_dir: Option<PathBuf>,
+    /// Seconds an access token from the token endpoint lives (Google: 3600).
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    token_ttl: u64,
+    /// Clusters a project may have per location (GKE: 50).
+    #[arg(long, default_value_t = emulators::gke::CLUSTER_QUOTA)]
+    cluster_quota: usize,
+    /// vCPUs a project may run per region (Compute Engine's CPUS quota).
+    #[arg(long, default_value_t = emulators::gke::CPU_QUOTA)]
+    cpu_quota: u32,
+    /// Seconds a cluster operation takes (create, upgrade, update, delete).
+    #[arg(long, default_value_t = 2.0)]
+    cluster_delay: f64,
+    /// Seconds a node-pool operation takes.
+    #[arg(long, default_value_t = 1.0)]
+    pool_delay: f64,
+    /// Seconds a small operation takes (labels, autoscaling, Compute resources).
+    #[arg(long, default_value_t = 0.5)]
+    addon_delay: f64,
+    /// Seconds an instance removed by a resize, an upgrade or a deletion stays shutting down (its
+    /// Node and provider ID still there) before it is gone.
+    #[arg(long, default_value_t = 2.0)]
+    instance_shutdown: f64,
+}
+
+async fn run_gke(args: GkeArgs) -> Result<()> {
+    let signal = wait_for_signal();
+    tokio::pin!(signal);
+    let server = tokio::select! {
+        started = start_gke(&args) => started?,
+        () = &mut signal => {
+            tracing::info!("stopped while starting");
+            return Ok(());
+        }
+    };
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on {}", server.url())?;
+        writeln!(stdout, "GKE_ENDPOINT={}", server.url())?;
+        if let Some(path) = &args.write_key {
+            writeln!(stdout, "GOOGLE_APPLICATION_CREDENTIALS={}", path.display())?;
+        }
+        writeln!(stdout, "GCP_PROJECT={}", args.project)?;
+        writeln!(stdout, "ready")?;
+        stdout.flush()?;
+    }
+    tracing::info!(url = %server.url(), project = %args.project, "GKE emulator serving");
+    signal.await;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn start_gke(args: &GkeArgs) -> Result<emulators::gke::GkeServer> {
+    use emulators::gke::{GkeConfig, ServiceAccountKey, serve_gke};
+    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        .await
+        .with_context(|| format!("binding {}:{}", args.host, args.port))?;
+    let port = listener.local_addr()?.port();
+    let host = if args.host == "0.0.0.0" {
+        "127.0.0.1"
+    } else {
+        args.host.as_str()
+    };
+    let base = format!("http://{host}:{port}");
+    let dir = match &args.workload_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("gke-emulator-{}", std::process::id())),
+    };
+    let mut config = GkeConfig::default();
+    for path in &args.trust_keys {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        config.keys.push(
+            ServiceAccountKey::parse(&text)
+                .with_context(|| format!("reading {}", path.display()))?,
+        );
+    }
+    if let Some(path) = &args.write_key {
+        let email = format!("capi-provider@{}.iam.gserviceaccount.com", args.project);
+        let key = ServiceAccountKey::generate(&args.project, &email, &format!("{base}/token"))?;
+        write_private(path, &serde_json::to_string_pretty(&key.to_json())?)?;
+        config.keys.push(key);
+    }
+    config.token_lifetime = Duration::from_secs(args.token_ttl);
+    config.cluster_quota = args.cluster_quota;
+    config.cpu_quota = args.cpu_quota;
+    if args.workload_servers {
+        let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
+            .await?
+            .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
+        let servers = WorkloadServers::new(assets, dir, format!("{base}/_emulator/tokenreview"))?;
+        config.workload = Some(Arc::new(servers));
+    }
+    let timing = Timing {
+        cluster: Delays::uniform(args.cluster_delay),
+        pool: Delays::uniform(args.pool_delay),
+        addon: Delays::uniform(args.addon_delay),
+        instance_shutdown: args.instance_shutdown,
+    };
+    serve_gke(config, timing, listener).await
+}
+
+/// Writes a file only its owner can read.
+fn write_private(path: &std::path::Path, contents: &str) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(contents.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[derive(Debug, Args)]

@@ -1,0 +1,135 @@
+//! The HTTP front: `/v1/…` (Kubernetes Engine), `/compute/v1/…` (Compute Engine) and
+//! `POST /token` (OAuth 2.0), each call counted and open to injected faults under its RPC name,
+//! every caller authenticated when keys are trusted, next to the kit's control endpoint.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::error::{GoogleError, fault_response};
+use super::{Gke, GkeInstances, GkeTokenVerifier, compute, container};
+use crate::kit;
+
+/// The emulator's routes.
+pub fn router(gke: Arc<Gke>) -> Router {
+    let control = kit::control_router(
+        gke.kit().clone(),
+        Arc::new(GkeTokenVerifier(Arc::downgrade(&gke))),
+        Arc::new(GkeInstances(Arc::downgrade(&gke))),
+    );
+    Router::new()
+        .fallback(dispatch)
+        .with_state(gke)
+        .merge(control)
+}
+
+/// `application/x-www-form-urlencoded` into pairs.
+fn form(body: &[u8]) -> HashMap<String, String> {
+    let text = String::from_utf8_lossy(body);
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(&s.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+enum Api {
+    Container(container::Call, container::Target),
+    Compute(compute::Call, compute::Target),
+}
+
+async fn dispatch(
+    State(gke): State<Arc<Gke>>,
+    method: Method,
+    uri: Uri,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path();
+    if path == "/token" && method == Method::POST {
+        gke.kit.calls.record("Token", kit::Outcome::Ok);
+        let (status, body) = gke.auth.exchange(&form(&body));
+        return (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            axum::Json(body),
+        )
+            .into_response();
+    }
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let api = match segs.as_slice() {
+        ["v1", rest @ ..] => container::parse(&method, rest).map(|(c, t)| Api::Container(c, t)),
+        ["compute", "v1", rest @ ..] => {
+            compute::parse(&method, rest).map(|(c, t)| Api::Compute(c, t))
+        }
+        _ => None,
+    };
+    let Some(api) = api else {
+        return GoogleError::not_found(format!(
+            "The requested URL {path} was not found on this server."
+        ))
+        .into_response();
+    };
+    let (rpc, permission, project) = match &api {
+        Api::Container(c, t) => (
+            c.rpc().to_string(),
+            c.permission().to_string(),
+            t.project.clone(),
+        ),
+        Api::Compute(c, t) => (c.rpc(), c.permission(), t.project.clone()),
+    };
+    if let Err(fault) = gke.kit.enter(&rpc).await {
+        return fault_response(&fault);
+    }
+    let result = async {
+        if gke.auth.enabled() {
+            let bearer = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .ok_or_else(GoogleError::unauthenticated)?;
+            let principal = gke.auth.authenticate(bearer).map_err(|why| {
+                tracing::info!(rpc, reason = %why, "request refused");
+                GoogleError::unauthenticated()
+            })?;
+            if principal.project != project {
+                return Err(GoogleError::permission_denied(format!(
+                    "Permission '{permission}' denied on resource 'projects/{project}' (or it may not exist)."
+                )));
+            }
+        }
+        let body: Value = if body.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_slice(&body).map_err(|e| {
+                GoogleError::invalid(format!("Invalid JSON payload received. {e}"))
+            })?
+        };
+        match api {
+            Api::Container(call, t) => gke.container_call(call, &t, body),
+            Api::Compute(call, t) => gke.compute_call(call, &t, body, &query).await,
+        }
+    }
+    .await;
+    gke.kit.finish(&rpc, result.is_ok());
+    match result {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => {
+            tracing::debug!(rpc, status = e.status, message = %e.message, "error answered");
+            e.into_response()
+        }
+    }
+}

@@ -1,0 +1,645 @@
+//! The Compute Engine subset (`/compute/v1/projects/{project}/…`): networks, subnetworks with
+//! secondary ranges, routers with Cloud NAT, the instance group managers of node pools with
+//! their managed instances, and the global, regional and zonal operations.
+
+use std::time::Duration;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::error::GoogleError;
+use super::render::{self, COMPUTE};
+use super::state::{ComputeKind, Effect, OpStatus, Operation, Scope, State};
+use super::validate::{self, int_of, last_segment, str_of};
+use super::{Gke, hex, now_rfc3339, numeric_id};
+use crate::kit::Delays;
+
+/// One Compute method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    /// `insert` of a kind.
+    Insert(ComputeKind),
+    /// `get`.
+    Get(ComputeKind),
+    /// `delete`.
+    Delete(ComputeKind),
+    /// `patch`.
+    Patch(ComputeKind),
+    /// `instanceGroupManagers.get`.
+    GetGroup,
+    /// `instanceGroupManagers.listManagedInstances`.
+    ListManagedInstances,
+    /// `*Operations.get`, or `wait` (`true`: answers once done or after two minutes).
+    GetOperation(bool),
+}
+
+impl Call {
+    /// The method's name for the call counters (`compute.networks.insert`).
+    pub fn rpc(&self) -> String {
+        let kind = |k: &ComputeKind| match k {
+            ComputeKind::Network => "networks",
+            ComputeKind::Subnetwork => "subnetworks",
+            ComputeKind::Router => "routers",
+        };
+        match self {
+            Self::Insert(k) => format!("compute.{}.insert", kind(k)),
+            Self::Get(k) => format!("compute.{}.get", kind(k)),
+            Self::Delete(k) => format!("compute.{}.delete", kind(k)),
+            Self::Patch(k) => format!("compute.{}.patch", kind(k)),
+            Self::GetGroup => "compute.instanceGroupManagers.get".into(),
+            Self::ListManagedInstances => {
+                "compute.instanceGroupManagers.listManagedInstances".into()
+            }
+            Self::GetOperation(false) => "compute.operations.get".into(),
+            Self::GetOperation(true) => "compute.operations.wait".into(),
+        }
+    }
+
+    /// The IAM permission it needs.
+    pub fn permission(&self) -> String {
+        let rpc = self.rpc();
+        rpc.replace("listManagedInstances", "get")
+    }
+}
+
+/// What a Compute path names.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// Project id.
+    pub project: String,
+    /// `regions/<r>`, `zones/<z>` or `None` for global.
+    pub place: Option<String>,
+    /// The resource's name.
+    pub name: String,
+}
+
+impl Target {
+    fn region(&self) -> &str {
+        self.place
+            .as_deref()
+            .and_then(|p| p.strip_prefix("regions/"))
+            .unwrap_or_default()
+    }
+
+    fn key(&self) -> String {
+        match self
+            .place
+            .as_deref()
+            .and_then(|p| p.strip_prefix("regions/"))
+        {
+            Some(region) => format!("{}/{region}/{}", self.project, self.name),
+            None => format!("{}/{}", self.project, self.name),
+        }
+    }
+
+    fn path(&self, collection: &str) -> String {
+        let place = self.place.as_deref().unwrap_or("global");
+        format!(
+            "projects/{}/{place}/{collection}/{}",
+            self.project, self.name
+        )
+    }
+}
+
+/// Reads a `/compute/v1/…` path (segments after `v1`).
+pub fn parse(method: &Method, segs: &[&str]) -> Option<(Call, Target)> {
+    let ["projects", project, rest @ ..] = segs else {
+        return None;
+    };
+    let mut t = Target {
+        project: (*project).to_string(),
+        ..Target::default()
+    };
+    let (place, rest) = match rest {
+        ["global", rest @ ..] => (None, rest),
+        ["regions", r, rest @ ..] => (Some(format!("regions/{r}")), rest),
+        ["zones", z, rest @ ..] => (Some(format!("zones/{z}")), rest),
+        _ => return None,
+    };
+    t.place = place;
+    let kind = |collection: &str, regional: bool| match (collection, regional) {
+        ("networks", false) => Some(ComputeKind::Network),
+        ("subnetworks", true) => Some(ComputeKind::Subnetwork),
+        ("routers", true) => Some(ComputeKind::Router),
+        _ => None,
+    };
+    let regional = t
+        .place
+        .as_deref()
+        .is_some_and(|p| p.starts_with("regions/"));
+    let call = match rest {
+        ["operations", op] if method == Method::GET => {
+            t.name = (*op).to_string();
+            Call::GetOperation(false)
+        }
+        ["operations", op, "wait"] if method == Method::POST => {
+            t.name = (*op).to_string();
+            Call::GetOperation(true)
+        }
+        ["instanceGroupManagers", igm] if method == Method::GET => {
+            t.name = (*igm).to_string();
+            Call::GetGroup
+        }
+        ["instanceGroupManagers", igm, "listManagedInstances"] if method == Method::POST => {
+            t.name = (*igm).to_string();
+            Call::ListManagedInstances
+        }
+        [collection] if method == Method::POST => Call::Insert(kind(collection, regional)?),
+        [collection, name] => {
+            t.name = (*name).to_string();
+            let k = kind(collection, regional)?;
+            match *method {
+                Method::GET => Call::Get(k),
+                Method::DELETE => Call::Delete(k),
+                Method::PATCH => Call::Patch(k),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some((call, t))
+}
+
+fn collection(kind: ComputeKind) -> &'static str {
+    match kind {
+        ComputeKind::Network => "networks",
+        ComputeKind::Subnetwork => "subnetworks",
+        ComputeKind::Router => "routers",
+    }
+}
+
+fn not_found(path: &str) -> GoogleError {
+    GoogleError::not_found(format!("The resource '{path}' was not found"))
+}
+
+fn in_use(path: &str, by: &str) -> GoogleError {
+    let mut e = GoogleError::invalid(format!(
+        "The {} resource '{path}' is already being used by '{by}'",
+        path.split('/')
+            .nth(3)
+            .unwrap_or("resource")
+            .trim_end_matches('s')
+    ));
+    e.reason = Some("resourceInUseByAnotherResource");
+    e
+}
+
+/// A network reference (full URL, `projects/p/global/networks/n` or `global/networks/n`) as
+/// the key of an existing network.
+fn network_key(st: &State, project: &str, reference: &str) -> Result<String, GoogleError> {
+    let name = last_segment(reference);
+    let key = format!("{project}/{name}");
+    if st.networks.contains_key(&key) {
+        Ok(key)
+    } else {
+        Err(GoogleError::not_found(format!(
+            "The resource 'projects/{project}/global/networks/{name}' was not found"
+        )))
+    }
+}
+
+impl Gke {
+    /// Serves one Compute call.
+    pub(super) async fn compute_call(
+        &self,
+        call: Call,
+        t: &Target,
+        body: Value,
+        query: &std::collections::HashMap<String, String>,
+    ) -> Result<Value, GoogleError> {
+        match call {
+            Call::Insert(kind) => self.compute_insert(kind, t, body),
+            Call::Get(kind) => {
+                let st = self.lock();
+                st.compute(kind)
+                    .get(&t.key())
+                    .cloned()
+                    .ok_or_else(|| not_found(&t.path(collection(kind))))
+            }
+            Call::Delete(kind) => self.compute_delete(kind, t),
+            Call::Patch(kind) => self.compute_patch(kind, t, body),
+            Call::GetGroup => self.group(t, |c, p, zone| {
+                let serving = p.serving().filter(|i| i.zone == zone).count();
+                let leaving = p
+                    .instances
+                    .iter()
+                    .filter(|i| i.zone == zone && i.leaving_at.is_some())
+                    .count();
+                json!({
+                    "kind": "compute#instanceGroupManager",
+                    "name": p.group_name(&c.name, zone),
+                    "zone": format!("{COMPUTE}/projects/{}/zones/{zone}", c.project),
+                    "selfLink": render::group_url(c, p, zone),
+                    "baseInstanceName": p.base_name(&c.name, zone),
+                    "targetSize": p.per_zone,
+                    "currentActions": { "none": serving, "deleting": leaving, "creating": 0 },
+                    "status": { "isStable": leaving == 0 },
+                })
+            }),
+            Call::ListManagedInstances => {
+                let max = query
+                    .get("maxResults")
+                    .and_then(|m| m.parse::<usize>().ok())
+                    .filter(|m| *m > 0)
+                    .unwrap_or(500);
+                let start = query
+                    .get("pageToken")
+                    .and_then(|p| p.parse::<usize>().ok())
+                    .unwrap_or(0);
+                self.group(t, |c, p, zone| {
+                    let all: Vec<Value> = p
+                        .instances
+                        .iter()
+                        .filter(|i| i.zone == zone)
+                        .map(|i| {
+                            let leaving = i.leaving_at.is_some();
+                            json!({
+                                "instance": format!("{COMPUTE}/projects/{}/zones/{zone}/instances/{}", c.project, i.name),
+                                "id": i.id.to_string(),
+                                "name": i.name,
+                                "instanceStatus": if leaving { "STOPPING" } else { "RUNNING" },
+                                "currentAction": if leaving { "DELETING" } else { "NONE" },
+                            })
+                        })
+                        .collect();
+                    let page: Vec<Value> = all.iter().skip(start).take(max).cloned().collect();
+                    let mut out = json!({ "managedInstances": page });
+                    if start + max < all.len() {
+                        out["nextPageToken"] = json!((start + max).to_string());
+                    }
+                    out
+                })
+            }
+            Call::GetOperation(waiting) => {
+                let deadline = Instant::now() + Duration::from_secs(120);
+                loop {
+                    let op = {
+                        let st = self.lock();
+                        st.operations
+                            .get(&t.name)
+                            .filter(|o| matches!(&o.scope, Scope::Compute { place } if *place == t.place))
+                            .filter(|o| o.project == t.project)
+                            .cloned()
+                    };
+                    let Some(op) = op else {
+                        return Err(not_found(&format!(
+                            "projects/{}/{}/operations/{}",
+                            t.project,
+                            t.place.as_deref().unwrap_or("global"),
+                            t.name
+                        )));
+                    };
+                    if !waiting || op.status == OpStatus::Done || Instant::now() >= deadline {
+                        return Ok(render::compute_operation(&op));
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// Answers from the node pool behind an instance group manager.
+    fn group(
+        &self,
+        t: &Target,
+        f: impl FnOnce(&super::state::Cluster, &super::state::NodePool, &str) -> Value,
+    ) -> Result<Value, GoogleError> {
+        let zone = t
+            .place
+            .as_deref()
+            .and_then(|p| p.strip_prefix("zones/"))
+            .unwrap_or_default();
+        let st = self.lock();
+        for c in st.clusters.values().filter(|c| c.project == t.project) {
+            for p in &c.pools {
+                if p.zones.iter().any(|z| z == zone) && p.group_name(&c.name, zone) == t.name {
+                    return Ok(f(c, p, zone));
+                }
+            }
+        }
+        Err(not_found(&format!(
+            "projects/{}/zones/{zone}/instanceGroupManagers/{}",
+            t.project, t.name
+        )))
+    }
+
+    fn compute_op(
+        &self,
+        st: &mut State,
+        t: &Target,
+        kind: &'static str,
+        target_link: String,
+        effect: Effect,
+    ) -> Value {
+        let delay = Delays::duration(self.kit.timing().addon.create);
+        let now = Instant::now();
+        let name = format!(
+            "operation-{}-{}-{}-{}",
+            jiff::Timestamp::now().as_millisecond(),
+            hex(13),
+            hex(8),
+            hex(8)
+        );
+        let op = Operation {
+            name: name.clone(),
+            project: t.project.clone(),
+            location: t.place.clone().unwrap_or_else(|| "global".into()),
+            kind,
+            target_link,
+            scope: Scope::Compute {
+                place: t.place.clone(),
+            },
+            status: OpStatus::Pending,
+            start_time: now_rfc3339(),
+            end_time: None,
+            running_at: now + (delay / 4).min(Duration::from_millis(200)),
+            done_at: now + delay,
+            held: false,
+            error: None,
+            effect: Some(effect),
+        };
+        let rendered = render::compute_operation(&op);
+        st.operations.insert(name, op);
+        rendered
+    }
+
+    fn compute_insert(
+        &self,
+        kind: ComputeKind,
+        t: &Target,
+        mut body: Value,
+    ) -> Result<Value, GoogleError> {
+        let name = str_of(&body, "name").to_string();
+        validate::compute_name(&name)?;
+        let t = Target {
+            name: name.clone(),
+            ..t.clone()
+        };
+        let mut st = self.lock();
+        let key = t.key();
+        let path = t.path(collection(kind));
+        if st.compute(kind).contains_key(&key) {
+            return Err(GoogleError::already_exists(format!(
+                "The resource '{path}' already exists"
+            )));
+        }
+        let self_link = format!("{COMPUTE}/{path}");
+        match kind {
+            ComputeKind::Network => {
+                if body.get("autoCreateSubnetworks").is_none_or(Value::is_null) {
+                    return Err(GoogleError::invalid(
+                        "Invalid value for field 'resource.autoCreateSubnetworks': ''. It must be \
+                         set: legacy networks are not supported.",
+                    ));
+                }
+                let mtu = int_of(&body, "mtu");
+                if mtu != 0 && !(1300..=8896).contains(&mtu) {
+                    return Err(GoogleError::invalid(format!(
+                        "Invalid value for field 'resource.mtu': '{mtu}'. Must be between 1300 and 8896."
+                    )));
+                }
+                if mtu == 0 {
+                    body["mtu"] = json!(1460);
+                }
+                if body["routingConfig"]["routingMode"].is_null() {
+                    body["routingConfig"]["routingMode"] = json!("REGIONAL");
+                }
+                body["subnetworks"] = json!([]);
+                body["kind"] = json!("compute#network");
+            }
+            ComputeKind::Subnetwork => {
+                let net_key = network_key(&st, &t.project, str_of(&body, "network"))?;
+                let primary = validate::cidr("resource.ipCidrRange", str_of(&body, "ipCidrRange"))?;
+                let mut blocks = vec![("primary".to_string(), primary)];
+                let mut names = std::collections::BTreeSet::new();
+                for r in body["secondaryIpRanges"].as_array().into_iter().flatten() {
+                    let range_name = str_of(r, "rangeName");
+                    validate::compute_name(range_name)?;
+                    if !names.insert(range_name.to_string()) {
+                        return Err(GoogleError::invalid(format!(
+                            "Invalid value for field 'resource.secondaryIpRanges': secondary range name '{range_name}' is used twice."
+                        )));
+                    }
+                    let block = validate::cidr(
+                        "resource.secondaryIpRanges.ipCidrRange",
+                        str_of(r, "ipCidrRange"),
+                    )?;
+                    blocks.push((range_name.to_string(), block));
+                }
+                for (i, (a_name, a)) in blocks.iter().enumerate() {
+                    for (b_name, b) in &blocks[i + 1..] {
+                        if validate::overlaps(*a, *b) {
+                            return Err(GoogleError::invalid(format!(
+                                "Invalid IPCidrRange: the ranges '{a_name}' and '{b_name}' of subnetwork '{name}' overlap."
+                            )));
+                        }
+                    }
+                }
+                let net_name = last_segment(&net_key).to_string();
+                for (other, s) in &st.subnetworks {
+                    if last_segment(str_of(s, "network")) != net_name
+                        || !other.starts_with(&format!("{}/", t.project))
+                    {
+                        continue;
+                    }
+                    let theirs = std::iter::once(str_of(s, "ipCidrRange")).chain(
+                        s["secondaryIpRanges"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|r| str_of(r, "ipCidrRange")),
+                    );
+                    for text in theirs {
+                        if let Ok(block) = validate::cidr("x", text)
+                            && blocks.iter().any(|(_, b)| validate::overlaps(*b, block))
+                        {
+                            return Err(GoogleError::invalid(format!(
+                                "Invalid IPCidrRange: {text} conflicts with existing subnetwork '{}' in region '{}'.",
+                                str_of(s, "name"),
+                                t.region()
+                            )));
+                        }
+                    }
+                }
+                body["network"] = json!(format!(
+                    "{COMPUTE}/projects/{}/global/networks/{net_name}",
+                    t.project
+                ));
+                body["region"] = json!(format!(
+                    "{COMPUTE}/projects/{}/regions/{}",
+                    t.project,
+                    t.region()
+                ));
+                body["gatewayAddress"] = json!(std::net::Ipv4Addr::from(primary.0 + 1).to_string());
+                body["kind"] = json!("compute#subnetwork");
+                body["fingerprint"] = json!(hex(16));
+                if body["stackType"].is_null() {
+                    body["stackType"] = json!("IPV4_ONLY");
+                }
+            }
+            ComputeKind::Router => {
+                let net_key = network_key(&st, &t.project, str_of(&body, "network"))?;
+                for nat in body["nats"].as_array().into_iter().flatten() {
+                    validate::compute_name(str_of(nat, "name"))?;
+                    let alloc = str_of(nat, "natIpAllocateOption");
+                    if !["AUTO_ONLY", "MANUAL_ONLY"].contains(&alloc) {
+                        return Err(GoogleError::invalid(format!(
+                            "Invalid value for field 'resource.nats[0].natIpAllocateOption': '{alloc}'. Must be AUTO_ONLY or MANUAL_ONLY."
+                        )));
+                    }
+                    let ranges = str_of(nat, "sourceSubnetworkIpRangesToNat");
+                    if ![
+                        "ALL_SUBNETWORKS_ALL_IP_RANGES",
+                        "ALL_SUBNETWORKS_ALL_PRIMARY_IP_RANGES",
+                        "LIST_OF_SUBNETWORKS",
+                    ]
+                    .contains(&ranges)
+                    {
+                        return Err(GoogleError::invalid(format!(
+                            "Invalid value for field 'resource.nats[0].sourceSubnetworkIpRangesToNat': '{ranges}'."
+                        )));
+                    }
+                }
+                let net_name = last_segment(&net_key).to_string();
+                body["network"] = json!(format!(
+                    "{COMPUTE}/projects/{}/global/networks/{net_name}",
+                    t.project
+                ));
+                body["region"] = json!(format!(
+                    "{COMPUTE}/projects/{}/regions/{}",
+                    t.project,
+                    t.region()
+                ));
+                body["kind"] = json!("compute#router");
+            }
+        }
+        body["id"] = json!(numeric_id().to_string());
+        body["selfLink"] = json!(self_link);
+        body["creationTimestamp"] = json!(now_rfc3339());
+        Ok(self.compute_op(
+            &mut st,
+            &t,
+            "insert",
+            self_link,
+            Effect::ComputeInsert(kind, key, body),
+        ))
+    }
+
+    fn compute_delete(&self, kind: ComputeKind, t: &Target) -> Result<Value, GoogleError> {
+        let mut st = self.lock();
+        let key = t.key();
+        let path = t.path(collection(kind));
+        let resource = st.compute(kind).get(&key).ok_or_else(|| not_found(&path))?;
+        let self_link = str_of(resource, "selfLink").to_string();
+        match kind {
+            ComputeKind::Network => {
+                let users = st
+                    .subnetworks
+                    .values()
+                    .chain(st.routers.values())
+                    .find(|s| {
+                        last_segment(str_of(s, "network")) == t.name
+                            && str_of(s, "selfLink").contains(&format!("/projects/{}/", t.project))
+                    });
+                if let Some(user) = users {
+                    let by = str_of(user, "selfLink")
+                        .trim_start_matches(&format!("{COMPUTE}/"))
+                        .to_string();
+                    return Err(in_use(&path, &by));
+                }
+                if let Some(c) = st.clusters.values().find(|c| {
+                    c.project == t.project && last_segment(str_of(&c.spec, "network")) == t.name
+                }) {
+                    return Err(in_use(
+                        &path,
+                        &format!(
+                            "projects/{}/locations/{}/clusters/{}",
+                            c.project, c.location, c.name
+                        ),
+                    ));
+                }
+            }
+            ComputeKind::Subnetwork => {
+                if let Some(c) = st.clusters.values().find(|c| {
+                    c.project == t.project
+                        && c.region() == t.region()
+                        && last_segment(str_of(&c.spec, "subnetwork")) == t.name
+                }) {
+                    return Err(in_use(
+                        &path,
+                        &format!(
+                            "projects/{}/locations/{}/clusters/{}",
+                            c.project, c.location, c.name
+                        ),
+                    ));
+                }
+            }
+            ComputeKind::Router => {}
+        }
+        Ok(self.compute_op(
+            &mut st,
+            t,
+            "delete",
+            self_link,
+            Effect::ComputeDelete(kind, key),
+        ))
+    }
+
+    fn compute_patch(
+        &self,
+        kind: ComputeKind,
+        t: &Target,
+        body: Value,
+    ) -> Result<Value, GoogleError> {
+        let mut st = self.lock();
+        let key = t.key();
+        let path = t.path(collection(kind));
+        let current = st.compute(kind).get(&key).ok_or_else(|| not_found(&path))?;
+        if kind == ComputeKind::Subnetwork
+            && str_of(&body, "fingerprint") != str_of(current, "fingerprint")
+        {
+            let mut e = GoogleError::invalid(format!(
+                "Invalid value for field 'resource.fingerprint': '{}'. Supplied fingerprint does not match current metadata fingerprint.",
+                str_of(&body, "fingerprint")
+            ));
+            e.http = axum::http::StatusCode::PRECONDITION_FAILED;
+            e.status = "FAILED_PRECONDITION";
+            e.reason = Some("conditionNotMet");
+            return Err(e);
+        }
+        if kind == ComputeKind::Network {
+            return Err(GoogleError::unimplemented("networks.patch"));
+        }
+        let mut next = current.clone();
+        for (k, v) in body.as_object().into_iter().flatten() {
+            if [
+                "name",
+                "selfLink",
+                "id",
+                "kind",
+                "network",
+                "region",
+                "creationTimestamp",
+                "fingerprint",
+                "ipCidrRange",
+            ]
+            .contains(&k.as_str())
+            {
+                continue;
+            }
+            next[k] = v.clone();
+        }
+        if kind == ComputeKind::Subnetwork {
+            next["fingerprint"] = json!(hex(16));
+        }
+        let self_link = str_of(current, "selfLink").to_string();
+        Ok(self.compute_op(
+            &mut st,
+            t,
+            "patch",
+            self_link,
+            Effect::ComputePatch(kind, key, next),
+        ))
+    }
+}
