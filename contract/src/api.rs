@@ -174,6 +174,9 @@ pub enum EndpointName {
     Public,
     /// The endpoint reachable only from the cluster's network.
     Private,
+    /// A DNS name in front of the control plane, reachable where the cloud's policy allows
+    /// (GKE's DNS-based endpoint); never preferred, listed beside the others.
+    Dns,
 }
 
 impl EndpointName {
@@ -182,6 +185,7 @@ impl EndpointName {
         match self {
             EndpointName::Public => "public",
             EndpointName::Private => "private",
+            EndpointName::Dns => "dns",
         }
     }
 }
@@ -190,7 +194,7 @@ impl EndpointName {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
-    /// Which endpoint this is: public or private.
+    /// Which endpoint this is: public, private or dns.
     pub name: EndpointName,
     /// Host name or IP address, without scheme or port.
     #[schemars(length(min = 1, max = 512))]

@@ -71,6 +71,22 @@ pub fn expected_crd_name(kind: &str, group: &str) -> String {
     format!("{}.{group}", plural_of_kind(kind))
 }
 
+/// The schema of a ControlPlane kind's spec as its Template stamps it out: the same fields,
+/// descriptions and rules, with `version` no longer required (ClusterClass topology writes
+/// `Cluster.spec.topology.version` into the stamped object's `spec.version`).
+pub fn control_plane_template_spec_schema<S: schemars::JsonSchema>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    let mut schema = S::json_schema(generator);
+    if let Some(required) = schema
+        .get_mut("required")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        required.retain(|field| field != "version");
+    }
+    schema
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

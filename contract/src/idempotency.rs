@@ -33,6 +33,14 @@ pub const EC2_CLIENT_TOKEN: TokenLimits = TokenLimits {
     punctuation: "-_",
 };
 
+/// GKE: Kubernetes Engine creates carry no request token; a create is idempotent by its unique
+/// name (a retry gets ALREADY_EXISTS and the next pass finds the cluster or pool). Limits for the
+/// tokens the kernel derives anyway (never sent).
+pub const GKE_UNSENT_TOKEN: TokenLimits = TokenLimits {
+    max_len: 64,
+    punctuation: "-",
+};
+
 /// OCI `opc-retry-token`: up to 64 characters (OCI API reference, "Retry tokens").
 pub const OCI_RETRY_TOKEN: TokenLimits = TokenLimits {
     max_len: 64,

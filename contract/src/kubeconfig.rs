@@ -549,9 +549,25 @@ pub struct ContractSecretSpec<'a> {
     pub lifetime: std::time::Duration,
 }
 
+/// The annotation on `<cluster>-kubeconfig` saying when its token expires (RFC 3339), written
+/// with every token: an opaque token (an OAuth access token) does not say itself.
+pub const TOKEN_EXPIRY_ANNOTATION: &str = "controlplane.cluster.x-k8s.io/token-expires-at";
+
+/// `secret` with [`TOKEN_EXPIRY_ANNOTATION`] set to `expires_at`.
+pub fn with_token_expiry(mut secret: Secret, expires_at: jiff::Timestamp) -> Secret {
+    secret
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(TOKEN_EXPIRY_ANNOTATION.to_owned(), expires_at.to_string());
+    secret
+}
+
 /// When the token in an existing `<cluster>-kubeconfig` expires, if the Secret can stay as it is
 /// at `now`: right shape, server and CA, and a token not yet due for refresh. `expiry_of` reads
-/// a token's expiry the cloud's way (`None`: unreadable, so replaced). `None` means write it.
+/// a token's expiry the cloud's way; when it cannot (`None`, an opaque token), the expiry the
+/// Secret was written with ([`TOKEN_EXPIRY_ANNOTATION`]) is used; with neither, the Secret is
+/// replaced. `None` means write it.
 pub fn contract_secret_good_until(
     existing: Option<&Secret>,
     spec: &ContractSecretSpec<'_>,
@@ -573,7 +589,15 @@ pub fn contract_secret_good_until(
         return None;
     }
     let token = config.current_user()?.token.as_deref()?;
-    let expires_at = expiry_of(token)?;
+    let expires_at = expiry_of(token).or_else(|| {
+        secret
+            .metadata
+            .annotations
+            .as_ref()?
+            .get(TOKEN_EXPIRY_ANNOTATION)?
+            .parse::<jiff::Timestamp>()
+            .ok()
+    })?;
     (now < refresh_at(expires_at, spec.lifetime)).then_some(expires_at)
 }
 
@@ -936,6 +960,25 @@ mod tests {
             assert_eq!(check(Some(&unlabelled), spec(&s, CA, "uid-1", L)), None);
             let unreadable = cluster_kubeconfig_secret("c1", "ns", owner(), &s, CA, "static-token");
             assert_eq!(check(Some(&unreadable), spec(&s, CA, "uid-1", L)), None);
+            // An opaque token is good until the expiry it was written with, refreshed as any.
+            let opaque = with_token_expiry(unreadable.clone(), t(900));
+            assert_eq!(check(Some(&opaque), spec(&s, CA, "uid-1", L)), Some(t(900)));
+            assert_eq!(
+                contract_secret_good_until(
+                    Some(&opaque),
+                    &spec(&s, CA, "uid-1", L),
+                    t(600),
+                    expiry(L)
+                ),
+                None,
+                "due for refresh"
+            );
+            let mut garbled = opaque.clone();
+            garbled.metadata.annotations = Some(BTreeMap::from([(
+                TOKEN_EXPIRY_ANNOTATION.to_owned(),
+                "soon".to_owned(),
+            )]));
+            assert_eq!(check(Some(&garbled), spec(&s, CA, "uid-1", L)), None);
             assert_eq!(check(Some(&secret), spec(&s, CA, "uid-1", L)), Some(t(900)));
         }
 

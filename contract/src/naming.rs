@@ -185,6 +185,13 @@ pub const GKE_CLUSTER: NameLimits = NameLimits {
     lowercase: true,
 };
 
+/// GKE node pool names: the cluster name's rules (the API reference documents none of its own;
+/// GKE refuses what the cluster name refuses), up to 40 characters.
+pub const GKE_NODE_POOL: NameLimits = NameLimits {
+    what: "GKE node pool name",
+    ..GKE_CLUSTER
+};
+
 /// OKE cluster names: 1–255 characters. OCI documents only the length
 /// (Container Engine API reference, `CreateClusterDetails.name`); the character rules here are
 /// a conservative choice (letters, digits, `-`, `_`; starting with a letter, ending with a

@@ -183,6 +183,31 @@ impl<K: PartialEq + Clone, C: Clone> ClientCache<K, C> {
         clients
     }
 
+    /// [`ClientCache::get`] for a build that can fail: a failed build caches nothing.
+    ///
+    /// # Errors
+    /// The build's error.
+    pub async fn try_get<F, Fut, E>(
+        &self,
+        location: &str,
+        identity: &str,
+        credentials: &K,
+        build: F,
+    ) -> Result<C, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<C, E>>,
+    {
+        let key = (location.to_string(), identity.to_string());
+        if let Some((_, c)) = self.lock().get(&key).filter(|(k, _)| k == credentials) {
+            return Ok(c.clone());
+        }
+        let clients = build().await?;
+        self.lock()
+            .insert(key, (credentials.clone(), clients.clone()));
+        Ok(clients)
+    }
+
     /// How many (location, identity) pairs have clients.
     pub fn len(&self) -> usize {
         self.lock().len()

@@ -14,7 +14,7 @@ use contract::api::{ApiEndpoint, Endpoint, EndpointName};
 use contract::kubeconfig::{
     ContractSecretSpec, ExecPlugin, cluster_kubeconfig_secret, contract_secret_good_until,
     kubeconfig_secret_name, preferred_name, user_kubeconfig_secret, user_kubeconfig_secret_name,
-    user_secret_current,
+    user_secret_current, with_token_expiry,
 };
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -48,15 +48,20 @@ pub trait TokenSource {
     /// How long the cluster accepts a token.
     fn lifetime(&self) -> Duration;
 
-    /// When `token` (read back from the Secret) expires; `None` when it cannot tell (the
-    /// Secret is then rewritten).
+    /// When `token` (read back from the Secret) expires, when the token itself says (an EKS
+    /// token is dated); `None` for an opaque token (an OAuth access token): the expiry the
+    /// Secret was written with is used instead ([`contract::kubeconfig::TOKEN_EXPIRY_ANNOTATION`]).
     fn expires_at(&self, token: &str) -> Option<jiff::Timestamp>;
 
-    /// A new token, good from `now`.
+    /// A new token, good from `now`: signed locally (EKS) or exchanged at the cloud's token
+    /// endpoint (GKE).
     ///
     /// # Errors
     /// When the cloud's signer or token endpoint fails; the message is for a condition.
-    fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError>;
+    fn mint(
+        &self,
+        now: jiff::Timestamp,
+    ) -> impl std::future::Future<Output = Result<MintedToken, ProviderError>> + Send;
 }
 
 /// The Secrets of one control plane: where they live and who owns them.
@@ -117,14 +122,17 @@ impl KubeconfigSecrets<'_> {
         let expires_at = match good {
             Some(expiry) => expiry,
             None => {
-                let token = tokens.mint(now)?;
-                let secret = cluster_kubeconfig_secret(
-                    self.cluster_name,
-                    self.namespace,
-                    self.owner.clone(),
-                    target.server,
-                    target.ca_pem,
-                    &token.token,
+                let token = tokens.mint(now).await?;
+                let secret = with_token_expiry(
+                    cluster_kubeconfig_secret(
+                        self.cluster_name,
+                        self.namespace,
+                        self.owner.clone(),
+                        target.server,
+                        target.ca_pem,
+                        &token.token,
+                    ),
+                    token.expires_at,
                 );
                 self.apply(&api, &secret).await?;
                 tracing::debug!(secret = %name, "kubeconfig Secret written");

@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 pub mod backoff;
+pub mod cloud_error;
 pub mod control_plane;
 pub mod error;
 pub mod flags;
@@ -58,6 +59,7 @@ pub mod telemetry;
 pub mod walker;
 mod watches;
 
+pub use cloud_error::CloudError;
 pub use error::ProviderError;
 pub use flags::CommonArgs;
 pub use metrics::{CallOutcome, CloudCalls, Metrics};

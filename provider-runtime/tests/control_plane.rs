@@ -121,7 +121,7 @@ impl TokenSource for XksTokens {
         let second: i64 = token.strip_prefix("xks-")?.parse().ok()?;
         jiff::Timestamp::from_second(second).ok()
     }
-    fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
+    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
         let expires_at = now + Duration::from_secs(3600);
         Ok(MintedToken {
             token: format!("xks-{}", expires_at.as_second()),

@@ -379,7 +379,10 @@ impl Gke {
         let mut st = self.lock();
         let key = t.key();
         let path = t.path(collection(kind));
-        if st.compute(kind).contains_key(&key) {
+        let pending = st.operations.values().any(|o| {
+            matches!(&o.effect, Some(Effect::ComputeInsert(k, pending_key, _)) if *k == kind && *pending_key == key)
+        });
+        if st.compute(kind).contains_key(&key) || pending {
             return Err(GoogleError::already_exists(format!(
                 "The resource '{path}' already exists"
             )));

@@ -77,6 +77,16 @@ pub fn dns_endpoint(c: &Cluster) -> String {
     )
 }
 
+/// A `StatusCondition` for an error message (`statusMessage` is deprecated in favour of these).
+fn condition(message: &str) -> Value {
+    let quota = message.contains("Quota");
+    json!({
+        "code": if quota { "GCE_QUOTA_EXCEEDED" } else { "UNKNOWN" },
+        "message": message,
+        "canonicalCode": if quota { "RESOURCE_EXHAUSTED" } else { "UNKNOWN" },
+    })
+}
+
 /// A node pool.
 pub fn pool(c: &Cluster, p: &NodePool) -> Value {
     let mut v = p.spec.clone();
@@ -107,6 +117,7 @@ pub fn pool(c: &Cluster, p: &NodePool) -> Value {
     v["status"] = json!(p.status.as_str());
     if !p.status_message.is_empty() {
         v["statusMessage"] = json!(p.status_message);
+        v["conditions"] = json!([condition(&p.status_message)]);
     }
     v["locations"] = json!(p.zones);
     v["selfLink"] = json!(pool_link(c, &p.name));
@@ -142,6 +153,7 @@ pub fn cluster(c: &Cluster) -> Value {
     v["status"] = json!(c.status.as_str());
     if !c.status_message.is_empty() {
         v["statusMessage"] = json!(c.status_message);
+        v["conditions"] = json!([condition(&c.status_message)]);
     }
     v["createTime"] = json!(c.create_time);
     v["initialClusterVersion"] = json!(c.initial_version);

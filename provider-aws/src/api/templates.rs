@@ -53,7 +53,9 @@ pub struct EKSControlPlaneTemplateSpec {
 pub struct EKSControlPlaneTemplateResource {
     /// Its spec: the EKSControlPlane's, except that `version` may be left out (ClusterClass
     /// topology sets the EKSControlPlane's spec.version from Cluster.spec.topology.version).
-    #[schemars(schema_with = "control_plane_template_spec_schema")]
+    #[schemars(
+        schema_with = "contract::crd::control_plane_template_spec_schema::<EKSControlPlaneSpec>"
+    )]
     pub spec: EKSControlPlaneTemplateResourceSpec,
 }
 
@@ -157,20 +159,6 @@ impl From<EKSControlPlaneSpec> for EKSControlPlaneTemplateResourceSpec {
             eks,
         }
     }
-}
-
-/// The EKSControlPlane spec's schema without `version` among the required fields.
-fn control_plane_template_spec_schema(
-    generator: &mut schemars::SchemaGenerator,
-) -> schemars::Schema {
-    let mut schema = <EKSControlPlaneSpec as schemars::JsonSchema>::json_schema(generator);
-    if let Some(required) = schema
-        .get_mut("required")
-        .and_then(serde_json::Value::as_array_mut)
-    {
-        required.retain(|field| field != "version");
-    }
-    schema
 }
 
 /// Template of an EKSMachinePool.

@@ -4,44 +4,11 @@ use std::time::Duration;
 
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
+#[cfg(test)]
 use contract::conditions::Reason;
+pub use provider_runtime::CloudError;
+#[cfg(test)]
 use provider_runtime::ProviderError;
-
-/// An AWS call's failure, by what it means for us.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CloudError {
-    /// The resource does not exist (for deletes: it is gone).
-    NotFound(String),
-    /// The resource is busy or still has dependents (EKS `ResourceInUseException`); retry.
-    InUse(String),
-    /// The request was invalid (a spec the cloud refuses); wait for a spec change.
-    Invalid {
-        /// The AWS error code.
-        code: String,
-        /// The cloud's message.
-        message: String,
-    },
-    /// A limit was reached.
-    Quota(String),
-    /// Throttled; no sooner than `retry_after` if given.
-    Throttled {
-        /// The cloud's message.
-        message: String,
-        /// From the `Retry-After` header.
-        retry_after: Option<Duration>,
-    },
-    /// The credentials were refused.
-    Unauthorized(String),
-    /// Anything transient: 5xx, timeouts, dropped connections.
-    Transient(String),
-}
-
-impl CloudError {
-    /// Whether this is a not-found.
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, CloudError::NotFound(_))
-    }
-}
 
 /// Classifies an SDK error from any AWS operation.
 pub fn classify<E>(err: SdkError<E, Response>) -> CloudError
@@ -134,32 +101,6 @@ pub fn classify_code(
             code: code.to_string(),
             message,
         },
-    }
-}
-
-impl From<CloudError> for ProviderError {
-    fn from(e: CloudError) -> Self {
-        match e {
-            CloudError::Throttled {
-                message,
-                retry_after,
-            } => ProviderError::throttled(message, retry_after),
-            CloudError::Transient(message) => ProviderError::cloud("cloud_transient", message),
-            CloudError::InUse(message) => ProviderError::Transient {
-                reason: Reason::WaitingForCloud,
-                category: "cloud_busy",
-                message,
-                retry_after: Some(Duration::from_secs(15)),
-            },
-            CloudError::NotFound(message) => ProviderError::cloud("cloud_not_found", message),
-            CloudError::Invalid { message, .. } => {
-                ProviderError::terminal(Reason::InvalidSpec, message)
-            }
-            CloudError::Quota(message) => ProviderError::terminal(Reason::QuotaExceeded, message),
-            CloudError::Unauthorized(message) => {
-                ProviderError::terminal(Reason::Unauthorized, message)
-            }
-        }
     }
 }
 

@@ -36,12 +36,9 @@ impl Ec2 {
         E: ProvideErrorMetadata + std::error::Error,
     {
         let result = request.await.map_err(classify);
-        let outcome = match &result {
-            Ok(_) => CallOutcome::Success,
-            Err(CloudError::NotFound(_)) => CallOutcome::NotFound,
-            Err(CloudError::Throttled { .. }) => CallOutcome::Throttled,
-            Err(_) => CallOutcome::Error,
-        };
+        let outcome = result
+            .as_ref()
+            .map_or_else(CloudError::call_outcome, |_| CallOutcome::Success);
         self.calls.record("ec2", operation, outcome);
         if let Err(error) = &result {
             tracing::debug!(operation, ?error, "EC2 call failed");

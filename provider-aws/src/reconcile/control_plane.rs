@@ -504,12 +504,7 @@ where
         }
         Err(e) => {
             let e = classify(e);
-            let outcome = match &e {
-                CloudError::NotFound(_) => CallOutcome::NotFound,
-                CloudError::Throttled { .. } => CallOutcome::Throttled,
-                _ => CallOutcome::Error,
-            };
-            calls.record(SERVICE, operation, outcome);
+            calls.record(SERVICE, operation, e.call_outcome());
             Err(e)
         }
     }

@@ -33,7 +33,7 @@ impl TokenSource for EksTokens<'_> {
         token_expiry(token, self.lifetime)
     }
 
-    fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
+    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
         crate::cloud::token::mint(
             self.credentials,
             self.region,
@@ -72,8 +72,8 @@ mod tests {
         jiff::Timestamp::from_second(1_800_000_000 + seconds).unwrap()
     }
 
-    #[test]
-    fn a_minted_eks_token_reads_back_with_the_lifetime_in_force() {
+    #[tokio::test]
+    async fn a_minted_eks_token_reads_back_with_the_lifetime_in_force() {
         let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
         let tokens = EksTokens {
             credentials: &creds,
@@ -81,7 +81,7 @@ mod tests {
             eks_name: "ns-c1",
             lifetime: TOKEN_LIFETIME,
         };
-        let minted = tokens.mint(t(0)).unwrap();
+        let minted = tokens.mint(t(0)).await.unwrap();
         assert_eq!(minted.expires_at, t(900));
         assert_eq!(tokens.expires_at(&minted.token), Some(t(900)));
         // Read with a one-minute lifetime, the same token expires a minute after signing: the

@@ -25,12 +25,9 @@ pub struct NodegroupApi<'a> {
 }
 
 fn outcome<T>(result: &Result<T, CloudError>) -> CallOutcome {
-    match result {
-        Ok(_) => CallOutcome::Success,
-        Err(CloudError::NotFound(_)) => CallOutcome::NotFound,
-        Err(CloudError::Throttled { .. }) => CallOutcome::Throttled,
-        Err(_) => CallOutcome::Error,
-    }
+    result
+        .as_ref()
+        .map_or_else(CloudError::call_outcome, |_| CallOutcome::Success)
 }
 
 impl<'a> NodegroupApi<'a> {

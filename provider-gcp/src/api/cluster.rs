@@ -1,0 +1,141 @@
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// Where the cluster's Google Cloud resources live: project, region, network (created from a
+/// CIDR or brought by name), credentials and labels. Never sets a control-plane endpoint: the
+/// GKEControlPlane owns it.
+///
+/// The network is either brought (`network.id`: a VPC network name or self link, and
+/// `network.subnetIDs`: one subnetwork of the region with secondary ranges for Pods and
+/// Services, named by `gke.podsRange` and `gke.servicesRange`; the provider only reads them) or
+/// created (`network.cidrBlock`, default 10.0.0.0/20 for the nodes): a custom-mode VPC network,
+/// one subnetwork with a Pods and a Services range, and a Cloud Router with Cloud NAT so private
+/// nodes reach the internet, all labelled or named as this cluster's and deleted with it.
+// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "GKECluster",
+    plural = "gkeclusters",
+    namespaced,
+    status = "GKEClusterStatus",
+    category = "cluster-api",
+    shortname = "gkecl",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Project", type_ = "string", json_path = ".spec.gke.project"),
+    printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
+    printcolumn(
+        name = "Network",
+        type_ = "string",
+        json_path = ".status.network.network"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 8 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
+        .message("spec.network.cidrBlock must be an IPv4 block from /8 to /24 on GKE (the nodes' subnetwork), e.g. 10.0.0.0/20"),
+    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) <= 1")
+        .message("spec.network.subnetIDs takes one subnetwork on GKE (a cluster's nodes live in one subnetwork of its region)"),
+    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) == 0 || has(self.network.id)")
+        .message("spec.network.id (the VPC network) must be set with spec.network.subnetIDs on GKE"),
+    validation = Rule::new("!has(self.additionalTags) || self.additionalTags.all(k, k.matches('^[a-z][a-z0-9_-]{0,62}$') && self.additionalTags[k].matches('^[a-z0-9_-]{0,63}$'))")
+        .message("spec.additionalTags become Google Cloud labels on GKE: keys must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'; values at most 63 of the same"),
+)]
+pub struct GKEClusterSpec {
+    /// Region, network, identity and labels, as on every cloud.
+    #[serde(flatten)]
+    pub common: ClusterSpecCommon,
+    /// What only GKE has.
+    pub gke: GKEClusterOptions,
+}
+
+/// GKE-only infrastructure options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GKEClusterOptions {
+    /// The Google Cloud project (its id, e.g. my-project-123456). Immutable.
+    #[schemars(length(min = 6, max = 30))]
+    #[x_kube(validation = Rule::new("self.matches('^[a-z][a-z0-9-]{4,28}[a-z0-9]$')").message("spec.gke.project must be a Google Cloud project id: 6 to 30 lowercase letters, digits and hyphens, starting with a letter"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.gke.project is immutable"))]
+    pub project: String,
+    /// The zones nodes may run in (the failure domains), e.g. [us-central1-a, us-central1-b].
+    /// Default: the region's zones a, b and c. Immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 8), inner(length(min = 3, max = 64)))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.gke.zones is immutable"))]
+    pub zones: Vec<String>,
+    /// The subnetwork's secondary range for Pods: its name in a brought subnetwork (default
+    /// `pods`), or its CIDR in a created one (default 10.4.0.0/14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub pods_range: Option<String>,
+    /// The subnetwork's secondary range for Services: its name in a brought subnetwork (default
+    /// `services`), or its CIDR in a created one (default 10.8.0.0/20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub services_range: Option<String>,
+}
+
+/// Observed state of a GKECluster.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GKEClusterStatus {
+    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    #[serde(flatten)]
+    pub common: InfraClusterStatusCommon,
+    /// The network in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<GKENetworkStatus>,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The Google Cloud network resources in use.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GKENetworkStatus {
+    /// The VPC network's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The nodes' subnetwork's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnetwork: Option<String>,
+    /// The subnetwork's primary range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    pub cidr_block: Option<String>,
+    /// The secondary range names for Pods and Services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods_range_name: Option<String>,
+    /// The secondary range name for Services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services_range_name: Option<String>,
+    /// The Cloud Router carrying the NAT of a created network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<String>,
+    /// The zones in use (the failure domains).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    #[serde(default)]
+    pub managed: bool,
+}

@@ -1,0 +1,111 @@
+use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// One GKE node pool. Count, version and zones come from the owning MachinePool: GKE sizes a
+/// pool per zone, so `MachinePool.spec.replicas` (and spec.scaling's bounds) must divide evenly
+/// over the pool's zones (MachinePool.spec.failureDomains, default the first zone of the
+/// GKECluster).
+// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "GKEMachinePool",
+    plural = "gkemachinepools",
+    namespaced,
+    status = "GKEMachinePoolStatus",
+    category = "cluster-api",
+    shortname = "gkemp",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
+    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.subnetIDs) || size(self.subnetIDs) == 0")
+        .message("spec.subnetIDs is not supported on GKE: a node pool's nodes live in the cluster's subnetwork"),
+    validation = Rule::new("!has(self.update) || !has(self.update.maxSurge) || type(self.update.maxSurge) == int")
+        .message("spec.update.maxSurge must be a number of nodes on GKE, not a percentage"),
+    validation = Rule::new("!has(self.update) || !has(self.update.maxUnavailable) || type(self.update.maxUnavailable) == int")
+        .message("spec.update.maxUnavailable must be a number of nodes on GKE, not a percentage"),
+    validation = Rule::new("!has(self.update) || (has(self.update.maxSurge) && self.update.maxSurge != 0) || (has(self.update.maxUnavailable) && self.update.maxUnavailable != 0) || (!has(self.update.maxSurge) && !has(self.update.maxUnavailable))")
+        .message("spec.update.maxSurge and spec.update.maxUnavailable cannot both be 0 on GKE"),
+    validation = Rule::new("(has(self.spot) && self.spot) == (has(oldSelf.spot) && oldSelf.spot)")
+        .message("spec.spot is immutable on GKE; create a new GKEMachinePool instead"),
+    validation = Rule::new("has(self.diskSizeGB) == has(oldSelf.diskSizeGB) && (!has(self.diskSizeGB) || self.diskSizeGB == oldSelf.diskSizeGB)")
+        .message("spec.diskSizeGB is immutable on GKE node pools here; create a new GKEMachinePool instead"),
+    validation = Rule::new("!has(self.diskSizeGB) || self.diskSizeGB >= 10")
+        .message("spec.diskSizeGB must be at least 10 on GKE"),
+    validation = Rule::new("self.machineType == oldSelf.machineType")
+        .message("spec.machineType is immutable on GKE node pools here; create a new GKEMachinePool instead"),
+    validation = Rule::new("!has(self.image) || self.image in ['COS_CONTAINERD', 'UBUNTU_CONTAINERD']")
+        .message("spec.image is the GKE node image type on GKE: COS_CONTAINERD or UBUNTU_CONTAINERD"),
+    validation = contract::naming::GKE_NODE_POOL.cel_validation("cloudName", "spec.cloudName"),
+)]
+pub struct GKEMachinePoolSpec {
+    /// Machine type, disk, image, labels, taints, scaling, spot, update, as on every cloud.
+    #[serde(flatten)]
+    pub common: MachinePoolSpecCommon,
+    /// What only GKE has.
+    #[serde(default)]
+    pub gke: GKEMachinePoolOptions,
+}
+
+/// GKE-only node-pool options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GKEMachinePoolOptions {
+    /// The service account the nodes run as (an email); default the project's Compute Engine
+    /// default service account. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 3, max = 254))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.gke.serviceAccount is immutable on GKE"))]
+    pub service_account: Option<String>,
+    /// Let GKE repair unhealthy nodes. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_repair: Option<bool>,
+    /// A JSON merge patch applied to the NodePool body of GKE CreateNodePool requests. The
+    /// user's responsibility; fields the provider manages win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::free_form_object")]
+    pub request_overrides: Option<serde_json::Value>,
+}
+
+/// Observed state of a GKEMachinePool.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GKEMachinePoolStatus {
+    /// Initialization, readiness, replicas, version, operation, conditions, as on every cloud.
+    #[serde(flatten)]
+    pub common: MachinePoolStatusCommon,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// The node pool's name in GKE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 40))]
+    pub node_pool_name: Option<String>,
+    /// The node pool's instance groups, one per zone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instance_groups: Vec<String>,
+    /// When spec.gke.requestOverrides was last applied to a GKE request, and to which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_overrides: Option<RequestOverridesStatus>,
+}

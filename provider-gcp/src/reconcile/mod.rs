@@ -1,0 +1,69 @@
+//! The three reconcilers, one per kind. Each observes GKE, plans (pure), acts (at most one call
+//! that changes something), and reports; the shared runtime does the rest.
+
+pub mod cluster;
+pub mod control_plane;
+pub mod machine_pool;
+
+use contract::conditions::Reason;
+use contract::version::KubeVersion;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use provider_runtime::{ProviderError, ProviderObject, Role};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool};
+
+impl ProviderObject for GKECluster {
+    const ROLE: Role = Role::InfraCluster;
+    fn conditions(&self) -> &[Condition] {
+        self.status
+            .as_ref()
+            .map(|s| s.common.conditions.as_slice())
+            .unwrap_or_default()
+    }
+}
+
+impl ProviderObject for GKEControlPlane {
+    const ROLE: Role = Role::ControlPlane;
+    fn conditions(&self) -> &[Condition] {
+        self.status
+            .as_ref()
+            .map(|s| s.common.conditions.as_slice())
+            .unwrap_or_default()
+    }
+}
+
+impl ProviderObject for GKEMachinePool {
+    const ROLE: Role = Role::InfraMachinePool;
+    fn conditions(&self) -> &[Condition] {
+        self.status
+            .as_ref()
+            .map(|s| s.common.conditions.as_slice())
+            .unwrap_or_default()
+    }
+}
+
+/// A version as GKE takes it: `1.33` or `1.33.2` (GKE picks the build).
+pub fn gke_version(v: &KubeVersion) -> String {
+    v.to_string().trim_start_matches('v').to_string()
+}
+
+/// `body` with the user's `requestOverrides` laid under the provider's fields (the shared merge
+/// rule of [`contract::overrides`]), through the request's JSON.
+///
+/// # Errors
+/// Terminal `InvalidSpec` when the merged body is not a valid request body.
+pub fn overridden<T: Serialize + DeserializeOwned>(
+    body: &T,
+    patch: &serde_json::Value,
+) -> Result<T, ProviderError> {
+    let ours =
+        serde_json::to_value(body).map_err(|e| ProviderError::cloud("overrides", e.to_string()))?;
+    serde_json::from_value(contract::overrides::apply(&ours, patch)).map_err(|e| {
+        ProviderError::terminal(
+            Reason::InvalidSpec,
+            format!("spec.gke.requestOverrides does not make a valid GKE request: {e}"),
+        )
+    })
+}

@@ -1,0 +1,338 @@
+//! What every GKE reconciler needs to know about the cluster an object belongs to: the project,
+//! region and zones, the credentials, the cluster's name in GKE, its network, and the labels to
+//! put on what it creates. Read from the Cluster, its GKECluster (when it has one) and its
+//! GKEControlPlane.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use contract::api::IdentityRef;
+use contract::capi::Cluster;
+use contract::conditions::Reason;
+use contract::naming;
+use contract::ownership::Owner;
+use kube::{Api, ResourceExt};
+use provider_runtime::{ProviderError, identity};
+
+pub use provider_runtime::ClusterRef;
+
+use crate::api::{GKECluster, GKEClusterSpec, GKEControlPlane};
+use crate::cloud::{Clients, Endpoints, ServiceAccountKey, resolve_key};
+
+/// The provider's name: field manager, finalizer prefix, ownership label, clusterctl name.
+pub const PROVIDER: &str = "gke";
+
+/// Default secondary range names of a brought subnetwork.
+pub const DEFAULT_PODS_RANGE: &str = "pods";
+/// See [`DEFAULT_PODS_RANGE`].
+pub const DEFAULT_SERVICES_RANGE: &str = "services";
+
+/// What every reconciler shares: the client cache and the provider's settings.
+pub struct Shared {
+    /// Clients per project and identity.
+    pub clients: ClientCache,
+    /// How soon to look again while GKE is busy (creating, updating, deleting).
+    pub poll_interval: std::time::Duration,
+    /// How soon to look again at rest.
+    pub rest_interval: std::time::Duration,
+    /// The HTTP client of token exchanges.
+    pub http: reqwest::Client,
+    /// How long the workload cluster accepts an access token (Google: an hour); the kubeconfig
+    /// Secret's token is replaced when a third of it is left.
+    pub token_lifetime: std::time::Duration,
+}
+
+impl Shared {
+    /// Settings with the clients talking to `endpoints`.
+    pub fn new(endpoints: Endpoints) -> Self {
+        Self {
+            clients: ClientCache::with_endpoints(endpoints),
+            poll_interval: std::time::Duration::from_secs(15),
+            rest_interval: std::time::Duration::from_secs(15 * 60),
+            http: reqwest::Client::new(),
+            token_lifetime: crate::cloud::token::TOKEN_LIFETIME,
+        }
+    }
+}
+
+/// Clients per project and identity ([`provider_runtime::identity::ClientCache`]).
+pub struct ClientCache {
+    clients: identity::ClientCache<ServiceAccountKey, Clients>,
+    endpoints: Endpoints,
+}
+
+impl ClientCache {
+    /// A cache whose clients talk to `endpoints`.
+    pub fn with_endpoints(endpoints: Endpoints) -> Self {
+        Self {
+            clients: identity::ClientCache::default(),
+            endpoints,
+        }
+    }
+
+    /// Clients for `project` as `key`, built once.
+    ///
+    /// # Errors
+    /// When the clients cannot be built from the key.
+    pub async fn get(
+        &self,
+        project: &str,
+        key: ServiceAccountKey,
+    ) -> Result<Clients, ProviderError> {
+        let id = key.cache_id();
+        self.clients
+            .try_get(project, &id, &key, || {
+                Clients::new(key.clone(), &self.endpoints)
+            })
+            .await
+    }
+}
+
+/// The infrastructure an object works within.
+#[derive(Debug, Clone)]
+pub struct Infra {
+    /// The project.
+    pub project: String,
+    /// The region.
+    pub region: String,
+    /// The zones nodes may run in.
+    pub zones: Vec<String>,
+    /// Identity reference (in the Cluster's namespace).
+    pub identity_ref: Option<IdentityRef>,
+    /// User labels for every resource.
+    pub additional_tags: BTreeMap<String, String>,
+    /// The VPC network's name (empty: not known yet).
+    pub network: String,
+    /// The subnetwork's name.
+    pub subnetwork: String,
+    /// The Pods range's name.
+    pub pods_range: String,
+    /// The Services range's name.
+    pub services_range: String,
+    /// Whether the infrastructure is ready to build on.
+    pub ready: bool,
+}
+
+/// The region's zones a, b and c: the default failure domains.
+pub fn default_zones(region: &str) -> Vec<String> {
+    ["a", "b", "c"]
+        .iter()
+        .map(|z| format!("{region}-{z}"))
+        .collect()
+}
+
+impl Infra {
+    /// From the GKECluster: its spec for project/region/identity/labels, its status for the
+    /// network.
+    pub fn from_gke_cluster(c: &GKECluster) -> Self {
+        let status = c.status.as_ref();
+        let network = status.and_then(|s| s.network.as_ref());
+        let mut infra = Self::from_spec(&c.spec);
+        infra.network = network.and_then(|n| n.network.clone()).unwrap_or_default();
+        infra.subnetwork = network
+            .and_then(|n| n.subnetwork.clone())
+            .unwrap_or_default();
+        if let Some(n) = network {
+            if let Some(p) = &n.pods_range_name {
+                infra.pods_range.clone_from(p);
+            }
+            if let Some(s) = &n.services_range_name {
+                infra.services_range.clone_from(s);
+            }
+            if !n.zones.is_empty() {
+                infra.zones.clone_from(&n.zones);
+            }
+        }
+        infra.ready = status.is_some_and(|s| s.common.ready);
+        infra
+    }
+
+    /// From a spec (a GKECluster's, or a control plane's own `spec.infrastructure`, whose
+    /// network is brought by name).
+    pub fn from_spec(spec: &GKEClusterSpec) -> Self {
+        let network = spec.common.network.as_ref();
+        let zones = if spec.gke.zones.is_empty() {
+            default_zones(&spec.common.region)
+        } else {
+            spec.gke.zones.clone()
+        };
+        Self {
+            project: spec.gke.project.clone(),
+            region: spec.common.region.clone(),
+            zones,
+            identity_ref: spec.common.identity_ref.clone(),
+            additional_tags: spec.common.additional_tags.0.clone(),
+            network: network
+                .and_then(|n| n.id.as_deref())
+                .map(|n| crate::reconcile::cluster::last_segment(n).to_string())
+                .unwrap_or_default(),
+            subnetwork: network
+                .and_then(|n| n.subnet_ids.first())
+                .map(|s| crate::reconcile::cluster::last_segment(s).to_string())
+                .unwrap_or_default(),
+            pods_range: spec
+                .gke
+                .pods_range
+                .clone()
+                .filter(|r| !r.contains('/'))
+                .unwrap_or_else(|| DEFAULT_PODS_RANGE.into()),
+            services_range: spec
+                .gke
+                .services_range
+                .clone()
+                .filter(|r| !r.contains('/'))
+                .unwrap_or_else(|| DEFAULT_SERVICES_RANGE.into()),
+            ready: true,
+        }
+    }
+}
+
+/// Loads the Cluster's GKECluster, if its `spec.infrastructureRef` names one.
+pub async fn gke_cluster_of(
+    client: &kube::Client,
+    cluster: &Cluster,
+) -> Result<Option<GKECluster>, ProviderError> {
+    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
+        return Ok(None);
+    };
+    if reference.kind != "GKECluster" {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            format!(
+                "the Cluster's infrastructureRef is a {}; GKE needs a GKECluster or none",
+                reference.kind
+            ),
+        ));
+    }
+    let namespace = cluster.namespace().unwrap_or_default();
+    let api: Api<GKECluster> = Api::namespaced(client.clone(), &namespace);
+    Ok(api.get_opt(&reference.name).await?)
+}
+
+/// Loads the Cluster's GKEControlPlane (named by `spec.controlPlaneRef`).
+pub async fn control_plane_of(
+    client: &kube::Client,
+    cluster: &Cluster,
+) -> Result<Option<GKEControlPlane>, ProviderError> {
+    let Some(reference) = cluster.spec.control_plane_ref.as_ref() else {
+        return Ok(None);
+    };
+    if reference.kind != "GKEControlPlane" {
+        return Ok(None);
+    }
+    let namespace = cluster.namespace().unwrap_or_default();
+    let api: Api<GKEControlPlane> = Api::namespaced(client.clone(), &namespace);
+    Ok(api.get_opt(&reference.name).await?)
+}
+
+/// The objects of kind `K` labelled as belonging to the Cluster `namespace/name`.
+pub async fn labelled<K>(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<K>, ProviderError>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let selector = format!("{}={name}", contract::capi::CLUSTER_NAME_LABEL);
+    Ok(api
+        .list(&kube::api::ListParams::default().labels(&selector))
+        .await?
+        .items)
+}
+
+/// The Cluster's GKEControlPlane: by `spec.controlPlaneRef`, or, with the Cluster gone, the one
+/// labelled with its name.
+pub async fn control_plane_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<GKEControlPlane>, ProviderError> {
+    match cluster {
+        ClusterRef::Live(c) => control_plane_of(client, c).await,
+        ClusterRef::Gone { namespace, name } => {
+            Ok(labelled(client, namespace, name).await?.into_iter().next())
+        }
+    }
+}
+
+/// The Cluster's GKECluster: by `spec.infrastructureRef`, or, with the Cluster gone, the one
+/// labelled with its name.
+pub async fn gke_cluster_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<GKECluster>, ProviderError> {
+    match cluster {
+        ClusterRef::Live(c) => gke_cluster_of(client, c).await,
+        ClusterRef::Gone { namespace, name } => {
+            Ok(labelled(client, namespace, name).await?.into_iter().next())
+        }
+    }
+}
+
+/// The infrastructure of a control plane: its Cluster's GKECluster, else its own
+/// `spec.infrastructure`.
+pub async fn infra_for_control_plane(
+    client: &kube::Client,
+    cluster: &Cluster,
+    cp: &GKEControlPlane,
+) -> Result<Infra, ProviderError> {
+    if let Some(gke_cluster) = gke_cluster_of(client, cluster).await? {
+        return Ok(Infra::from_gke_cluster(&gke_cluster));
+    }
+    if cluster.spec.infrastructure_ref.as_ref().is_some() {
+        // Named but not (yet) there: wait, without touching the cloud.
+        return Ok(Infra {
+            ready: false,
+            ..Infra::from_spec(&GKEClusterSpec::default())
+        });
+    }
+    match &cp.spec.infrastructure {
+        Some(spec) => Ok(Infra::from_spec(spec)),
+        None => Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "the Cluster has no GKECluster, so spec.infrastructure (region, gke.project, network.id and network.subnetIDs) must be set on the GKEControlPlane",
+        )),
+    }
+}
+
+/// The GKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and
+/// name within GKE's limits.
+pub fn gke_cluster_name(cp: &GKEControlPlane, cluster_name: &str) -> String {
+    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
+        naming::derive_cloud_name(
+            &cp.namespace().unwrap_or_default(),
+            cluster_name,
+            &naming::GKE_CLUSTER,
+        )
+    })
+}
+
+/// The owner of every Google Cloud resource made for `cluster` in `namespace`.
+pub fn owner(namespace: &str, cluster: &str) -> Owner {
+    Owner::new(PROVIDER, namespace, cluster)
+}
+
+/// Credentials and clients for `infra`, for an object in `namespace`.
+///
+/// # Errors
+/// Terminal `InvalidSpec` without a project or region; the identity's errors.
+pub async fn clients_for(
+    shared: &Arc<Shared>,
+    client: &kube::Client,
+    namespace: &str,
+    infra: &Infra,
+) -> Result<Clients, ProviderError> {
+    if infra.project.is_empty() || infra.region.is_empty() {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "no Google Cloud project or region: set spec.gke.project and spec.region on the GKECluster (or spec.infrastructure on the GKEControlPlane when the Cluster has no GKECluster)",
+        ));
+    }
+    let key = resolve_key(client, namespace, infra.identity_ref.as_ref()).await?;
+    shared.clients.get(&infra.project, key).await
+}

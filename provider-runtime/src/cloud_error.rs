@@ -1,0 +1,95 @@
+//! A cloud call's failure, classified once for every cloud.
+
+use std::time::Duration;
+
+use contract::conditions::Reason;
+
+use crate::{CallOutcome, ProviderError};
+
+/// A cloud call's failure, by what it means for the reconciler; each cloud classifies its
+/// SDK's errors into it, and the kernel maps it to a [`ProviderError`] the same way everywhere.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CloudError {
+    /// The resource does not exist (for deletes: it is gone).
+    NotFound(String),
+    /// The resource is busy or still has dependents (EKS `ResourceInUseException`, GKE's
+    /// FAILED_PRECONDITION for a cluster running another operation); retry.
+    InUse(String),
+    /// The request was invalid (a spec the cloud refuses); wait for a spec change.
+    Invalid {
+        /// The cloud's error code.
+        code: String,
+        /// The cloud's message.
+        message: String,
+    },
+    /// A limit was reached.
+    Quota(String),
+    /// Throttled; no sooner than `retry_after` if given.
+    Throttled {
+        /// The cloud's message.
+        message: String,
+        /// From the `Retry-After` header.
+        retry_after: Option<Duration>,
+    },
+    /// The credentials were refused.
+    Unauthorized(String),
+    /// Anything transient: 5xx, timeouts, dropped connections.
+    Transient(String),
+}
+
+impl std::fmt::Display for CloudError {
+    /// The cloud's message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CloudError::NotFound(m)
+            | CloudError::InUse(m)
+            | CloudError::Quota(m)
+            | CloudError::Unauthorized(m)
+            | CloudError::Transient(m)
+            | CloudError::Invalid { message: m, .. }
+            | CloudError::Throttled { message: m, .. } => f.write_str(m),
+        }
+    }
+}
+
+impl CloudError {
+    /// Whether this is a not-found.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, CloudError::NotFound(_))
+    }
+
+    /// How the call counters count a call that failed so.
+    pub fn call_outcome(&self) -> CallOutcome {
+        match self {
+            CloudError::NotFound(_) => CallOutcome::NotFound,
+            CloudError::Throttled { .. } => CallOutcome::Throttled,
+            _ => CallOutcome::Error,
+        }
+    }
+}
+
+impl From<CloudError> for ProviderError {
+    fn from(e: CloudError) -> Self {
+        match e {
+            CloudError::Throttled {
+                message,
+                retry_after,
+            } => ProviderError::throttled(message, retry_after),
+            CloudError::Transient(message) => ProviderError::cloud("cloud_transient", message),
+            CloudError::InUse(message) => ProviderError::Transient {
+                reason: Reason::WaitingForCloud,
+                category: "cloud_busy",
+                message,
+                retry_after: Some(Duration::from_secs(15)),
+            },
+            CloudError::NotFound(message) => ProviderError::cloud("cloud_not_found", message),
+            CloudError::Invalid { message, .. } => {
+                ProviderError::terminal(Reason::InvalidSpec, message)
+            }
+            CloudError::Quota(message) => ProviderError::terminal(Reason::QuotaExceeded, message),
+            CloudError::Unauthorized(message) => {
+                ProviderError::terminal(Reason::Unauthorized, message)
+            }
+        }
+    }
+}
