@@ -891,7 +891,7 @@ pub struct ControlPlaneStatusCommon {
     pub versions: Vec<VersionReplicas>,
     /// Every endpoint the cloud exposes for the API server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 2), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    #[schemars(length(max = 3), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub endpoints: Vec<Endpoint>,
     /// The cluster's identifier in the cloud (ARN, resource ID, self link, OCID).
     #[serde(default, rename = "cloudID", skip_serializing_if = "Option::is_none")]

@@ -184,7 +184,7 @@ async fn running_instances(ec2: &aws_sdk_ec2::Client, nodegroup: &str) -> usize 
 }
 
 async fn answers(url: &str) -> bool {
-    reqwest::Client::new()
+    emulators::kit::http_client(std::time::Duration::from_secs(30))
         .get(format!("{url}/moto-api/"))
         .timeout(Duration::from_secs(2))
         .send()
@@ -209,12 +209,12 @@ async fn without_moto_the_emulator_prints_its_endpoint_and_region_then_ready() {
     );
     assert!(!e.vars.contains_key("EC2_ENDPOINT"));
     // The call counters the suite reads.
-    reqwest::Client::new()
+    emulators::kit::http_client(std::time::Duration::from_secs(30))
         .get(format!("{url}/clusters"))
         .send()
         .await
         .unwrap();
-    let metrics = reqwest::Client::new()
+    let metrics = emulators::kit::http_client(std::time::Duration::from_secs(30))
         .get(format!("{url}/metrics"))
         .send()
         .await

@@ -213,7 +213,9 @@ fn instance_ids(s: &ServerHandle, cluster: &str, ng: &str) -> Vec<String> {
 
 /// `GET /_emulator/instances`: provider ID → state.
 async fn listed_instances(s: &ServerHandle) -> BTreeMap<String, String> {
-    let text = reqwest::get(format!("{}/_emulator/instances", s.url()))
+    let text = emulators::kit::http_client(std::time::Duration::from_secs(30))
+        .get(format!("{}/_emulator/instances", s.url()))
+        .send()
         .await
         .unwrap()
         .text()
@@ -2141,7 +2143,7 @@ async fn with_retries_the_sdk_recovers_from_a_single_503_and_a_throttle() {
             .with_initial_backoff(Duration::from_millis(10)),
     );
     // Over the control endpoint, as an out-of-process test would.
-    let http = reqwest::Client::new();
+    let http = emulators::kit::http_client(std::time::Duration::from_secs(30));
     let added = http
         .post(format!("{}/_emulator/faults", s.url()))
         .header("content-type", "application/json")
@@ -2171,7 +2173,7 @@ async fn metrics_count_calls_and_every_error_is_json_with_an_error_type() {
     let c = client(s.url());
     create_cluster(&c, "m", "1.34").await;
     let _ = c.describe_cluster().name("missing").send().await;
-    let http = reqwest::Client::new();
+    let http = emulators::kit::http_client(std::time::Duration::from_secs(30));
     let metrics = http
         .get(format!("{}/metrics", s.url()))
         .send()
@@ -2267,7 +2269,7 @@ fn token(akid: &str, secret: &str, cluster: &str) -> String {
 
 async fn review(s: &ServerHandle, id: &str, token: &str) -> serde_json::Value {
     let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}});
-    let response = reqwest::Client::new()
+    let response = emulators::kit::http_client(std::time::Duration::from_secs(30))
         .post(format!("{}/_emulator/tokenreview/{id}", s.url()))
         .header("content-type", "application/json")
         .body(body.to_string())

@@ -37,7 +37,7 @@ async fn access_token_for(key: &ServiceAccountKey, aud: &str) -> (u16, Value) {
             "iat": now, "exp": now + 3600,
         }))
         .unwrap();
-    let response = reqwest::Client::new()
+    let response = emulators::kit::http_client(std::time::Duration::from_secs(30))
         .post(&key.token_uri)
         .header("content-type", "application/x-www-form-urlencoded")
         .body(format!(

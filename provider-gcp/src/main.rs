@@ -33,8 +33,20 @@ struct Cli {
     compute_endpoint: Option<String>,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// Stack of each runtime thread. Google's generated request types are large (a `Cluster` is
+/// several kilobytes, copied by value through its builders), and a debug build's frames overflow
+/// tokio's default 2 MiB.
+const THREAD_STACK: usize = 16 * 1024 * 1024;
+
+fn main() -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(THREAD_STACK)
+        .build()?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     install_crypto();
     let cli = Cli::parse();
     let endpoints = Endpoints {

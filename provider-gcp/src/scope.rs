@@ -45,6 +45,7 @@ pub struct Shared {
 impl Shared {
     /// Settings with the clients talking to `endpoints`.
     pub fn new(endpoints: Endpoints) -> Self {
+        crate::cloud::install_crypto();
         Self {
             clients: ClientCache::with_endpoints(endpoints),
             poll_interval: std::time::Duration::from_secs(15),

@@ -36,6 +36,8 @@ impl CloudClient {
     /// # Errors
     /// When the HTTP client cannot be built.
     pub fn new(base: &str) -> Result<Self> {
+        // reqwest built beside Google's clients has rustls without a provider: set ring's.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()

@@ -51,6 +51,13 @@ enum Command {
     /// Creates a VPC with one subnet in each of two zones in EC2 (moto): a network to bring.
     /// Prints `AWS_VPC_ID=`, `AWS_SUBNET_ID_A=`, `AWS_SUBNET_ID_B=` and `AWS_SUBNET_IDS=[a, b]`.
     AwsNetwork(AwsNetworkArgs),
+    /// Creates a VPC network with one subnetwork (ranges `pods` and `services`) in the GKE
+    /// emulator's Compute Engine: a network to bring. Prints `GCP_NETWORK=` and
+    /// `GCP_SUBNETWORK=`.
+    GkeNetwork(GkeNetworkArgs),
+    /// Resizes a Cluster API pool's GKE node pool as GKE's autoscaler would (setSize, bypassing
+    /// Cluster API) and waits for the operation.
+    GkeScale(GkeScaleArgs),
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +130,8 @@ async fn main() -> Result<()> {
         Command::Gke(args) => run_gke(args).await,
         Command::EksScale(args) => run_eks_scale(args).await,
         Command::AwsNetwork(args) => run_aws_network(args).await,
+        Command::GkeNetwork(args) => run_gke_network(args).await,
+        Command::GkeScale(args) => run_gke_scale(args).await,
     }
 }
 
@@ -497,6 +506,122 @@ async fn run_aws_network(args: AwsNetworkArgs) -> Result<()> {
         writeln!(stdout, "AWS_SUBNET_ID_{letter}={id}")?;
     }
     writeln!(stdout, "AWS_SUBNET_IDS=[{}]", ids.join(", "))?;
+    stdout.flush()?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+struct GkeNetworkArgs {
+    /// The GKE emulator's URL.
+    #[arg(long, env = "GKE_ENDPOINT")]
+    url: String,
+    /// The service-account key to call with.
+    #[arg(long, env = "GOOGLE_APPLICATION_CREDENTIALS")]
+    key: Option<PathBuf>,
+    /// The project.
+    #[arg(long, env = "GCP_PROJECT")]
+    project: String,
+    /// The region of the subnetwork.
+    #[arg(long, default_value = "us-central1")]
+    region: String,
+    /// The network's name.
+    #[arg(long, default_value = "brought-vpc")]
+    name: String,
+    /// The second octet of the subnetwork's 10.x.0.0/20 (Pods and Services take the next two).
+    #[arg(long, default_value_t = 90)]
+    octet: u8,
+}
+
+#[derive(Debug, Args)]
+struct GkeScaleArgs {
+    /// The GKE emulator's URL.
+    #[arg(long, env = "GKE_ENDPOINT")]
+    url: String,
+    /// The service-account key to call with.
+    #[arg(long, env = "GOOGLE_APPLICATION_CREDENTIALS")]
+    key: Option<PathBuf>,
+    /// The project.
+    #[arg(long, env = "GCP_PROJECT")]
+    project: String,
+    /// The cluster's location (its region).
+    #[arg(long, default_value = "us-central1")]
+    location: String,
+    /// The Cluster API cluster's namespace.
+    #[arg(long, env = "CLUSTER_NAMESPACE")]
+    cluster_namespace: String,
+    /// The Cluster API cluster's name.
+    #[arg(long, env = "CLUSTER_NAME")]
+    cluster_name: String,
+    /// The pool: the GKEMachinePool's name.
+    #[arg(long, env = "POOL_NAME")]
+    pool: String,
+    /// The node pool's name when it is not the one the provider derives (`spec.cloudName`).
+    #[arg(long)]
+    node_pool: Option<String>,
+    /// The node count wanted (all zones).
+    #[arg(long, env = "REPLICAS")]
+    replicas: i64,
+    /// Seconds to wait for GKE (other operations may run first).
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+fn read_key(path: Option<&PathBuf>) -> Result<Option<emulators::gke::ServiceAccountKey>> {
+    path.filter(|p| !p.as_os_str().is_empty())
+        .map(|p| {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            emulators::gke::ServiceAccountKey::parse(&text)
+        })
+        .transpose()
+}
+
+async fn run_gke_network(args: GkeNetworkArgs) -> Result<()> {
+    use emulators::gke::outside::{GoogleApi, create_network};
+    let api = GoogleApi::new(&args.url, read_key(args.key.as_ref())?);
+    let network = create_network(&api, &args.project, &args.region, &args.name, args.octet)
+        .await
+        .context("creating the network in the GKE emulator's Compute Engine")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "GCP_NETWORK={}", network.network)?;
+    writeln!(stdout, "GCP_SUBNETWORK={}", network.subnetwork)?;
+    stdout.flush()?;
+    Ok(())
+}
+
+async fn run_gke_scale(args: GkeScaleArgs) -> Result<()> {
+    use emulators::gke::outside::{GoogleApi, ScaleRequest, scale_pool};
+    let api = GoogleApi::new(&args.url, read_key(args.key.as_ref())?);
+    let pool = args.node_pool.clone().unwrap_or_else(|| {
+        contract::naming::derive_cloud_name(
+            &args.cluster_namespace,
+            &args.pool,
+            &contract::naming::GKE_NODE_POOL,
+        )
+    });
+    let request = ScaleRequest {
+        project: args.project,
+        location: args.location,
+        namespace: args.cluster_namespace,
+        cluster: args.cluster_name,
+        pool,
+        replicas: args.replicas,
+    };
+    let scaled = scale_pool(&api, &request, Duration::from_secs(args.timeout))
+        .await
+        .with_context(|| {
+            format!(
+                "resizing node pool {} of {}/{} to {}",
+                request.pool, request.namespace, request.cluster, request.replicas
+            )
+        })?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "GKE_CLUSTER={}", scaled.cluster)?;
+    writeln!(
+        stdout,
+        "node pool {} of GKE cluster {}: {} -> {} nodes per zone",
+        request.pool, scaled.cluster, scaled.from, scaled.to
+    )?;
     stdout.flush()?;
     Ok(())
 }

@@ -72,10 +72,7 @@ impl Ec2 {
     /// A client for the EC2 endpoint at `endpoint` (e.g. `http://127.0.0.1:5000`), signing its
     /// credential scope with `access_key` for `region`.
     pub fn new(endpoint: &str, region: &str, access_key: &str) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
+        let http = crate::kit::http_client(Duration::from_secs(30));
         Self {
             endpoint: endpoint.trim_end_matches('/').to_string(),
             region: region.to_string(),

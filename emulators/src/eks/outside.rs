@@ -63,10 +63,7 @@ impl EksApi {
     /// A client for the EKS API at `url` in `region`, signing with `credentials`
     /// (`(access key id, secret)`) when given, unsigned otherwise (an emulator that checks none).
     pub fn new(url: &str, region: &str, credentials: Option<(String, String)>) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
+        let http = crate::kit::http_client(Duration::from_secs(30));
         Self {
             url: url.trim_end_matches('/').to_string(),
             region: region.to_string(),

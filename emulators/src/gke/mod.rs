@@ -14,6 +14,7 @@ pub mod catalog;
 mod compute;
 mod container;
 pub mod error;
+pub mod outside;
 mod render;
 pub mod server;
 pub mod state;

@@ -166,6 +166,17 @@ pub fn dropped_connection() -> Response {
     response
 }
 
+/// An HTTP client (for moto, the clouds' own APIs, tests). rustls's process-wide provider is
+/// set to ring first: built beside Google's clients, reqwest has rustls without a provider of
+/// its own and would refuse to build a client otherwise.
+pub fn http_client(timeout: std::time::Duration) -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
 /// A uniform random number in [0, 1).
 pub fn random_unit() -> f64 {
     let mut bytes = [0u8; 8];

@@ -291,6 +291,7 @@ impl NetworkScope<'_> {
 /// What the walk found or made.
 #[derive(Debug, Default)]
 struct Built {
+    network: bool,
     subnet_cidr: Option<String>,
 }
 
@@ -355,6 +356,7 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                 )?;
                 if let Some(n) = found {
                     s.check("VPC network", &s.names.network, n.description.as_deref())?;
+                    built.network = true;
                     return Ok(Progress::Ready);
                 }
                 let body = gce::Network::new()
@@ -378,6 +380,9 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                 )
             }
             NetworkService::Subnetwork => {
+                if !built.network {
+                    return Ok(Progress::Blocked("waiting for the VPC network".into()));
+                }
                 let found = absent_if_not_found(
                     counted(
                         &c.calls,
@@ -544,6 +549,9 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
                 }
             }
             NetworkService::Subnetwork => {
+                if !built.network {
+                    return Ok(Progress::Blocked("waiting for the VPC network".into()));
+                }
                 let found = absent_if_not_found(
                     counted(
                         &c.calls,

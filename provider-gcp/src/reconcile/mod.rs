@@ -44,9 +44,13 @@ impl ProviderObject for GKEMachinePool {
     }
 }
 
-/// A version as GKE takes it: `1.33` or `1.33.2` (GKE picks the build).
+/// A version as GKE takes it: the minor, `1.33` (GKE picks the patch and build; the kernel asks
+/// for minors only).
 pub fn gke_version(v: &KubeVersion) -> String {
-    v.to_string().trim_start_matches('v').to_string()
+    v.without_patch()
+        .to_string()
+        .trim_start_matches('v')
+        .to_string()
 }
 
 /// `body` with the user's `requestOverrides` laid under the provider's fields (the shared merge
