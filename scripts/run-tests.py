@@ -60,6 +60,7 @@ def negative_jobs(exe):
 DEFAULT_SECONDS = {
     f"{NEGATIVE} (broken toys)": 700,
     "conformance/eks": 330,
+    "conformance/gke": 300,
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "provider-aws/control_plane": 70,

@@ -2,7 +2,10 @@
 //!
 //! - [`eventually`]: poll until a probe yields a value, or fail the test naming what was awaited;
 //! - [`eventually_true`]: the same for a yes/no probe;
-//! - [`create_namespace`]: a namespace on the management plane.
+//! - [`create_namespace`]: a namespace on the management plane;
+//! - [`admission`]: the admission-corpus runner.
+
+pub mod admission;
 
 use std::future::Future;
 use std::time::Duration;

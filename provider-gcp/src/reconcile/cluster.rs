@@ -549,9 +549,6 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
                 }
             }
             NetworkService::Subnetwork => {
-                if !built.network {
-                    return Ok(Progress::Blocked("waiting for the VPC network".into()));
-                }
                 let found = absent_if_not_found(
                     counted(
                         &c.calls,
