@@ -3,11 +3,12 @@
 # with real workload API servers) and provider-aws; one managed cluster created from the eks
 # cluster template with the real clusterctl, its progress shown as conditions change, and its
 # nodes listed through the new kubeconfig. Options go on from there:
-#   --upgrade-to v1.33.0   --scale 3   --delete   --keep   --cluster-delay 30   (see --help)
+#   --cloud eks|gke|both   --upgrade-to v1.33.0   --scale 3   --delete   --keep   --cluster-delay 30
+#   (see --help; --cloud gke runs the GKE emulator and provider-gcp instead, both runs both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTBED_ASSETS=$(bash testbed/build-assets.sh)
 MOTO_SERVER=$(bash emulators/moto/ensure-moto.sh)
 export TESTBED_ASSETS MOTO_SERVER
-cargo build --quiet -p provider-aws -p demo
-exec "${CARGO_TARGET_DIR:-target}/debug/demo" eks "$@"
+cargo build --quiet -p provider-aws -p provider-gcp -p demo
+exec "${CARGO_TARGET_DIR:-target}/debug/demo" "$@"

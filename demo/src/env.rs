@@ -1,4 +1,5 @@
-//! Starting and stopping the whole local default.
+//! Starting and stopping the whole local default: one management plane, and per cloud asked for
+//! its emulator (with real workload API servers) and its provider binary.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -6,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use emulators::eks::{EksConfig, ServerHandle, serve_eks};
+use emulators::gke::{GkeConfig, GkeServer, ServiceAccountKey, serve_gke};
 use emulators::kit::workload::WorkloadServers;
 use emulators::kit::{Delays, Timing};
 use emulators::moto::Moto;
@@ -19,16 +21,57 @@ pub const REGION: &str = "us-west-2";
 pub const ACCESS_KEY_ID: &str = "AKIDLOCALDEMO";
 /// See [`ACCESS_KEY_ID`].
 pub const SECRET_ACCESS_KEY: &str = "local-demo-secret";
+/// The Google Cloud project the local GKE serves.
+pub const GCP_PROJECT: &str = "capi-local-demo";
+/// The Google Cloud region of the demo's GKE clusters.
+pub const GCP_REGION: &str = "us-central1";
 
-/// How the local cloud behaves.
+/// A cloud of the local default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    /// Amazon EKS: moto, the EKS emulator, `provider-aws`.
+    Eks,
+    /// Google GKE: the GKE emulator, `provider-gcp`.
+    Gke,
+}
+
+impl Cloud {
+    /// The provider binary.
+    pub fn binary(self) -> &'static str {
+        match self {
+            Cloud::Eks => "provider-aws",
+            Cloud::Gke => "provider-gcp",
+        }
+    }
+
+    /// The prefix of its kinds (`EKS`, `GKE`).
+    pub fn kind_prefix(self) -> &'static str {
+        match self {
+            Cloud::Eks => "EKS",
+            Cloud::Gke => "GKE",
+        }
+    }
+
+    /// Its default cluster template.
+    pub fn template(self) -> &'static str {
+        match self {
+            Cloud::Eks => concat!(env!("CARGO_MANIFEST_DIR"), "/../provider-aws/templates/cluster-template.yaml"),
+            Cloud::Gke => concat!(env!("CARGO_MANIFEST_DIR"), "/../provider-gcp/templates/cluster-template.yaml"),
+        }
+    }
+}
+
+/// How the local clouds behave.
 #[derive(Debug, Clone)]
 pub struct EnvOptions {
-    /// Seconds EKS takes to create, update or delete a cluster.
+    /// Seconds a cloud takes to create, update or delete a cluster.
     pub cluster_delay: f64,
-    /// Seconds EKS takes for a node group.
+    /// Seconds it takes for a node pool.
     pub pool_delay: f64,
-    /// How often the provider looks again while EKS is busy.
+    /// How often the providers look again while a cloud is busy.
     pub poll_interval: &'static str,
+    /// The clouds to start.
+    pub clouds: Vec<Cloud>,
 }
 
 impl Default for EnvOptions {
@@ -37,21 +80,38 @@ impl Default for EnvOptions {
             cluster_delay: 1.0,
             pool_delay: 1.0,
             poll_interval: "1s",
+            clouds: vec![Cloud::Eks],
         }
     }
+}
+
+/// The emulated EKS.
+pub struct EksCloud {
+    /// moto (EC2, IAM, STS).
+    pub moto: Moto,
+    /// The EKS emulator.
+    pub server: ServerHandle,
+    /// Its workload API servers.
+    pub workload: Arc<WorkloadServers>,
+}
+
+/// The emulated GKE.
+pub struct GkeCloud {
+    /// The GKE emulator.
+    pub server: GkeServer,
+    /// Its workload API servers.
+    pub workload: Arc<WorkloadServers>,
+    /// The service-account key file the provider uses.
+    pub key_file: PathBuf,
 }
 
 /// Everything running. Dropping it stops every process.
 pub struct Environment {
     /// The management plane.
     pub plane: ManagementPlane,
-    /// moto (EC2, IAM, STS).
-    pub moto: Moto,
-    /// The EKS emulator.
-    pub eks: ServerHandle,
-    /// The workload API servers behind the emulated clusters.
-    pub workload: Arc<WorkloadServers>,
-    provider: Child,
+    eks: Option<EksCloud>,
+    gke: Option<GkeCloud>,
+    providers: Vec<(Cloud, Child)>,
     dir: tempfile::TempDir,
 }
 
@@ -63,71 +123,158 @@ impl std::fmt::Debug for Environment {
     }
 }
 
-/// The `provider-aws` binary next to the running executable (`target/<profile>/`), or
-/// `PROVIDER_AWS_BIN`.
-pub fn provider_binary() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("PROVIDER_AWS_BIN") {
+/// A provider binary next to the running executable (`target/<profile>/`), or the one
+/// `PROVIDER_AWS_BIN` / `PROVIDER_GCP_BIN` names.
+pub fn provider_binary(cloud: Cloud) -> Result<PathBuf> {
+    let var = match cloud {
+        Cloud::Eks => "PROVIDER_AWS_BIN",
+        Cloud::Gke => "PROVIDER_GCP_BIN",
+    };
+    if let Some(path) = std::env::var_os(var) {
         return Ok(PathBuf::from(path));
     }
     let exe = std::env::current_exe()?;
     for dir in exe.ancestors().skip(1).take(2) {
-        let candidate = dir.join("provider-aws");
+        let candidate = dir.join(cloud.binary());
         if candidate.is_file() {
             return Ok(candidate);
         }
     }
     bail!(
-        "provider-aws binary not found next to {}; build it with `cargo build -p provider-aws`",
-        exe.display()
+        "{} binary not found next to {}; build it with `cargo build -p {}`",
+        cloud.binary(),
+        exe.display(),
+        cloud.binary()
     )
 }
 
 impl Environment {
-    /// Starts the management plane, moto, the EKS emulator (workload API servers on), installs the
-    /// provider's CRDs and starts `provider-aws` against all of it.
+    /// Starts the management plane and, for each cloud of `options`, its emulator (workload API
+    /// servers on), installs its provider's CRDs and starts the provider against all of it.
     pub async fn start(options: EnvOptions) -> Result<Self> {
-        let dir = tempfile::Builder::new().prefix("local-eks-").tempdir()?;
+        let dir = tempfile::Builder::new().prefix("local-capi-").tempdir()?;
         let logs = dir.path().join("logs");
         std::fs::create_dir_all(&logs)?;
         let plane = ManagementPlane::start(Options::default())
             .await
             .context("starting the management plane")?;
-        let moto = Moto::start(&logs).await.context("starting moto")?;
-
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let port = listener.local_addr()?.port();
-        let workload = Arc::new(WorkloadServers::new(
-            plane.assets().clone(),
-            dir.path().join("workload"),
-            format!("http://127.0.0.1:{port}/_emulator/tokenreview"),
-        )?);
-        let mut config = EksConfig::new(REGION, "123456789012");
-        config.credentials = vec![(ACCESS_KEY_ID.into(), SECRET_ACCESS_KEY.into())];
-        config.workload = Some(workload.clone());
-        config.ec2_endpoint = Some(moto.url().to_string());
         let timing = Timing {
             cluster: Delays::uniform(options.cluster_delay),
             pool: Delays::uniform(options.pool_delay),
             addon: Delays::uniform(options.pool_delay / 2.0),
             instance_shutdown: options.pool_delay,
         };
-        let eks = serve_eks(config, timing, listener)
+        let mut env = Self {
+            plane,
+            eks: None,
+            gke: None,
+            providers: Vec::new(),
+            dir,
+        };
+        for cloud in &options.clouds {
+            match cloud {
+                Cloud::Eks => env.start_eks(timing, &logs, options.poll_interval).await?,
+                Cloud::Gke => env.start_gke(timing, &logs, options.poll_interval).await?,
+            }
+        }
+        Ok(env)
+    }
+
+    async fn start_eks(&mut self, timing: Timing, logs: &Path, poll: &str) -> Result<()> {
+        let moto = Moto::start(logs).await.context("starting moto")?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let port = listener.local_addr()?.port();
+        let workload = Arc::new(WorkloadServers::new(
+            self.plane.assets().clone(),
+            self.dir.path().join("workload-eks"),
+            format!("http://127.0.0.1:{port}/_emulator/tokenreview"),
+        )?);
+        let mut config = EksConfig::new(REGION, "123456789012");
+        config.credentials = vec![(ACCESS_KEY_ID.into(), SECRET_ACCESS_KEY.into())];
+        config.workload = Some(workload.clone());
+        config.ec2_endpoint = Some(moto.url().to_string());
+        let server = serve_eks(config, timing, listener)
             .await
             .context("starting the EKS emulator")?;
-
-        plane
+        self.plane
             .install_crds(&provider_aws::api::crds())
             .await
             .context("installing the EKS provider's CRDs")?;
-        let provider = start_provider(&plane, &moto, &eks, &logs, options.poll_interval)?;
-        Ok(Self {
-            plane,
-            moto,
-            eks,
-            workload,
-            provider,
-            dir,
-        })
+        let provider = start_provider(Cloud::Eks, &self.plane, logs, poll, &[
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
+            ("AWS_REGION", REGION.to_string()),
+            ("AWS_ENDPOINT_URL", moto.url().to_string()),
+            ("AWS_ENDPOINT_URL_EKS", server.url().to_string()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
+        ])?;
+        self.providers.push((Cloud::Eks, provider));
+        self.eks = Some(EksCloud { moto, server, workload });
+        Ok(())
+    }
+
+    async fn start_gke(&mut self, timing: Timing, logs: &Path, poll: &str) -> Result<()> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let workload = Arc::new(WorkloadServers::new(
+            self.plane.assets().clone(),
+            self.dir.path().join("workload-gke"),
+            format!("{base}/_emulator/tokenreview"),
+        )?);
+        let key = ServiceAccountKey::generate(
+            GCP_PROJECT,
+            &format!("capi-provider@{GCP_PROJECT}.iam.gserviceaccount.com"),
+            &format!("{base}/token"),
+        )?;
+        let key_file = self.dir.path().join("gke-key.json");
+        std::fs::write(&key_file, serde_json::to_string_pretty(&key.to_json())?)?;
+        let config = GkeConfig {
+            keys: vec![key],
+            workload: Some(workload.clone()),
+            ..GkeConfig::default()
+        };
+        let server = serve_gke(config, timing, listener)
+            .await
+            .context("starting the GKE emulator")?;
+        self.plane
+            .install_crds(&provider_gcp::api::crds())
+            .await
+            .context("installing the GKE provider's CRDs")?;
+        let provider = start_provider(Cloud::Gke, &self.plane, logs, poll, &[
+            ("GOOGLE_APPLICATION_CREDENTIALS", key_file.display().to_string()),
+            ("GKE_CONTAINER_ENDPOINT", server.url().to_string()),
+            ("GKE_COMPUTE_ENDPOINT", server.url().to_string()),
+        ])?;
+        self.providers.push((Cloud::Gke, provider));
+        self.gke = Some(GkeCloud { server, workload, key_file });
+        Ok(())
+    }
+
+    /// The emulated EKS.
+    ///
+    /// # Panics
+    /// When the environment was started without EKS.
+    pub fn eks(&self) -> &EksCloud {
+        self.eks.as_ref().expect("the environment runs EKS")
+    }
+
+    /// The emulated GKE.
+    ///
+    /// # Panics
+    /// When the environment was started without GKE.
+    pub fn gke(&self) -> &GkeCloud {
+        self.gke.as_ref().expect("the environment runs GKE")
+    }
+
+    /// The clouds running.
+    pub fn clouds(&self) -> Vec<Cloud> {
+        self.providers.iter().map(|(c, _)| *c).collect()
+    }
+
+    /// The workload API servers running, every cloud's.
+    pub fn workload_servers_running(&self) -> usize {
+        self.eks.iter().map(|e| e.workload.running().len()).sum::<usize>()
+            + self.gke.iter().map(|g| g.workload.running().len()).sum::<usize>()
     }
 
     /// The run's directory (logs in `logs/`).
@@ -135,22 +282,36 @@ impl Environment {
         self.dir.path()
     }
 
-    /// The provider's log file.
+    /// The first provider's log file (`provider-aws.log`, `provider-gcp.log`).
     pub fn provider_log(&self) -> PathBuf {
-        self.dir.path().join("logs").join("provider-aws.log")
+        let cloud = self.providers.first().map_or(Cloud::Eks, |(c, _)| *c);
+        self.log_of(cloud)
     }
 
-    /// The provider's process id, while it runs.
+    /// A provider's log file.
+    pub fn log_of(&self, cloud: Cloud) -> PathBuf {
+        self.dir.path().join("logs").join(format!("{}.log", cloud.binary()))
+    }
+
+    /// The first provider's process id, while it runs.
     pub fn provider_pid(&self) -> Option<u32> {
-        self.provider.id()
+        self.providers.first().and_then(|(_, p)| p.id())
     }
 
-    /// Fails if the provider process has exited.
+    /// Fails if a provider process has exited.
     pub fn ensure_provider_running(&mut self) -> Result<()> {
-        if let Some(status) = self.provider.try_wait()? {
+        let mut exited = None;
+        for (cloud, provider) in &mut self.providers {
+            if let Some(status) = provider.try_wait()? {
+                exited = Some((*cloud, status));
+                break;
+            }
+        }
+        if let Some((cloud, status)) = exited {
             bail!(
-                "provider-aws exited ({status}); last lines:\n{}",
-                testbed::process::tail(&self.provider_log(), 40)
+                "{} exited ({status}); last lines:\n{}",
+                cloud.binary(),
+                testbed::process::tail(&self.log_of(cloud), 40)
             );
         }
         Ok(())
@@ -188,7 +349,7 @@ impl Environment {
         Ok(applied)
     }
 
-    /// Renders the provider's cluster template with the real `clusterctl generate cluster`.
+    /// Renders the EKS provider's cluster template with the real `clusterctl generate cluster`.
     pub async fn generate_cluster(
         &self,
         name: &str,
@@ -196,10 +357,18 @@ impl Environment {
         version: &str,
         workers: u32,
     ) -> Result<String> {
-        let template = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../provider-aws/templates/cluster-template.yaml"
-        );
+        self.generate(Cloud::Eks, name, namespace, version, workers).await
+    }
+
+    /// Renders `cloud`'s provider's cluster template with the real `clusterctl generate cluster`.
+    pub async fn generate(
+        &self,
+        cloud: Cloud,
+        name: &str,
+        namespace: &str,
+        version: &str,
+        workers: u32,
+    ) -> Result<String> {
         let config_home = self.dir.path().join("clusterctl");
         std::fs::create_dir_all(&config_home)?;
         let output = testbed::process::command(self.plane.assets().clusterctl())
@@ -208,7 +377,7 @@ impl Environment {
                 "cluster",
                 name,
                 "--from",
-                template,
+                cloud.template(),
                 "--kubernetes-version",
                 version,
             ])
@@ -222,6 +391,8 @@ impl Environment {
             .arg(self.plane.kubeconfig_path())
             .env("XDG_CONFIG_HOME", &config_home)
             .env("CLUSTERCTL_DISABLE_VERSIONCHECK", "true")
+            .env("GCP_PROJECT", GCP_PROJECT)
+            .env("GCP_REGION", GCP_REGION)
             .output()
             .await?;
         if !output.status.success() {
@@ -233,26 +404,35 @@ impl Environment {
         Ok(String::from_utf8(output.stdout)?)
     }
 
-    /// Stops the provider, then everything else.
+    /// Stops the providers, then everything else.
     pub async fn stop(mut self) {
-        let _ = self.provider.kill().await;
-        self.eks.shutdown().await;
-        self.workload.shutdown().await;
-        self.moto.stop().await;
+        for (_, provider) in &mut self.providers {
+            let _ = provider.kill().await;
+        }
+        if let Some(eks) = self.eks.take() {
+            eks.server.shutdown().await;
+            eks.workload.shutdown().await;
+            eks.moto.stop().await;
+        }
+        if let Some(gke) = self.gke.take() {
+            gke.server.shutdown().await;
+            gke.workload.shutdown().await;
+        }
         self.plane.stop().await;
     }
 }
 
 fn start_provider(
+    cloud: Cloud,
     plane: &ManagementPlane,
-    moto: &Moto,
-    eks: &ServerHandle,
     logs: &Path,
     poll: &str,
+    env: &[(&str, String)],
 ) -> Result<Child> {
-    let binary = provider_binary()?;
-    let log = std::fs::File::create(logs.join("provider-aws.log"))?;
-    let child = testbed::process::command(&binary)
+    let binary = provider_binary(cloud)?;
+    let log = std::fs::File::create(logs.join(format!("{}.log", cloud.binary())))?;
+    let mut command = testbed::process::command(&binary);
+    command
         .args([
             "--metrics-bind-address",
             "0",
@@ -264,16 +444,14 @@ fn start_provider(
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("KUBECONFIG", plane.kubeconfig_path())
-        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID)
-        .env("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)
-        .env("AWS_REGION", REGION)
-        .env("AWS_ENDPOINT_URL", moto.url())
-        .env("AWS_ENDPOINT_URL_EKS", eks.url())
-        .env("AWS_EC2_METADATA_DISABLED", "true")
         .env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        );
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let child = command
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)

@@ -1,13 +1,15 @@
-//! `demo eks`: the whole flow on the local default — a real management plane, an emulated EKS
-//! (moto for EC2, our emulator for EKS with real workload API servers), `provider-aws`, and one
-//! managed cluster created from the provider's cluster template with the real clusterctl, shown
-//! as its conditions change; then, if asked, upgraded, scaled and deleted.
+//! `demo [--cloud eks|gke|both]`: the whole flow on the local default — a real management
+//! plane, the emulated clouds (EKS: moto for EC2 and our EKS emulator; GKE: our GKE emulator;
+//! both with real workload API servers), their providers, and one managed cluster per cloud
+//! created from the provider's cluster template with the real clusterctl, shown as its
+//! conditions change; then, if asked, upgraded, scaled and deleted. `demo eks …` is the same as
+//! `demo --cloud eks …`.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use demo::env::{EnvOptions, Environment};
+use demo::env::{Cloud, EnvOptions, Environment};
 use demo::progress::{Snapshot, Tracker};
 use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use kube::api::{
@@ -22,18 +24,35 @@ use serde_json::json;
     about = "Cluster API managed Kubernetes on the local default"
 )]
 struct Cli {
+    /// `eks` (the default, as `demo eks`).
     #[command(subcommand)]
-    cloud: Cloud,
+    cloud: Option<Legacy>,
+    #[command(flatten)]
+    demo: DemoArgs,
 }
 
 #[derive(Subcommand)]
-enum Cloud {
-    /// Amazon EKS (emulated): create a cluster, then optionally upgrade, scale and delete it.
-    Eks(EksDemo),
+enum Legacy {
+    /// Amazon EKS (emulated): the same as `--cloud eks`.
+    Eks(DemoArgs),
 }
 
-#[derive(Args)]
-struct EksDemo {
+/// Which clouds the demo runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Clouds {
+    /// Amazon EKS: moto, the EKS emulator, provider-aws.
+    Eks,
+    /// Google GKE: the GKE emulator, provider-gcp.
+    Gke,
+    /// Both, from one management plane: one cluster on each, from the same template shape.
+    Both,
+}
+
+#[derive(Args, Clone)]
+struct DemoArgs {
+    /// The clouds: eks, gke or both.
+    #[arg(long, value_enum, default_value = "eks")]
+    cloud: Clouds,
     /// The Cluster's name.
     #[arg(long, default_value = "demo")]
     name: String,
@@ -74,19 +93,43 @@ async fn main() -> Result<()> {
                 .unwrap_or_else(|_| "warn,kube_client=off".into()),
         )
         .init();
-    match Cli::parse().cloud {
-        Cloud::Eks(args) => eks(args).await,
+    let cli = Cli::parse();
+    let args = match cli.cloud {
+        Some(Legacy::Eks(args)) => DemoArgs {
+            cloud: Clouds::Eks,
+            ..args
+        },
+        None => cli.demo,
+    };
+    demo(args).await
+}
+
+fn clouds(c: Clouds) -> Vec<Cloud> {
+    match c {
+        Clouds::Eks => vec![Cloud::Eks],
+        Clouds::Gke => vec![Cloud::Gke],
+        Clouds::Both => vec![Cloud::Eks, Cloud::Gke],
     }
 }
 
-async fn eks(args: EksDemo) -> Result<()> {
+async fn demo(args: DemoArgs) -> Result<()> {
+    let clouds = clouds(args.cloud);
+    let parts: Vec<&str> = clouds
+        .iter()
+        .map(|c| match c {
+            Cloud::Eks => "moto, the EKS emulator, provider-aws",
+            Cloud::Gke => "the GKE emulator, provider-gcp",
+        })
+        .collect();
     println!(
-        "Starting the local default: management plane (etcd, kube-apiserver, kube-controller-manager, Cluster API core), moto, the EKS emulator, provider-aws ..."
+        "Starting the local default: management plane (etcd, kube-apiserver, kube-controller-manager, Cluster API core), {} ...",
+        parts.join("; ")
     );
     let options = EnvOptions {
         cluster_delay: args.cluster_delay,
         pool_delay: args.pool_delay,
         poll_interval: "2s",
+        clouds: clouds.clone(),
     };
     let mut env = Environment::start(options).await?;
     println!(
@@ -94,12 +137,22 @@ async fn eks(args: EksDemo) -> Result<()> {
         env.plane.server(),
         env.plane.kubeconfig_path().display()
     );
-    println!(
-        "  moto: {}   EKS emulator: {}   logs: {}",
-        env.moto.url(),
-        env.eks.url(),
-        env.dir().join("logs").display()
-    );
+    if clouds.contains(&Cloud::Eks) {
+        println!(
+            "  moto: {}   EKS emulator: {}",
+            env.eks().moto.url(),
+            env.eks().server.url()
+        );
+    }
+    if clouds.contains(&Cloud::Gke) {
+        println!(
+            "  GKE emulator: {}   (project {}, key {})",
+            env.gke().server.url(),
+            demo::env::GCP_PROJECT,
+            env.gke().key_file.display()
+        );
+    }
+    println!("  logs: {}", env.dir().join("logs").display());
     // A signal stops the demo in order: the processes it started go with the environment.
     let result = tokio::select! {
         result = run(&mut env, &args) => result,
@@ -120,7 +173,18 @@ async fn eks(args: EksDemo) -> Result<()> {
     result
 }
 
-async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
+/// The cluster of `cloud` in a demo of `clouds`: the demo's name, suffixed with the cloud when
+/// both run.
+fn cluster_name(args: &DemoArgs, cloud: Cloud, clouds: &[Cloud]) -> String {
+    if clouds.len() > 1 {
+        format!("{}-{}", args.name, cloud.kind_prefix().to_ascii_lowercase())
+    } else {
+        args.name.clone()
+    }
+}
+
+async fn run(env: &mut Environment, args: &DemoArgs) -> Result<()> {
+    let clouds = env.clouds();
     let client = env.plane.client().await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces.get_opt(&args.namespace).await?.is_none() {
@@ -131,19 +195,26 @@ async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
             )
             .await?;
     }
-    println!(
-        "\n$ clusterctl generate cluster {} --from provider-aws/templates/cluster-template.yaml --kubernetes-version {} --worker-machine-count {} --target-namespace {}",
-        args.name, args.version, args.workers, args.namespace
-    );
-    let yaml = env
-        .generate_cluster(&args.name, &args.namespace, &args.version, args.workers)
-        .await?;
-    for obj in env.apply_yaml(&yaml, &args.namespace).await? {
-        let kind = obj.types.map(|t| t.kind).unwrap_or_default();
-        println!("  applied {kind}/{}", obj.metadata.name.unwrap_or_default());
+    for cloud in &clouds {
+        let name = cluster_name(args, *cloud, &clouds);
+        println!(
+            "\n$ clusterctl generate cluster {name} --from {}/templates/cluster-template.yaml --kubernetes-version {} --worker-machine-count {} --target-namespace {}",
+            cloud.binary(),
+            args.version,
+            args.workers,
+            args.namespace
+        );
+        let yaml = env
+            .generate(*cloud, &name, &args.namespace, &args.version, args.workers)
+            .await?;
+        for obj in env.apply_yaml(&yaml, &args.namespace).await? {
+            let kind = obj.types.map(|t| t.kind).unwrap_or_default();
+            println!("  applied {kind}/{}", obj.metadata.name.unwrap_or_default());
+        }
     }
     println!("\nProgress (object, condition, status, reason, message):");
-    let mut tracker = Tracker::default();
+    let prefixes: Vec<&'static str> = clouds.iter().map(|c| c.kind_prefix()).collect();
+    let mut tracker = Tracker::for_clouds(&prefixes);
     wait(
         env,
         &client,
@@ -154,32 +225,37 @@ async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
         Snapshot::settled,
     )
     .await?;
-    show_nodes(&client, &args.namespace, &args.name).await?;
+    for cloud in &clouds {
+        show_nodes(&client, &args.namespace, &cluster_name(args, *cloud, &clouds)).await?;
+    }
 
     if let Some(target) = &args.upgrade_to {
         println!(
             "\nUpgrading to {target}: control plane first, one minor at a time, then the node pool."
         );
-        patch(
-            &client,
-            &args.namespace,
-            "controlplane.cluster.x-k8s.io",
-            "v1alpha1",
-            "EKSControlPlane",
-            &args.name,
-            json!({"spec": {"version": target}}),
-        )
-        .await?;
-        patch(
-            &client,
-            &args.namespace,
-            "cluster.x-k8s.io",
-            "v1beta2",
-            "MachinePool",
-            &format!("{}-pool-0", args.name),
-            json!({"spec": {"template": {"spec": {"version": target}}}}),
-        )
-        .await?;
+        for cloud in &clouds {
+            let name = cluster_name(args, *cloud, &clouds);
+            patch(
+                &client,
+                &args.namespace,
+                "controlplane.cluster.x-k8s.io",
+                "v1alpha1",
+                &format!("{}ControlPlane", cloud.kind_prefix()),
+                &name,
+                json!({"spec": {"version": target}}),
+            )
+            .await?;
+            patch(
+                &client,
+                &args.namespace,
+                "cluster.x-k8s.io",
+                "v1beta2",
+                "MachinePool",
+                &format!("{name}-pool-0"),
+                json!({"spec": {"template": {"spec": {"version": target}}}}),
+            )
+            .await?;
+        }
         wait(
             env,
             &client,
@@ -190,20 +266,24 @@ async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
             |s| s.upgraded_to(target),
         )
         .await?;
-        show_nodes(&client, &args.namespace, &args.name).await?;
+        for cloud in &clouds {
+            show_nodes(&client, &args.namespace, &cluster_name(args, *cloud, &clouds)).await?;
+        }
     }
     if let Some(count) = args.scale {
         println!("\nScaling the node pool to {count}.");
-        patch(
-            &client,
-            &args.namespace,
-            "cluster.x-k8s.io",
-            "v1beta2",
-            "MachinePool",
-            &format!("{}-pool-0", args.name),
-            json!({"spec": {"replicas": count}}),
-        )
-        .await?;
+        for cloud in &clouds {
+            patch(
+                &client,
+                &args.namespace,
+                "cluster.x-k8s.io",
+                "v1beta2",
+                "MachinePool",
+                &format!("{}-pool-0", cluster_name(args, *cloud, &clouds)),
+                json!({"spec": {"replicas": count}}),
+            )
+            .await?;
+        }
         wait(
             env,
             &client,
@@ -219,7 +299,9 @@ async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
             },
         )
         .await?;
-        show_nodes(&client, &args.namespace, &args.name).await?;
+        for cloud in &clouds {
+            show_nodes(&client, &args.namespace, &cluster_name(args, *cloud, &clouds)).await?;
+        }
     }
     if args.delete {
         println!(
@@ -230,9 +312,11 @@ async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
             "v1beta2",
             "Cluster",
         ));
-        Api::<DynamicObject>::namespaced_with(client.clone(), &args.namespace, &resource)
-            .delete(&args.name, &DeleteParams::default())
-            .await?;
+        for cloud in &clouds {
+            Api::<DynamicObject>::namespaced_with(client.clone(), &args.namespace, &resource)
+                .delete(&cluster_name(args, *cloud, &clouds), &DeleteParams::default())
+                .await?;
+        }
         wait(
             env,
             &client,
@@ -244,8 +328,8 @@ async fn run(env: &mut Environment, args: &EksDemo) -> Result<()> {
         )
         .await?;
         println!(
-            "All gone: the EKS emulator holds {} workload API servers.",
-            env.workload.running().len()
+            "All gone: the emulators hold {} workload API servers.",
+            env.workload_servers_running()
         );
     }
     Ok(())

@@ -8,12 +8,11 @@ use anyhow::Result;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
 
-/// The kinds shown, with the condition types worth a line (empty: all).
-const KINDS: &[(&str, &str, &str, &[&str])] = &[
+/// Cluster API core's kinds shown, with the condition types worth a line (empty: all).
+const CORE_KINDS: &[(&str, &str, &[&str])] = &[
     (
-        "cluster.x-k8s.io",
-        "v1beta2",
         "Cluster",
+        "cluster.x-k8s.io",
         &[
             "InfrastructureReady",
             "ControlPlaneInitialized",
@@ -22,31 +21,23 @@ const KINDS: &[(&str, &str, &str, &[&str])] = &[
             "Available",
         ],
     ),
-    (
-        "infrastructure.cluster.x-k8s.io",
-        "v1alpha1",
-        "EKSCluster",
-        &[],
-    ),
-    (
-        "controlplane.cluster.x-k8s.io",
-        "v1alpha1",
-        "EKSControlPlane",
-        &[],
-    ),
-    (
-        "cluster.x-k8s.io",
-        "v1beta2",
-        "MachinePool",
-        &["Available", "Ready"],
-    ),
-    (
-        "infrastructure.cluster.x-k8s.io",
-        "v1alpha1",
-        "EKSMachinePool",
-        &[],
-    ),
+    ("MachinePool", "cluster.x-k8s.io", &["Available", "Ready"]),
 ];
+
+/// Every kind shown for the clouds of kind prefixes `clouds` (`EKS`, `GKE`): `(group, version,
+/// kind, condition types)`, in display order.
+fn kinds(clouds: &[&str]) -> Vec<(&'static str, &'static str, String, &'static [&'static str])> {
+    let mut out = vec![("cluster.x-k8s.io", "v1beta2", CORE_KINDS[0].0.to_string(), CORE_KINDS[0].2)];
+    for c in clouds {
+        out.push(("infrastructure.cluster.x-k8s.io", "v1alpha1", format!("{c}Cluster"), &[]));
+        out.push(("controlplane.cluster.x-k8s.io", "v1alpha1", format!("{c}ControlPlane"), &[]));
+    }
+    out.push(("cluster.x-k8s.io", "v1beta2", CORE_KINDS[1].0.to_string(), CORE_KINDS[1].2));
+    for c in clouds {
+        out.push(("infrastructure.cluster.x-k8s.io", "v1alpha1", format!("{c}MachinePool"), &[]));
+    }
+    out
+}
 
 /// What the cluster looks like now.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,11 +48,15 @@ pub struct Snapshot {
     pub cluster_phases: BTreeMap<String, String>,
     /// Cluster `status.initialization.controlPlaneInitialized`.
     pub control_plane_initialized: bool,
-    /// EKSControlPlane `status.version`.
+    /// The ControlPlane's `status.version` (of the last listed).
     pub control_plane_version: Option<String>,
+    /// Every ControlPlane's `status.version`, by kind and name.
+    pub control_plane_versions: BTreeMap<String, String>,
+    /// How many Clusters are not initialized yet.
+    pub uninitialized: usize,
     /// Per MachinePool: (desired replicas, nodeRefs, phase).
     pub pools: BTreeMap<String, (i64, usize, String)>,
-    /// Per EKSMachinePool: `status.version`.
+    /// Per InfraMachinePool: `status.version`.
     pub pool_versions: BTreeMap<String, String>,
     /// Whether any object of the cluster still exists.
     pub any_left: bool,
@@ -79,15 +74,17 @@ impl Snapshot {
         let want = format!("v{minor}");
         let on = |v: &str| v == want || v.starts_with(&format!("{want}."));
         self.settled()
-            && self.control_plane_version.as_deref().is_some_and(on)
+            && !self.control_plane_versions.is_empty()
+            && self.control_plane_versions.values().all(|v| on(v))
             && !self.pool_versions.is_empty()
             && self.pool_versions.values().all(|v| on(v))
     }
 
     /// Provisioned, initialized, and every pool Running with one nodeRef per desired replica.
     pub fn settled(&self) -> bool {
-        self.cluster_phase.as_deref() == Some("Provisioned")
-            && self.control_plane_initialized
+        !self.cluster_phases.is_empty()
+            && self.cluster_phases.values().all(|p| p == "Provisioned")
+            && self.uninitialized == 0
             && !self.pools.is_empty()
             && self
                 .pools
@@ -101,19 +98,32 @@ pub struct Tracker {
     started: Instant,
     shown: BTreeMap<String, String>,
     quiet: bool,
+    clouds: Vec<&'static str>,
 }
 
 impl Default for Tracker {
     fn default() -> Self {
-        Self {
-            started: Instant::now(),
-            shown: BTreeMap::new(),
-            quiet: false,
-        }
+        Self::for_clouds(&["EKS"])
     }
 }
 
 impl Tracker {
+    /// A tracker of the kinds of the clouds with these kind prefixes (`EKS`, `GKE`).
+    pub fn for_clouds(clouds: &[&'static str]) -> Self {
+        Self {
+            started: Instant::now(),
+            shown: BTreeMap::new(),
+            quiet: false,
+            clouds: clouds.to_vec(),
+        }
+    }
+
+    /// This tracker, printing nothing.
+    pub fn silent(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
     /// A tracker that prints nothing (for benchmarks).
     pub fn quiet() -> Self {
         Self {
@@ -126,7 +136,8 @@ impl Tracker {
     /// a snapshot.
     pub async fn poll(&mut self, client: &kube::Client, namespace: &str) -> Result<Snapshot> {
         let mut snapshot = Snapshot::default();
-        for (group, version, kind, types) in KINDS {
+        for (group, version, kind, types) in kinds(&self.clouds) {
+            let kind = kind.as_str();
             let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
             let api: Api<DynamicObject> =
                 Api::namespaced_with(client.clone(), namespace, &resource);
@@ -160,7 +171,7 @@ impl Tracker {
                     );
                     self.show(&format!("{label} {ctype}"), &line);
                 }
-                match *kind {
+                match kind {
                     "Cluster" => {
                         snapshot.cluster_phase = status["phase"].as_str().map(str::to_string);
                         snapshot.cluster_phases.insert(
@@ -169,14 +180,21 @@ impl Tracker {
                         );
                         snapshot.control_plane_initialized = status["initialization"]["controlPlaneInitialized"]
                             == Value::Bool(true);
+                        if !snapshot.control_plane_initialized {
+                            snapshot.uninitialized += 1;
+                        }
                     }
-                    "EKSControlPlane" => {
+                    k if k.ends_with("ControlPlane") => {
                         snapshot.control_plane_version =
-                            status["version"].as_str().map(str::to_string)
+                            status["version"].as_str().map(str::to_string);
+                        snapshot.control_plane_versions.insert(
+                            label.clone(),
+                            status["version"].as_str().unwrap_or_default().to_string(),
+                        );
                     }
-                    "EKSMachinePool" => {
+                    k if k.ends_with("MachinePool") && k != "MachinePool" => {
                         snapshot.pool_versions.insert(
-                            name,
+                            label.clone(),
                             status["version"].as_str().unwrap_or_default().to_string(),
                         );
                     }

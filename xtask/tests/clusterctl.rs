@@ -1,8 +1,8 @@
-//! C57/C58: the real clusterctl installs the generated `manifests/eks/` release from a local
-//! repository into a real management plane, fully offline, and renders its cluster templates:
-//! the default flavor, `byo-network` and `clusterclass` (with ClusterClass `eks`), whose objects
-//! the real apiserver and Cluster API core's webhooks admit and core's topology controller
-//! turns into the provider's objects.
+//! C57/C58: the real clusterctl installs the generated `manifests/eks/` and `manifests/gke/`
+//! releases from a local repository into one real management plane (a team mixing clouds),
+//! fully offline, and renders their cluster templates: the default flavor, `byo-network` and
+//! `clusterclass` (with ClusterClass `eks` / `gke`), whose objects the real apiserver and Cluster
+//! API core's webhooks admit and core's topology controller turns into the provider's objects.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -21,14 +21,16 @@ use serde_json::{Value, json};
 const CORE_VERSION: &str = "v1.14.2";
 const PROVIDER_LABEL: &str = "cluster.x-k8s.io/provider";
 const CLUSTERCTL_LABEL: &str = "clusterctl.cluster.x-k8s.io";
-/// Every template the release must ship (the local repository carries each template file of
-/// `manifests/eks/`, these and any other).
-const FLAVORS: [&str; 4] = [
+/// Every template a release must ship besides its `clusterclass-<name>.yaml` (the local
+/// repository carries each template file of `manifests/<name>/`, these and any other).
+const FLAVORS: [&str; 3] = [
     "cluster-template.yaml",
     "cluster-template-byo-network.yaml",
     "cluster-template-clusterclass.yaml",
-    "clusterclass-eks.yaml",
 ];
+
+/// The releases installed, by clusterctl name.
+const RELEASES: [&str; 2] = ["eks", "gke"];
 const FIELD_MANAGER: &str = "clusterctl-test";
 
 /// `<base>/cluster-api/<v>/…` from the bed's core CRDs, `<base>/infrastructure-eks/v0.1.0/…`
@@ -58,31 +60,43 @@ fn local_repository(base: &Path, assets: &testbed::Assets) -> PathBuf {
     std::fs::write(core.join("core-components.yaml"), components).unwrap();
     std::fs::copy(assets.capi_metadata(), core.join("metadata.yaml")).unwrap();
 
-    let eks = base.join("infrastructure-eks").join(xtask::eks::VERSION);
-    std::fs::create_dir_all(&eks).unwrap();
-    let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("../manifests/eks");
-    let templates = xtask::eks::templates(&release).unwrap();
-    for flavor in FLAVORS {
-        assert!(
-            templates.iter().any(|t| t == flavor),
-            "the release lacks {flavor}: {templates:?}"
-        );
-    }
-    for file in ["infrastructure-components.yaml", "metadata.yaml"]
-        .into_iter()
-        .chain(templates.iter().map(String::as_str))
-    {
-        std::fs::copy(release.join(file), eks.join(file)).unwrap();
+    let mut entries = String::new();
+    for name in RELEASES {
+        let dir = base
+            .join(format!("infrastructure-{name}"))
+            .join(xtask::release::VERSION);
+        std::fs::create_dir_all(&dir).unwrap();
+        let release = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../manifests/{name}"));
+        let templates = xtask::release::templates(&release).unwrap();
+        for flavor in FLAVORS
+            .iter()
+            .map(|f| f.to_string())
+            .chain([format!("clusterclass-{name}.yaml")])
+        {
+            assert!(
+                templates.contains(&flavor),
+                "the {name} release lacks {flavor}: {templates:?}"
+            );
+        }
+        for file in ["infrastructure-components.yaml", "metadata.yaml"]
+            .into_iter()
+            .chain(templates.iter().map(String::as_str))
+        {
+            std::fs::copy(release.join(file), dir.join(file)).unwrap();
+        }
+        entries.push_str(&format!(
+            "- name: {name}\n  type: InfrastructureProvider\n  url: file://{}/infrastructure-components.yaml\n",
+            dir.display()
+        ));
     }
 
     let config = base.join("clusterctl.yaml");
     let text = format!(
         "providers:\n\
          - name: cluster-api\n  type: CoreProvider\n  url: file://{}/core-components.yaml\n\
-         - name: eks\n  type: InfrastructureProvider\n  url: file://{}/infrastructure-components.yaml\n\
+         {entries}\
          cert-manager:\n  externallyProvisioned: true\n  timeout: 2m\n",
         core.display(),
-        eks.display()
     );
     std::fs::write(&config, text).unwrap();
     config
@@ -209,24 +223,20 @@ impl Clusterctl {
         namespace: &str,
         env: &[(&str, &str)],
     ) -> Vec<Value> {
-        let out = self.run(
-            &[
-                "generate",
-                "cluster",
-                name,
-                "--infrastructure",
-                infra,
-                "--flavor",
-                flavor,
-                "--kubernetes-version",
-                "v1.33.0",
-                "--worker-machine-count",
-                "2",
-                "--target-namespace",
-                namespace,
-            ],
-            env,
-        );
+        let mut args = vec!["generate", "cluster", name, "--infrastructure", infra];
+        // The default flavor is `cluster-template.yaml`: no --flavor.
+        if !flavor.is_empty() {
+            args.extend(["--flavor", flavor]);
+        }
+        args.extend([
+            "--kubernetes-version",
+            "v1.33.0",
+            "--worker-machine-count",
+            "2",
+            "--target-namespace",
+            namespace,
+        ]);
+        let out = self.run(&args, env);
         assert!(out.status.success(), "rendering {flavor} failed");
         let docs: Vec<Value> =
             serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).unwrap();
@@ -537,10 +547,14 @@ fn labels_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) 
 }
 
 fn assert_installed_by_clusterctl(what: &str, meta: &kube::api::ObjectMeta) {
+    assert_installed_as(what, meta, "infrastructure-eks");
+}
+
+fn assert_installed_as(what: &str, meta: &kube::api::ObjectMeta, provider: &str) {
     let labels = meta.labels.clone().unwrap_or_default();
     assert_eq!(
         labels.get(PROVIDER_LABEL).map(String::as_str),
-        Some("infrastructure-eks"),
+        Some(provider),
         "{what}: {}",
         labels_of(meta)
     );
@@ -573,6 +587,8 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     // C57: init from the local repository.
     let core = format!("cluster-api:{CORE_VERSION}");
     let infra = format!("eks:{}", xtask::eks::VERSION);
+    let gke = format!("gke:{}", xtask::gke::VERSION);
+    let both = format!("{infra},{gke}");
     let out = ctl.run(
         &[
             "init",
@@ -581,7 +597,7 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
             "--bootstrap=-",
             "--control-plane=-",
             "--infrastructure",
-            &infra,
+            &both,
         ],
         &[],
     );
@@ -703,7 +719,159 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
 
     byo_network_flavor(&ctl, &client, &infra).await;
     clusterclass_flavor(&ctl, &client, &infra).await;
+    gke_release(&ctl, &client, &gke).await;
 
     plane.stop().await;
     eprintln!("clusterctl test took {:?}", started.elapsed());
+}
+
+/// The GKE release beside EKS's in the same management cluster: installed by clusterctl with
+/// its own namespace, RBAC and Deployment; its flavors render (`byo-network` needs the network
+/// names, the default needs the project) and its ClusterClass is built by core's topology.
+async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
+    let release = &xtask::gke::RELEASE;
+    for crd in provider_gcp::api::crds() {
+        let name = crd.metadata.name.unwrap();
+        let got = Api::<CustomResourceDefinition>::all(client.clone())
+            .get(&name)
+            .await
+            .unwrap();
+        assert_installed_as(&name, &got.metadata, "infrastructure-gke");
+    }
+    let deployment = Api::<Deployment>::namespaced(client.clone(), &release.namespace())
+        .get(&release.deployment())
+        .await
+        .unwrap();
+    assert_installed_as("the GKE Deployment", &deployment.metadata, "infrastructure-gke");
+    let pod = deployment.spec.unwrap().template.spec.unwrap();
+    assert_eq!(
+        pod.containers[0].image.as_deref(),
+        Some("ghcr.io/example/provider-gcp:v0.1.0")
+    );
+    let env = pod.containers[0].env.clone().unwrap_or_default();
+    assert!(
+        env.iter()
+            .any(|e| e.name == "GOOGLE_APPLICATION_CREDENTIALS"),
+        "{env:?}"
+    );
+
+    let (required, _) = ctl.variables(infra, "byo-network");
+    for variable in ["GCP_PROJECT", "GCP_NETWORK", "GCP_SUBNETWORK", "KUBERNETES_VERSION"] {
+        assert!(required.contains(variable), "{variable} not required:\n{required}");
+    }
+    let namespace = "team-gke";
+    test_support::create_namespace(client, namespace).await;
+    let docs = ctl.render(
+        infra,
+        "byo-network",
+        "brought",
+        namespace,
+        &[
+            ("GCP_PROJECT", "capi-project-1"),
+            ("GCP_NETWORK", "shared-vpc"),
+            ("GCP_SUBNETWORK", "shared-nodes"),
+        ],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        ["Cluster", "GKEControlPlane", "GKEMachinePool", "MachinePool"]
+    );
+    let control_plane = one(&docs, "GKEControlPlane");
+    assert_eq!(
+        control_plane["spec"]["infrastructure"]["network"],
+        json!({"id": "shared-vpc", "subnetIDs": ["shared-nodes"]})
+    );
+    for doc in &docs {
+        apply(client, namespace, doc).await;
+    }
+    let docs = ctl.render(
+        infra,
+        "",
+        "made",
+        namespace,
+        &[("GCP_PROJECT", "capi-project-1")],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        ["Cluster", "GKECluster", "GKEControlPlane", "GKEMachinePool", "MachinePool"]
+    );
+    for doc in &docs {
+        apply(client, namespace, doc).await;
+    }
+
+    // ClusterClass gke through core's topology.
+    let name = "classy-gke";
+    let docs = ctl.render(
+        infra,
+        "clusterclass",
+        name,
+        namespace,
+        &[
+            ("GCP_PROJECT", "capi-project-1"),
+            ("GCP_REGION", "europe-west4"),
+            ("GCP_NODE_MACHINE_TYPE", "n2-standard-4"),
+        ],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        [
+            "Cluster",
+            "ClusterClass",
+            "GKEClusterTemplate",
+            "GKEControlPlaneTemplate",
+            "GKEMachinePoolTemplate",
+            "KubeadmConfigTemplate",
+        ]
+    );
+    for doc in docs.iter().filter(|d| d["kind"] != json!("Cluster")) {
+        apply(client, namespace, doc).await;
+    }
+    let classes = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "ClusterClass");
+    eventually("ClusterClass gke to be reconciled", Duration::from_secs(60), || async {
+        let class = classes.get("gke").await.ok()?;
+        (condition_true(&class, "VariablesReady") && condition_true(&class, "RefVersionsUpToDate"))
+            .then_some(())
+    })
+    .await;
+    apply(client, namespace, one(&docs, "Cluster")).await;
+    let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
+    let (infra_name, cp_name) = eventually(
+        "topology to set the GKE Cluster's references",
+        Duration::from_secs(60),
+        || async {
+            let cluster = clusters.get(name).await.ok()?;
+            let spec = &cluster.data["spec"];
+            Some((
+                spec["infrastructureRef"]["name"].as_str()?.to_owned(),
+                spec["controlPlaneRef"]["name"].as_str()?.to_owned(),
+            ))
+        },
+    )
+    .await;
+    let gke_cluster = eventually("the GKECluster", Duration::from_secs(60), || async {
+        dynamic_api(client, namespace, "infrastructure.cluster.x-k8s.io/v1alpha1", "GKECluster")
+            .get(&infra_name)
+            .await
+            .ok()
+    })
+    .await;
+    assert_eq!(gke_cluster.data["spec"]["region"], json!("europe-west4"));
+    assert_eq!(gke_cluster.data["spec"]["gke"]["project"], json!("capi-project-1"));
+    let control_plane = eventually("the GKEControlPlane", Duration::from_secs(60), || async {
+        dynamic_api(client, namespace, "controlplane.cluster.x-k8s.io/v1alpha1", "GKEControlPlane")
+            .get(&cp_name)
+            .await
+            .ok()
+    })
+    .await;
+    assert_eq!(control_plane.data["spec"]["version"], json!("v1.33.0"));
+    let pool = eventually("the GKEMachinePool", Duration::from_secs(60), || async {
+        let listed = dynamic_api(client, namespace, "infrastructure.cluster.x-k8s.io/v1alpha1", "GKEMachinePool")
+            .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+            .await
+            .ok()?;
+        listed.items.into_iter().next()
+    })
+    .await;
+    assert_eq!(pool.data["spec"]["machineType"], json!("n2-standard-4"));
 }

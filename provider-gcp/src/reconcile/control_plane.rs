@@ -143,19 +143,14 @@ fn strip_gke_build(version: &str) -> String {
     version.split("-gke.").next().unwrap_or(version).to_string()
 }
 
-/// `host[:port]` of a GKE endpoint (GKE gives IPs without a port: 443).
+/// A GKE endpoint (`34.1.2.3`, `127.0.0.1:30123`, a DNS name), read by the shared URL rule
+/// (443 when no port is written).
 fn endpoint(name: EndpointName, text: &str) -> Option<Endpoint> {
-    if text.is_empty() {
-        return None;
-    }
-    let (host, port) = match text.rsplit_once(':') {
-        Some((h, p)) if p.parse::<u16>().is_ok() => (h, p.parse::<i32>().ok()?),
-        _ => (text, 443),
-    };
+    let parsed = contract::endpoint::parse_url(text)?;
     Some(Endpoint {
         name,
-        host: host.to_string(),
-        port,
+        host: parsed.host,
+        port: parsed.port,
     })
 }
 

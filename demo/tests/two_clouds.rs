@@ -1,0 +1,241 @@
+//! Both clouds from one management plane: an EKS and a GKE cluster made from the same template
+//! shape (each provider's default flavor: a created network, the control plane, one pool of two)
+//! in one bed, and their Cluster API objects compared field by field. The shared contract shows
+//! as the same condition types, reasons and message style, the same status fields, the same
+//! Secrets; they differ only inside the cloud blocks and the cloud's identifiers.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use demo::env::{Cloud, EnvOptions, Environment};
+use demo::progress::Tracker;
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
+use serde_json::{Value, json};
+
+const NS: &str = "two-clouds";
+
+fn api(client: &kube::Client, group: &str, version: &str, kind: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        NS,
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)),
+    )
+}
+
+async fn get(client: &kube::Client, group: &str, version: &str, kind: &str, name: &str) -> Value {
+    let obj = api(client, group, version, kind).get(name).await.unwrap();
+    serde_json::to_value(obj).unwrap()
+}
+
+/// `(type, status, reason)` of every condition, and the messages.
+fn conditions(obj: &Value) -> (BTreeSet<(String, String, String)>, Vec<String>) {
+    let mut set = BTreeSet::new();
+    let mut messages = Vec::new();
+    for c in obj["status"]["conditions"].as_array().into_iter().flatten() {
+        let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+        set.insert((s("type"), s("status"), s("reason")));
+        messages.push(s("message"));
+    }
+    (set, messages)
+}
+
+/// The top-level keys of `status`, less the ones only one cloud has (its own block and ids).
+fn status_keys(obj: &Value, own: &[&str]) -> BTreeSet<String> {
+    obj["status"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .filter(|k| !own.contains(&k.as_str()))
+        .collect()
+}
+
+fn shape_of_secret(s: &Secret) -> Value {
+    json!({
+        "type": s.type_,
+        "labels": s.metadata.labels.as_ref().map(|l| l.keys().cloned().collect::<Vec<_>>()),
+        "owner": s.metadata.owner_references.as_ref().map(|o| o.iter().map(|r| (r.kind.ends_with("ControlPlane"), r.controller)).collect::<Vec<_>>()),
+        "data": s.data.as_ref().map(|d| d.keys().cloned().collect::<Vec<_>>()),
+    })
+}
+
+/// The user kubeconfig's contexts (without the cluster's name) and the current one.
+fn user_contexts(s: &Secret, cluster: &str) -> (Vec<String>, String) {
+    let config = contract::kubeconfig::kubeconfig_from_secret(s).unwrap();
+    let yaml: Value = serde_json::to_value(&config).unwrap();
+    let strip = |n: &str| n.trim_start_matches(cluster).to_string();
+    let contexts = yaml["contexts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| strip(c["name"].as_str().unwrap_or_default()))
+        .collect();
+    (contexts, strip(yaml["current-context"].as_str().unwrap_or_default()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eks_and_a_gke_cluster_from_the_same_template_shape_look_the_same_to_cluster_api() {
+    let mut env = Environment::start(EnvOptions {
+        clouds: vec![Cloud::Eks, Cloud::Gke],
+        ..EnvOptions::default()
+    })
+    .await
+    .unwrap();
+    let client = env.plane.client().await.unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap())
+        .await
+        .unwrap();
+    let names = [(Cloud::Eks, "shape-eks"), (Cloud::Gke, "shape-gke")];
+    for (cloud, name) in names {
+        let yaml = env.generate(cloud, name, NS, "v1.31.0", 2).await.unwrap();
+        env.apply_yaml(&yaml, NS).await.unwrap();
+    }
+    let mut tracker = Tracker::for_clouds(&["EKS", "GKE"]).silent();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(400);
+    loop {
+        if let Err(e) = env.ensure_provider_running() {
+            panic!("{e:#}");
+        }
+        let snapshot = tracker.poll(&client, NS).await.unwrap();
+        if snapshot.settled() && snapshot.cluster_phases.len() == 2 && snapshot.pools.len() == 2 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "both clusters were not settled in time: {snapshot:?}\n--- provider-aws\n{}\n--- provider-gcp\n{}",
+            testbed::process::tail(&env.log_of(Cloud::Eks), 30),
+            testbed::process::tail(&env.log_of(Cloud::Gke), 30)
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    // Let the kernel's last writes land (the pools' provider IDs, the kubeconfig Secrets).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let infra = "infrastructure.cluster.x-k8s.io";
+    let cp = "controlplane.cluster.x-k8s.io";
+    let core = "cluster.x-k8s.io";
+    let mut by_cloud: BTreeMap<&str, BTreeMap<&str, Value>> = BTreeMap::new();
+    for (cloud, name) in names {
+        let prefix = cloud.kind_prefix();
+        let mut objects = BTreeMap::new();
+        objects.insert("Cluster", get(&client, core, "v1beta2", "Cluster", name).await);
+        objects.insert("MachinePool", get(&client, core, "v1beta2", "MachinePool", &format!("{name}-pool-0")).await);
+        objects.insert("InfraCluster", get(&client, infra, "v1alpha1", &format!("{prefix}Cluster"), name).await);
+        objects.insert("ControlPlane", get(&client, cp, "v1alpha1", &format!("{prefix}ControlPlane"), name).await);
+        objects.insert("InfraMachinePool", get(&client, infra, "v1alpha1", &format!("{prefix}MachinePool"), &format!("{name}-pool-0")).await);
+        by_cloud.insert(prefix, objects);
+    }
+    let (eks, gke) = (&by_cloud["EKS"], &by_cloud["GKE"]);
+    let mut differences = Vec::new();
+
+    // The same condition types, statuses and reasons on every object, core's included; messages
+    // in the same style (a sentence, capitalised, never empty).
+    for role in ["Cluster", "MachinePool", "InfraCluster", "ControlPlane", "InfraMachinePool"] {
+        let (a, a_messages) = conditions(&eks[role]);
+        let (b, b_messages) = conditions(&gke[role]);
+        if a != b {
+            differences.push(format!("{role} conditions: EKS {a:?} vs GKE {b:?}"));
+        }
+        for m in a_messages.iter().chain(&b_messages) {
+            if m.is_empty() || !m.starts_with(|c: char| c.is_uppercase()) {
+                differences.push(format!("{role}: a condition message not written as a sentence: {m:?}"));
+            }
+        }
+    }
+
+    // The same status fields, less each cloud's own block and identifiers.
+    let own: BTreeMap<&str, (&[&str], &[&str])> = BTreeMap::from([
+        ("InfraCluster", (&[][..], &[][..])),
+        ("ControlPlane", (&["platformVersion", "oidcIssuerURL"][..], &["gke"][..])),
+        ("InfraMachinePool", (&["nodegroupARN", "nodegroupName"][..], &["nodePoolName", "instanceGroups"][..])),
+        ("Cluster", (&[][..], &[][..])),
+        ("MachinePool", (&[][..], &[][..])),
+    ]);
+    for (role, (eks_own, gke_own)) in &own {
+        let a = status_keys(&eks[role], eks_own);
+        let b = status_keys(&gke[role], gke_own);
+        if a != b {
+            differences.push(format!("{role} status fields: EKS {a:?} vs GKE {b:?}"));
+        }
+    }
+    for (role, field) in [
+        ("InfraCluster", "/status/ready"),
+        ("InfraCluster", "/status/initialization"),
+        ("ControlPlane", "/status/initialized"),
+        ("ControlPlane", "/status/ready"),
+        ("ControlPlane", "/status/externalManagedControlPlane"),
+        ("ControlPlane", "/status/initialization"),
+        ("InfraMachinePool", "/status/ready"),
+        ("InfraMachinePool", "/status/replicas"),
+        ("InfraMachinePool", "/status/initialization"),
+        ("MachinePool", "/status/phase"),
+        ("MachinePool", "/status/replicas"),
+        ("Cluster", "/status/phase"),
+        ("Cluster", "/status/initialization"),
+    ] {
+        let (a, b) = (eks[role].pointer(field), gke[role].pointer(field));
+        if a != b || a.is_none() {
+            differences.push(format!("{role} {field}: EKS {a:?} vs GKE {b:?}"));
+        }
+    }
+    // The version, to the minor; the endpoint published the same way.
+    for cloud in [eks, gke] {
+        let version = cloud["ControlPlane"]["status"]["version"].as_str().unwrap_or_default();
+        if !version.starts_with("v1.31") {
+            differences.push(format!("control plane version {version:?}"));
+        }
+        let ids = cloud["InfraMachinePool"]["spec"]["providerIDList"].as_array().map_or(0, Vec::len);
+        if ids != 2 {
+            differences.push(format!("providerIDList of {ids} entries"));
+        }
+        let endpoint = &cloud["ControlPlane"]["spec"]["controlPlaneEndpoint"];
+        let published = cloud["ControlPlane"]["status"]["endpoints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"] == "public")
+            .cloned();
+        if published.as_ref().map(|p| (&p["host"], &p["port"])) != Some((&endpoint["host"], &endpoint["port"])) {
+            differences.push(format!("controlPlaneEndpoint {endpoint} is not the public endpoint {published:?}"));
+        }
+        if cloud["Cluster"]["spec"]["controlPlaneEndpoint"] != *endpoint {
+            differences.push("Cluster.spec.controlPlaneEndpoint differs from the control plane's".into());
+        }
+    }
+
+    // The same Secrets: shape, and the user kubeconfig's contexts per endpoint name.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    let mut shapes = Vec::new();
+    for (_, name) in names {
+        let contract_secret = secrets.get(&format!("{name}-kubeconfig")).await.unwrap();
+        let user = secrets.get(&format!("{name}-user-kubeconfig")).await.unwrap();
+        let (contexts, current) = user_contexts(&user, name);
+        shapes.push((shape_of_secret(&contract_secret), shape_of_secret(&user), current));
+        assert!(contexts.contains(&"-public".to_string()), "{name}: {contexts:?}");
+        // The contract Secret reaches its cluster: two Ready nodes with the cloud's provider IDs.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(&path, &contract_secret.data.as_ref().unwrap()["value"].0).unwrap();
+        let workload = testbed::client_from(&path).await.unwrap();
+        let nodes = Api::<Node>::all(workload).list(&ListParams::default()).await.unwrap();
+        let provider_ids: Vec<String> = nodes.items.iter().filter_map(|n| n.spec.as_ref()?.provider_id.clone()).collect();
+        let scheme = if name.ends_with("eks") { "aws:///" } else { "gce://" };
+        assert!(
+            provider_ids.len() == 2 && provider_ids.iter().all(|p| p.starts_with(scheme)),
+            "{name}: nodes {provider_ids:?}"
+        );
+    }
+    if shapes[0] != shapes[1] {
+        differences.push(format!("Secrets: EKS {:?} vs GKE {:?}", shapes[0], shapes[1]));
+    }
+    assert!(
+        differences.is_empty(),
+        "an EKS and a GKE cluster of the same shape differ beyond their cloud blocks:\n{}",
+        differences.join("\n")
+    );
+    env.stop().await;
+}
