@@ -55,8 +55,14 @@ impl Cloud {
     /// Its default cluster template.
     pub fn template(self) -> &'static str {
         match self {
-            Cloud::Eks => concat!(env!("CARGO_MANIFEST_DIR"), "/../provider-aws/templates/cluster-template.yaml"),
-            Cloud::Gke => concat!(env!("CARGO_MANIFEST_DIR"), "/../provider-gcp/templates/cluster-template.yaml"),
+            Cloud::Eks => concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../provider-aws/templates/cluster-template.yaml"
+            ),
+            Cloud::Gke => concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../provider-gcp/templates/cluster-template.yaml"
+            ),
         }
     }
 }
@@ -200,16 +206,26 @@ impl Environment {
             .install_crds(&provider_aws::api::crds())
             .await
             .context("installing the EKS provider's CRDs")?;
-        let provider = start_provider(Cloud::Eks, &self.plane, logs, poll, &[
-            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
-            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
-            ("AWS_REGION", REGION.to_string()),
-            ("AWS_ENDPOINT_URL", moto.url().to_string()),
-            ("AWS_ENDPOINT_URL_EKS", server.url().to_string()),
-            ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
-        ])?;
+        let provider = start_provider(
+            Cloud::Eks,
+            &self.plane,
+            logs,
+            poll,
+            &[
+                ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
+                ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
+                ("AWS_REGION", REGION.to_string()),
+                ("AWS_ENDPOINT_URL", moto.url().to_string()),
+                ("AWS_ENDPOINT_URL_EKS", server.url().to_string()),
+                ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
+            ],
+        )?;
         self.providers.push((Cloud::Eks, provider));
-        self.eks = Some(EksCloud { moto, server, workload });
+        self.eks = Some(EksCloud {
+            moto,
+            server,
+            workload,
+        });
         Ok(())
     }
 
@@ -240,30 +256,37 @@ impl Environment {
             .install_crds(&provider_gcp::api::crds())
             .await
             .context("installing the GKE provider's CRDs")?;
-        let provider = start_provider(Cloud::Gke, &self.plane, logs, poll, &[
-            ("GOOGLE_APPLICATION_CREDENTIALS", key_file.display().to_string()),
-            ("GKE_CONTAINER_ENDPOINT", server.url().to_string()),
-            ("GKE_COMPUTE_ENDPOINT", server.url().to_string()),
-        ])?;
+        let provider = start_provider(
+            Cloud::Gke,
+            &self.plane,
+            logs,
+            poll,
+            &[
+                (
+                    "GOOGLE_APPLICATION_CREDENTIALS",
+                    key_file.display().to_string(),
+                ),
+                ("GKE_CONTAINER_ENDPOINT", server.url().to_string()),
+                ("GKE_COMPUTE_ENDPOINT", server.url().to_string()),
+            ],
+        )?;
         self.providers.push((Cloud::Gke, provider));
-        self.gke = Some(GkeCloud { server, workload, key_file });
+        self.gke = Some(GkeCloud {
+            server,
+            workload,
+            key_file,
+        });
         Ok(())
     }
 
-    /// The emulated EKS.
-    ///
-    /// # Panics
-    /// When the environment was started without EKS.
-    pub fn eks(&self) -> &EksCloud {
-        self.eks.as_ref().expect("the environment runs EKS")
+    /// The emulated EKS, when started.
+    pub fn eks(&self) -> Option<&EksCloud> {
+        self.eks.as_ref()
     }
 
-    /// The emulated GKE.
-    ///
-    /// # Panics
-    /// When the environment was started without GKE.
-    pub fn gke(&self) -> &GkeCloud {
-        self.gke.as_ref().expect("the environment runs GKE")
+    /// The emulated GKE, when started.
+    pub fn gke(&self) -> Option<&GkeCloud> {
+        self.gke.as_ref()
     }
 
     /// The clouds running.
@@ -273,8 +296,15 @@ impl Environment {
 
     /// The workload API servers running, every cloud's.
     pub fn workload_servers_running(&self) -> usize {
-        self.eks.iter().map(|e| e.workload.running().len()).sum::<usize>()
-            + self.gke.iter().map(|g| g.workload.running().len()).sum::<usize>()
+        self.eks
+            .iter()
+            .map(|e| e.workload.running().len())
+            .sum::<usize>()
+            + self
+                .gke
+                .iter()
+                .map(|g| g.workload.running().len())
+                .sum::<usize>()
     }
 
     /// The run's directory (logs in `logs/`).
@@ -290,7 +320,10 @@ impl Environment {
 
     /// A provider's log file.
     pub fn log_of(&self, cloud: Cloud) -> PathBuf {
-        self.dir.path().join("logs").join(format!("{}.log", cloud.binary()))
+        self.dir
+            .path()
+            .join("logs")
+            .join(format!("{}.log", cloud.binary()))
     }
 
     /// The first provider's process id, while it runs.
@@ -357,7 +390,8 @@ impl Environment {
         version: &str,
         workers: u32,
     ) -> Result<String> {
-        self.generate(Cloud::Eks, name, namespace, version, workers).await
+        self.generate(Cloud::Eks, name, namespace, version, workers)
+            .await
     }
 
     /// Renders `cloud`'s provider's cluster template with the real `clusterctl generate cluster`.

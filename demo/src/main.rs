@@ -137,19 +137,19 @@ async fn demo(args: DemoArgs) -> Result<()> {
         env.plane.server(),
         env.plane.kubeconfig_path().display()
     );
-    if clouds.contains(&Cloud::Eks) {
+    if let Some(eks) = env.eks() {
         println!(
             "  moto: {}   EKS emulator: {}",
-            env.eks().moto.url(),
-            env.eks().server.url()
+            eks.moto.url(),
+            eks.server.url()
         );
     }
-    if clouds.contains(&Cloud::Gke) {
+    if let Some(gke) = env.gke() {
         println!(
             "  GKE emulator: {}   (project {}, key {})",
-            env.gke().server.url(),
+            gke.server.url(),
             demo::env::GCP_PROJECT,
-            env.gke().key_file.display()
+            gke.key_file.display()
         );
     }
     println!("  logs: {}", env.dir().join("logs").display());
@@ -226,7 +226,12 @@ async fn run(env: &mut Environment, args: &DemoArgs) -> Result<()> {
     )
     .await?;
     for cloud in &clouds {
-        show_nodes(&client, &args.namespace, &cluster_name(args, *cloud, &clouds)).await?;
+        show_nodes(
+            &client,
+            &args.namespace,
+            &cluster_name(args, *cloud, &clouds),
+        )
+        .await?;
     }
 
     if let Some(target) = &args.upgrade_to {
@@ -267,7 +272,12 @@ async fn run(env: &mut Environment, args: &DemoArgs) -> Result<()> {
         )
         .await?;
         for cloud in &clouds {
-            show_nodes(&client, &args.namespace, &cluster_name(args, *cloud, &clouds)).await?;
+            show_nodes(
+                &client,
+                &args.namespace,
+                &cluster_name(args, *cloud, &clouds),
+            )
+            .await?;
         }
     }
     if let Some(count) = args.scale {
@@ -300,7 +310,12 @@ async fn run(env: &mut Environment, args: &DemoArgs) -> Result<()> {
         )
         .await?;
         for cloud in &clouds {
-            show_nodes(&client, &args.namespace, &cluster_name(args, *cloud, &clouds)).await?;
+            show_nodes(
+                &client,
+                &args.namespace,
+                &cluster_name(args, *cloud, &clouds),
+            )
+            .await?;
         }
     }
     if args.delete {
@@ -314,7 +329,10 @@ async fn run(env: &mut Environment, args: &DemoArgs) -> Result<()> {
         ));
         for cloud in &clouds {
             Api::<DynamicObject>::namespaced_with(client.clone(), &args.namespace, &resource)
-                .delete(&cluster_name(args, *cloud, &clouds), &DeleteParams::default())
+                .delete(
+                    &cluster_name(args, *cloud, &clouds),
+                    &DeleteParams::default(),
+                )
                 .await?;
         }
         wait(

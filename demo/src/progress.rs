@@ -27,14 +27,39 @@ const CORE_KINDS: &[(&str, &str, &[&str])] = &[
 /// Every kind shown for the clouds of kind prefixes `clouds` (`EKS`, `GKE`): `(group, version,
 /// kind, condition types)`, in display order.
 fn kinds(clouds: &[&str]) -> Vec<(&'static str, &'static str, String, &'static [&'static str])> {
-    let mut out = vec![("cluster.x-k8s.io", "v1beta2", CORE_KINDS[0].0.to_string(), CORE_KINDS[0].2)];
+    let mut out = vec![(
+        "cluster.x-k8s.io",
+        "v1beta2",
+        CORE_KINDS[0].0.to_string(),
+        CORE_KINDS[0].2,
+    )];
     for c in clouds {
-        out.push(("infrastructure.cluster.x-k8s.io", "v1alpha1", format!("{c}Cluster"), &[]));
-        out.push(("controlplane.cluster.x-k8s.io", "v1alpha1", format!("{c}ControlPlane"), &[]));
+        out.push((
+            "infrastructure.cluster.x-k8s.io",
+            "v1alpha1",
+            format!("{c}Cluster"),
+            &[],
+        ));
+        out.push((
+            "controlplane.cluster.x-k8s.io",
+            "v1alpha1",
+            format!("{c}ControlPlane"),
+            &[],
+        ));
     }
-    out.push(("cluster.x-k8s.io", "v1beta2", CORE_KINDS[1].0.to_string(), CORE_KINDS[1].2));
+    out.push((
+        "cluster.x-k8s.io",
+        "v1beta2",
+        CORE_KINDS[1].0.to_string(),
+        CORE_KINDS[1].2,
+    ));
     for c in clouds {
-        out.push(("infrastructure.cluster.x-k8s.io", "v1alpha1", format!("{c}MachinePool"), &[]));
+        out.push((
+            "infrastructure.cluster.x-k8s.io",
+            "v1alpha1",
+            format!("{c}MachinePool"),
+            &[],
+        ));
     }
     out
 }

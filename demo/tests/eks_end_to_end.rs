@@ -69,7 +69,7 @@ fn eks_sdk(env: &Environment) -> aws_sdk_eks::Client {
     aws_sdk_eks::Client::from_conf(
         aws_sdk_eks::config::Builder::new()
             .behavior_version_latest()
-            .endpoint_url(env.eks().server.url())
+            .endpoint_url(env.eks().unwrap().server.url())
             .region(aws_sdk_eks::config::Region::new(REGION))
             .credentials_provider(aws_sdk_eks::config::Credentials::new(
                 ACCESS_KEY_ID,
@@ -87,7 +87,7 @@ fn ec2_sdk(env: &Environment) -> aws_sdk_ec2::Client {
     aws_sdk_ec2::Client::from_conf(
         aws_sdk_ec2::config::Builder::new()
             .behavior_version_latest()
-            .endpoint_url(env.eks().moto.url())
+            .endpoint_url(env.eks().unwrap().moto.url())
             .region(aws_sdk_ec2::config::Region::new(REGION))
             .credentials_provider(aws_sdk_ec2::config::Credentials::new(
                 ACCESS_KEY_ID,
@@ -277,7 +277,7 @@ async fn a_cluster_from_the_template_is_provisioned_upgraded_stepwise_scaled_pau
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_secs(3)).await;
-    env.eks().server.kit().calls.reset();
+    env.eks().unwrap().server.kit().calls.reset();
     machine_pools(&client, ns)
         .patch(
             "alpha-pool-0",
@@ -288,7 +288,9 @@ async fn a_cluster_from_the_template_is_provisioned_upgraded_stepwise_scaled_pau
         .unwrap();
     tokio::time::sleep(Duration::from_secs(6)).await;
     let while_paused: u64 = env
-        .eks
+        .eks()
+        .unwrap()
+        .server
         .kit()
         .calls
         .snapshot()
@@ -299,7 +301,7 @@ async fn a_cluster_from_the_template_is_provisioned_upgraded_stepwise_scaled_pau
         while_paused,
         0,
         "EKS calls while paused: {:?}",
-        env.eks().server.kit().calls.snapshot()
+        env.eks().unwrap().server.kit().calls.snapshot()
     );
     let paused = eks_machine_pools(&client, ns)
         .get("alpha-pool-0")

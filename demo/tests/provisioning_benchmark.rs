@@ -87,6 +87,7 @@ async fn eks_provisioning_and_provider_memory() {
             cluster_delay: delay,
             pool_delay: delay / 3.0,
             poll_interval: "2s",
+            ..EnvOptions::default()
         })
         .await
         .unwrap();

@@ -742,7 +742,11 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
         .get(&release.deployment())
         .await
         .unwrap();
-    assert_installed_as("the GKE Deployment", &deployment.metadata, "infrastructure-gke");
+    assert_installed_as(
+        "the GKE Deployment",
+        &deployment.metadata,
+        "infrastructure-gke",
+    );
     let pod = deployment.spec.unwrap().template.spec.unwrap();
     assert_eq!(
         pod.containers[0].image.as_deref(),
@@ -756,8 +760,16 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     );
 
     let (required, _) = ctl.variables(infra, "byo-network");
-    for variable in ["GCP_PROJECT", "GCP_NETWORK", "GCP_SUBNETWORK", "KUBERNETES_VERSION"] {
-        assert!(required.contains(variable), "{variable} not required:\n{required}");
+    for variable in [
+        "GCP_PROJECT",
+        "GCP_NETWORK",
+        "GCP_SUBNETWORK",
+        "KUBERNETES_VERSION",
+    ] {
+        assert!(
+            required.contains(variable),
+            "{variable} not required:\n{required}"
+        );
     }
     let namespace = "team-gke";
     test_support::create_namespace(client, namespace).await;
@@ -774,7 +786,12 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     );
     assert_eq!(
         kinds_of(&docs),
-        ["Cluster", "GKEControlPlane", "GKEMachinePool", "MachinePool"]
+        [
+            "Cluster",
+            "GKEControlPlane",
+            "GKEMachinePool",
+            "MachinePool"
+        ]
     );
     let control_plane = one(&docs, "GKEControlPlane");
     assert_eq!(
@@ -793,7 +810,13 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     );
     assert_eq!(
         kinds_of(&docs),
-        ["Cluster", "GKECluster", "GKEControlPlane", "GKEMachinePool", "MachinePool"]
+        [
+            "Cluster",
+            "GKECluster",
+            "GKEControlPlane",
+            "GKEMachinePool",
+            "MachinePool"
+        ]
     );
     for doc in &docs {
         apply(client, namespace, doc).await;
@@ -826,12 +849,22 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     for doc in docs.iter().filter(|d| d["kind"] != json!("Cluster")) {
         apply(client, namespace, doc).await;
     }
-    let classes = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "ClusterClass");
-    eventually("ClusterClass gke to be reconciled", Duration::from_secs(60), || async {
-        let class = classes.get("gke").await.ok()?;
-        (condition_true(&class, "VariablesReady") && condition_true(&class, "RefVersionsUpToDate"))
+    let classes = dynamic_api(
+        client,
+        namespace,
+        "cluster.x-k8s.io/v1beta2",
+        "ClusterClass",
+    );
+    eventually(
+        "ClusterClass gke to be reconciled",
+        Duration::from_secs(60),
+        || async {
+            let class = classes.get("gke").await.ok()?;
+            (condition_true(&class, "VariablesReady")
+                && condition_true(&class, "RefVersionsUpToDate"))
             .then_some(())
-    })
+        },
+    )
     .await;
     apply(client, namespace, one(&docs, "Cluster")).await;
     let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
@@ -849,27 +882,45 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     )
     .await;
     let gke_cluster = eventually("the GKECluster", Duration::from_secs(60), || async {
-        dynamic_api(client, namespace, "infrastructure.cluster.x-k8s.io/v1alpha1", "GKECluster")
-            .get(&infra_name)
-            .await
-            .ok()
+        dynamic_api(
+            client,
+            namespace,
+            "infrastructure.cluster.x-k8s.io/v1alpha1",
+            "GKECluster",
+        )
+        .get(&infra_name)
+        .await
+        .ok()
     })
     .await;
     assert_eq!(gke_cluster.data["spec"]["region"], json!("europe-west4"));
-    assert_eq!(gke_cluster.data["spec"]["gke"]["project"], json!("capi-project-1"));
+    assert_eq!(
+        gke_cluster.data["spec"]["gke"]["project"],
+        json!("capi-project-1")
+    );
     let control_plane = eventually("the GKEControlPlane", Duration::from_secs(60), || async {
-        dynamic_api(client, namespace, "controlplane.cluster.x-k8s.io/v1alpha1", "GKEControlPlane")
-            .get(&cp_name)
-            .await
-            .ok()
+        dynamic_api(
+            client,
+            namespace,
+            "controlplane.cluster.x-k8s.io/v1alpha1",
+            "GKEControlPlane",
+        )
+        .get(&cp_name)
+        .await
+        .ok()
     })
     .await;
     assert_eq!(control_plane.data["spec"]["version"], json!("v1.33.0"));
     let pool = eventually("the GKEMachinePool", Duration::from_secs(60), || async {
-        let listed = dynamic_api(client, namespace, "infrastructure.cluster.x-k8s.io/v1alpha1", "GKEMachinePool")
-            .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
-            .await
-            .ok()?;
+        let listed = dynamic_api(
+            client,
+            namespace,
+            "infrastructure.cluster.x-k8s.io/v1alpha1",
+            "GKEMachinePool",
+        )
+        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+        .await
+        .ok()?;
         listed.items.into_iter().next()
     })
     .await;

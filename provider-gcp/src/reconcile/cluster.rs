@@ -309,7 +309,7 @@ impl Service for NetworkService {
     fn label(self) -> &'static str {
         match self {
             Self::Network => "VPC network",
-            Self::Subnetwork => "subnetwork",
+            Self::Subnetwork => "Subnetwork",
             Self::Router => "Cloud NAT",
         }
     }
