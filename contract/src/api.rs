@@ -909,6 +909,18 @@ pub struct ControlPlaneStatusCommon {
     pub conditions: Vec<Condition>,
 }
 
+impl ControlPlaneStatusCommon {
+    /// Whether the control plane reports itself initialized (either contract's field).
+    pub fn control_plane_initialized(&self) -> bool {
+        self.initialized
+            || self
+                .initialization
+                .as_ref()
+                .and_then(|i| i.control_plane_initialized)
+                == Some(true)
+    }
+}
+
 impl Default for ControlPlaneStatusCommon {
     fn default() -> Self {
         ControlPlaneStatusCommon {

@@ -392,6 +392,26 @@ impl NameLimits {
     }
 }
 
+/// The cloud name of an object: the user's `spec.cloudName` when set (checked against
+/// `limits`), else [`derive_cloud_name`].
+///
+/// # Errors
+/// A sentence naming `spec.cloudName` when the user's name breaks the cloud's rules.
+pub fn cloud_name(
+    explicit: Option<&str>,
+    namespace: &str,
+    name: &str,
+    limits: &NameLimits,
+) -> Result<String, String> {
+    match explicit {
+        Some(given) => limits
+            .check(given)
+            .map(|()| given.to_owned())
+            .map_err(|e| format!("spec.cloudName: {e}")),
+        None => Ok(derive_cloud_name(namespace, name, limits)),
+    }
+}
+
 /// A cloud name for the object `namespace/name`, valid under `limits`.
 ///
 /// Guarantees (for `limits.max_len >= 2`):

@@ -10,8 +10,8 @@ use contract::capi::Cluster;
 use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
-use kube::{Api, ResourceExt};
-use provider_runtime::{ProviderError, identity};
+use kube::ResourceExt;
+use provider_runtime::{ProviderError, cluster_objects, identity};
 
 use crate::api::{EKSCluster, EKSControlPlane};
 use crate::cloud::{AwsCredentials, Clients, Endpoints, resolve_credentials};
@@ -135,92 +135,51 @@ impl Infra {
 }
 
 /// Loads the Cluster's EKSCluster, if its `spec.infrastructureRef` names one.
+///
+/// # Errors
+/// When the reference names another kind.
 pub async fn eks_cluster_of(
     client: &kube::Client,
     cluster: &Cluster,
 ) -> Result<Option<EKSCluster>, ProviderError> {
-    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
-        return Ok(None);
-    };
-    if reference.kind != "EKSCluster" {
-        return Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            format!(
-                "the Cluster's infrastructureRef is a {}; EKS needs an EKSCluster or none",
-                reference.kind
-            ),
-        ));
-    }
-    let namespace = cluster.namespace().unwrap_or_default();
-    let api: Api<EKSCluster> = Api::namespaced(client.clone(), &namespace);
-    Ok(api.get_opt(&reference.name).await?)
+    cluster_objects::infra_cluster_of(client, cluster, "EKS").await
 }
 
 /// Loads the Cluster's EKSControlPlane (named by `spec.controlPlaneRef`).
+///
+/// # Errors
+/// The management API's.
 pub async fn control_plane_of(
     client: &kube::Client,
     cluster: &Cluster,
 ) -> Result<Option<EKSControlPlane>, ProviderError> {
-    let Some(reference) = cluster.spec.control_plane_ref.as_ref() else {
-        return Ok(None);
-    };
-    if reference.kind != "EKSControlPlane" {
-        return Ok(None);
-    }
-    let namespace = cluster.namespace().unwrap_or_default();
-    let api: Api<EKSControlPlane> = Api::namespaced(client.clone(), &namespace);
-    Ok(api.get_opt(&reference.name).await?)
+    cluster_objects::control_plane_of(client, cluster).await
 }
 
 pub use provider_runtime::ClusterRef;
 
-/// The objects of kind `K` labelled as belonging to the Cluster `namespace/name`.
-pub async fn labelled<K>(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<K>, ProviderError>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-    K::DynamicType: Default,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let selector = format!("{}={name}", contract::capi::CLUSTER_NAME_LABEL);
-    Ok(api
-        .list(&kube::api::ListParams::default().labels(&selector))
-        .await?
-        .items)
-}
-
 /// The Cluster's EKSControlPlane: named by `spec.controlPlaneRef`, or, with the Cluster gone,
 /// the one labelled with its name.
+///
+/// # Errors
+/// The management API's.
 pub async fn control_plane_for(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
 ) -> Result<Option<EKSControlPlane>, ProviderError> {
-    match cluster {
-        ClusterRef::Live(c) => control_plane_of(client, c).await,
-        ClusterRef::Gone { namespace, name } => {
-            Ok(labelled(client, namespace, name).await?.into_iter().next())
-        }
-    }
+    cluster_objects::control_plane_for(client, cluster).await
 }
 
 /// The Cluster's EKSCluster: named by `spec.infrastructureRef`, or, with the Cluster gone, the
 /// one labelled with its name.
+///
+/// # Errors
+/// As [`eks_cluster_of`].
 pub async fn eks_cluster_for(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
 ) -> Result<Option<EKSCluster>, ProviderError> {
-    match cluster {
-        ClusterRef::Live(c) => eks_cluster_of(client, c).await,
-        ClusterRef::Gone { namespace, name } => {
-            Ok(labelled(client, namespace, name).await?.into_iter().next())
-        }
-    }
+    cluster_objects::infra_cluster_for(client, cluster, "EKS").await
 }
 
 /// The infrastructure for a control plane: its Cluster's EKSCluster, else its own

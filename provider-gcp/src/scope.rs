@@ -11,8 +11,8 @@ use contract::capi::Cluster;
 use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
-use kube::{Api, ResourceExt};
-use provider_runtime::{ProviderError, identity};
+use kube::ResourceExt;
+use provider_runtime::{ProviderError, cluster_objects, identity};
 
 pub use provider_runtime::ClusterRef;
 
@@ -188,91 +188,48 @@ impl Infra {
     }
 }
 
-/// Loads the Cluster's GKECluster, if its `spec.infrastructureRef` names one.
+/// The Cluster's GKECluster, if its `spec.infrastructureRef` names one.
+///
+/// # Errors
+/// When the reference names another kind.
 pub async fn gke_cluster_of(
     client: &kube::Client,
     cluster: &Cluster,
 ) -> Result<Option<GKECluster>, ProviderError> {
-    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
-        return Ok(None);
-    };
-    if reference.kind != "GKECluster" {
-        return Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            format!(
-                "the Cluster's infrastructureRef is a {}; GKE needs a GKECluster or none",
-                reference.kind
-            ),
-        ));
-    }
-    let namespace = cluster.namespace().unwrap_or_default();
-    let api: Api<GKECluster> = Api::namespaced(client.clone(), &namespace);
-    Ok(api.get_opt(&reference.name).await?)
+    cluster_objects::infra_cluster_of(client, cluster, "GKE").await
 }
 
-/// Loads the Cluster's GKEControlPlane (named by `spec.controlPlaneRef`).
+/// The Cluster's GKEControlPlane (named by `spec.controlPlaneRef`).
+///
+/// # Errors
+/// The management API's.
 pub async fn control_plane_of(
     client: &kube::Client,
     cluster: &Cluster,
 ) -> Result<Option<GKEControlPlane>, ProviderError> {
-    let Some(reference) = cluster.spec.control_plane_ref.as_ref() else {
-        return Ok(None);
-    };
-    if reference.kind != "GKEControlPlane" {
-        return Ok(None);
-    }
-    let namespace = cluster.namespace().unwrap_or_default();
-    let api: Api<GKEControlPlane> = Api::namespaced(client.clone(), &namespace);
-    Ok(api.get_opt(&reference.name).await?)
+    cluster_objects::control_plane_of(client, cluster).await
 }
 
-/// The objects of kind `K` labelled as belonging to the Cluster `namespace/name`.
-pub async fn labelled<K>(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<K>, ProviderError>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-    K::DynamicType: Default,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let selector = format!("{}={name}", contract::capi::CLUSTER_NAME_LABEL);
-    Ok(api
-        .list(&kube::api::ListParams::default().labels(&selector))
-        .await?
-        .items)
-}
-
-/// The Cluster's GKEControlPlane: by `spec.controlPlaneRef`, or, with the Cluster gone, the one
-/// labelled with its name.
+/// The Cluster's GKEControlPlane, also with the Cluster gone.
+///
+/// # Errors
+/// The management API's.
 pub async fn control_plane_for(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
 ) -> Result<Option<GKEControlPlane>, ProviderError> {
-    match cluster {
-        ClusterRef::Live(c) => control_plane_of(client, c).await,
-        ClusterRef::Gone { namespace, name } => {
-            Ok(labelled(client, namespace, name).await?.into_iter().next())
-        }
-    }
+    cluster_objects::control_plane_for(client, cluster).await
 }
 
-/// The Cluster's GKECluster: by `spec.infrastructureRef`, or, with the Cluster gone, the one
-/// labelled with its name.
+/// The Cluster's GKECluster, also with the Cluster gone.
+///
+/// # Errors
+/// As [`gke_cluster_of`].
 pub async fn gke_cluster_for(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
 ) -> Result<Option<GKECluster>, ProviderError> {
-    match cluster {
-        ClusterRef::Live(c) => gke_cluster_of(client, c).await,
-        ClusterRef::Gone { namespace, name } => {
-            Ok(labelled(client, namespace, name).await?.into_iter().next())
-        }
-    }
+    cluster_objects::infra_cluster_for(client, cluster, "GKE").await
 }
 
 /// The infrastructure of a control plane: its Cluster's GKECluster, else its own

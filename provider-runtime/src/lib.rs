@@ -42,6 +42,7 @@
 
 pub mod backoff;
 pub mod cloud_error;
+pub mod cluster_objects;
 pub mod control_plane;
 pub mod error;
 pub mod flags;
@@ -60,6 +61,28 @@ pub mod walker;
 mod watches;
 
 pub use cloud_error::CloudError;
+
+#[doc(hidden)]
+pub use k8s_openapi as __k8s_openapi;
+
+/// Implements [`ProviderObject`] for a kind whose status flattens a shared status block
+/// (`status.common.conditions`): `provider_object!(EKSCluster, Role::InfraCluster);`.
+#[macro_export]
+macro_rules! provider_object {
+    ($kind:ty, $role:expr) => {
+        impl $crate::ProviderObject for $kind {
+            const ROLE: $crate::Role = $role;
+            fn conditions(
+                &self,
+            ) -> &[$crate::__k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition] {
+                self.status
+                    .as_ref()
+                    .map(|s| s.common.conditions.as_slice())
+                    .unwrap_or_default()
+            }
+        }
+    };
+}
 pub use error::ProviderError;
 pub use flags::CommonArgs;
 pub use metrics::{CallOutcome, CloudCalls, Metrics};

@@ -94,31 +94,20 @@ fn invalid(message: impl Into<String>) -> ProviderError {
 }
 
 fn control_plane_initialized(cp: &EKSControlPlane) -> bool {
-    cp.status.as_ref().is_some_and(|s| {
-        s.common.initialized
-            || s.common
-                .initialization
-                .as_ref()
-                .and_then(|i| i.control_plane_initialized)
-                == Some(true)
-    })
+    cp.status
+        .as_ref()
+        .is_some_and(|s| s.common.control_plane_initialized())
 }
 
 /// The node group's name: `spec.cloudName`, else derived from the namespace and the object's name.
 fn nodegroup_name(obj: &EKSMachinePool) -> Result<String, ProviderError> {
-    match &obj.spec.common.cloud_name {
-        Some(name) => {
-            naming::EKS_NODEGROUP
-                .check(name)
-                .map_err(|e| invalid(format!("spec.cloudName: {e}")))?;
-            Ok(name.clone())
-        }
-        None => Ok(naming::derive_cloud_name(
-            &obj.namespace().unwrap_or_default(),
-            &obj.name_any(),
-            &naming::EKS_NODEGROUP,
-        )),
-    }
+    naming::cloud_name(
+        obj.spec.common.cloud_name.as_deref(),
+        &obj.namespace().unwrap_or_default(),
+        &obj.name_any(),
+        &naming::EKS_NODEGROUP,
+    )
+    .map_err(invalid)
 }
 
 /// The shared view of a node group.

@@ -5,37 +5,12 @@ pub mod cluster;
 pub mod control_plane;
 pub mod machine_pool;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use provider_runtime::{ProviderObject, Role};
+use provider_runtime::Role;
 
 use crate::api::{EKSCluster, EKSControlPlane, EKSMachinePool};
 
-impl ProviderObject for EKSCluster {
-    const ROLE: Role = Role::InfraCluster;
-    fn conditions(&self) -> &[Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
-}
+provider_runtime::provider_object!(EKSCluster, Role::InfraCluster);
 
-impl ProviderObject for EKSControlPlane {
-    const ROLE: Role = Role::ControlPlane;
-    fn conditions(&self) -> &[Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
-}
+provider_runtime::provider_object!(EKSControlPlane, Role::ControlPlane);
 
-impl ProviderObject for EKSMachinePool {
-    const ROLE: Role = Role::InfraMachinePool;
-    fn conditions(&self) -> &[Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
-}
+provider_runtime::provider_object!(EKSMachinePool, Role::InfraMachinePool);

@@ -306,31 +306,20 @@ fn node_taints(taints: &[(String, String, gke::node_taint::Effect)]) -> gke::Nod
 }
 
 fn control_plane_initialized(cp: &GKEControlPlane) -> bool {
-    cp.status.as_ref().is_some_and(|s| {
-        s.common.initialized
-            || s.common
-                .initialization
-                .as_ref()
-                .and_then(|i| i.control_plane_initialized)
-                == Some(true)
-    })
+    cp.status
+        .as_ref()
+        .is_some_and(|s| s.common.control_plane_initialized())
 }
 
 /// The pool's name: `spec.cloudName`, else derived from the namespace and the object's name.
 fn pool_name(obj: &GKEMachinePool) -> Result<String, ProviderError> {
-    match &obj.spec.common.cloud_name {
-        Some(name) => {
-            naming::GKE_NODE_POOL
-                .check(name)
-                .map_err(|e| invalid(format!("spec.cloudName: {e}")))?;
-            Ok(name.clone())
-        }
-        None => Ok(naming::derive_cloud_name(
-            &obj.namespace().unwrap_or_default(),
-            &obj.name_any(),
-            &naming::GKE_NODE_POOL,
-        )),
-    }
+    naming::cloud_name(
+        obj.spec.common.cloud_name.as_deref(),
+        &obj.namespace().unwrap_or_default(),
+        &obj.name_any(),
+        &naming::GKE_NODE_POOL,
+    )
+    .map_err(invalid)
 }
 
 impl GkeMachinePool {

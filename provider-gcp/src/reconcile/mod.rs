@@ -7,42 +7,17 @@ pub mod machine_pool;
 
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use provider_runtime::{ProviderError, ProviderObject, Role};
+use provider_runtime::{ProviderError, Role};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool};
 
-impl ProviderObject for GKECluster {
-    const ROLE: Role = Role::InfraCluster;
-    fn conditions(&self) -> &[Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
-}
+provider_runtime::provider_object!(GKECluster, Role::InfraCluster);
 
-impl ProviderObject for GKEControlPlane {
-    const ROLE: Role = Role::ControlPlane;
-    fn conditions(&self) -> &[Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
-}
+provider_runtime::provider_object!(GKEControlPlane, Role::ControlPlane);
 
-impl ProviderObject for GKEMachinePool {
-    const ROLE: Role = Role::InfraMachinePool;
-    fn conditions(&self) -> &[Condition] {
-        self.status
-            .as_ref()
-            .map(|s| s.common.conditions.as_slice())
-            .unwrap_or_default()
-    }
-}
+provider_runtime::provider_object!(GKEMachinePool, Role::InfraMachinePool);
 
 /// A version as GKE takes it: the minor, `1.33` (GKE picks the patch and build; the kernel asks
 /// for minors only).
