@@ -827,45 +827,52 @@ impl ControlPlaneCloud for GkeControlPlane {
     ) -> Result<Started, ProviderError> {
         let want = desired(cp, &scope.infra.project);
         let c = &scope.clients.container;
-        let op = if *change == Change::RemoveBootstrapPool {
-            counted(
-                &scope.calls,
-                SERVICE,
-                "DeleteNodePool",
-                c.delete_node_pool()
-                    .set_name(format!("{}/nodePools/{BOOTSTRAP_POOL}", scope.path()))
-                    .send(),
-            )
-            .await?
-        } else {
-            let update = match change {
-                Change::Endpoints => gke::ClusterUpdate::new()
+        let update = match change {
+            Change::RemoveBootstrapPool => None,
+            Change::Endpoints => Some(
+                gke::ClusterUpdate::new()
                     .set_desired_control_plane_endpoints_config(endpoints_config(&want)),
-                Change::Logging => {
-                    gke::ClusterUpdate::new().set_desired_logging_config(logging_config(&want))
-                }
-                Change::WorkloadIdentity => gke::ClusterUpdate::new()
-                    .set_desired_workload_identity_config(
-                        gke::WorkloadIdentityConfig::new().set_workload_pool(&want.workload_pool),
-                    ),
-                Change::Encryption => {
-                    gke::ClusterUpdate::new().set_desired_database_encryption(encryption(&want))
-                }
-                Change::ReleaseChannel => gke::ClusterUpdate::new().set_desired_release_channel(
-                    gke::ReleaseChannel::new().set_channel(want.channel.clone()),
+            ),
+            Change::Logging => {
+                Some(gke::ClusterUpdate::new().set_desired_logging_config(logging_config(&want)))
+            }
+            Change::WorkloadIdentity => Some(
+                gke::ClusterUpdate::new().set_desired_workload_identity_config(
+                    gke::WorkloadIdentityConfig::new().set_workload_pool(&want.workload_pool),
                 ),
-                Change::RemoveBootstrapPool => unreachable!("handled above"),
-            };
-            counted(
-                &scope.calls,
-                SERVICE,
-                "UpdateCluster",
-                c.update_cluster()
-                    .set_name(scope.path())
-                    .set_update(update)
-                    .send(),
-            )
-            .await?
+            ),
+            Change::Encryption => {
+                Some(gke::ClusterUpdate::new().set_desired_database_encryption(encryption(&want)))
+            }
+            Change::ReleaseChannel => Some(gke::ClusterUpdate::new().set_desired_release_channel(
+                gke::ReleaseChannel::new().set_channel(want.channel.clone()),
+            )),
+        };
+        let op = match update {
+            // The pool the cluster was created with goes once it runs.
+            None => {
+                counted(
+                    &scope.calls,
+                    SERVICE,
+                    "DeleteNodePool",
+                    c.delete_node_pool()
+                        .set_name(format!("{}/nodePools/{BOOTSTRAP_POOL}", scope.path()))
+                        .send(),
+                )
+                .await?
+            }
+            Some(update) => {
+                counted(
+                    &scope.calls,
+                    SERVICE,
+                    "UpdateCluster",
+                    c.update_cluster()
+                        .set_name(scope.path())
+                        .set_update(update)
+                        .send(),
+                )
+                .await?
+            }
         };
         started(&op)
     }
