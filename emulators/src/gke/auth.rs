@@ -40,8 +40,8 @@ const SKEW: i64 = 60;
 /// The longest a JWT may live (Google: one hour), plus the skew Google's clients add.
 const MAX_JWT_LIFETIME: i64 = 3600 + 2 * SKEW;
 
-/// One service-account key, as in the JSON key file.
-#[derive(Debug, Clone, Deserialize)]
+/// One service-account key, as in the JSON key file. Its `Debug` never shows the private key.
+#[derive(Clone, Deserialize)]
 pub struct ServiceAccountKey {
     /// `service_account`.
     #[serde(rename = "type")]
@@ -57,6 +57,15 @@ pub struct ServiceAccountKey {
     /// Where access tokens are exchanged.
     #[serde(default)]
     pub token_uri: String,
+}
+
+impl std::fmt::Debug for ServiceAccountKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceAccountKey")
+            .field("client_email", &self.client_email)
+            .field("private_key_id", &self.private_key_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServiceAccountKey {
@@ -196,12 +205,28 @@ struct Issued {
     expires: Instant,
 }
 
-/// The trusted keys and the access tokens issued.
-#[derive(Debug)]
+/// The trusted keys and the access tokens issued. Its `Debug` shows neither keys nor tokens.
 pub struct Auth {
     accounts: Vec<Account>,
     lifetime: Duration,
     issued: Mutex<HashMap<String, Issued>>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let issued = self.issued.lock().map_or(0, |i| i.len());
+        f.debug_struct("Auth")
+            .field(
+                "accounts",
+                &self
+                    .accounts
+                    .iter()
+                    .map(|a| a.email.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("issued_tokens", &issued)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Auth {
@@ -416,6 +441,10 @@ mod tests {
             .unwrap();
         let who = auth.authenticate(&jwt).unwrap();
         assert_eq!(who.project, "proj-1");
+        assert!(
+            !format!("{key:?}").contains("PRIVATE KEY"),
+            "no key in Debug"
+        );
         assert!(!who.access_token);
 
         // Another key with the same email is not trusted.
