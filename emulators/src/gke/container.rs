@@ -880,7 +880,10 @@ impl Gke {
             })?;
             let (Some(from), Some(to)) = (catalog::minor_of(&c.version), catalog::minor_of(target))
             else {
-                return Err(GoogleError::invalid("Unreadable version."));
+                return Err(GoogleError::invalid(format!(
+                    "Master version {} cannot be upgraded to {target}: a version is not of the form MAJOR.MINOR.",
+                    c.version
+                )));
             };
             if to.1 > from.1 + 1 {
                 return Err(GoogleError::invalid(format!(

@@ -212,7 +212,19 @@ pub async fn scale_pool(
             request.replicas
         );
     }
-    let from = super::validate::int_of(&pool, "initialNodeCount");
+    // A pool's initialNodeCount stays as created: its size is its instance groups' target size.
+    let from = match pool["instanceGroupUrls"][0]
+        .as_str()
+        .and_then(|u| u.split_once("/compute/v1/"))
+    {
+        Some((_, path)) => {
+            let group = api
+                .ok(reqwest::Method::GET, &format!("/compute/v1/{path}"), None)
+                .await?;
+            super::validate::int_of(&group, "targetSize")
+        }
+        None => 0,
+    };
     let deadline = tokio::time::Instant::now() + timeout;
     let op = loop {
         let (status, answer) = api

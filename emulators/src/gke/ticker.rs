@@ -277,10 +277,8 @@ impl Gke {
             .map(|c| (c.project.clone(), c.region().to_string()))
             .unwrap_or_default();
         let free = cpu_quota.saturating_sub(cpus_used(st, &project, &region));
-        let quota = |needed: u32| {
-            let _ = needed;
-            cpu_quota_error(cpu_quota, &region)
-        };
+        // GKE's quota message names the limit, not how much was asked for.
+        let quota = |_needed: u32| cpu_quota_error(cpu_quota, &region);
         match effect {
             Effect::ComputeInsert(kind, k, v) => {
                 if kind == ComputeKind::Subnetwork {
