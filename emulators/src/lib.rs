@@ -4,6 +4,7 @@
 //! fault injection and call counters behind a control endpoint, and real workload API servers
 //! backing emulated clusters. Each cloud module speaks that cloud's real wire protocol on top.
 
+pub mod aks;
 pub mod eks;
 pub mod gke;
 pub mod kit;
