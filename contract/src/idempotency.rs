@@ -33,6 +33,13 @@ pub const EC2_CLIENT_TOKEN: TokenLimits = TokenLimits {
     punctuation: "-_",
 };
 
+/// AKS (Azure Resource Manager): a PUT is idempotent by the resource's name, so no request token
+/// is sent; limits for the tokens the kernel derives anyway.
+pub const ARM_UNSENT_TOKEN: TokenLimits = TokenLimits {
+    max_len: 64,
+    punctuation: "-",
+};
+
 /// GKE: Kubernetes Engine creates carry no request token; a create is idempotent by its unique
 /// name (a retry gets ALREADY_EXISTS and the next pass finds the cluster or pool). Limits for the
 /// tokens the kernel derives anyway (never sent).

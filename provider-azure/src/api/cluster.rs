@@ -1,0 +1,138 @@
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// Where the cluster's Azure resources live: subscription, resource group, location, network
+/// (created from a CIDR or brought by id), credentials and tags. Never sets a control-plane
+/// endpoint: the AKSControlPlane owns it.
+///
+/// The resource group (`aks.resourceGroup`) is used as it is when it exists, and created (tagged
+/// as this cluster's, and deleted with it) when it does not. The network is either brought
+/// (`network.subnetIDs`: one subnet's ARM id, `network.id` its virtual network's; the provider
+/// only reads them) or created (`network.cidrBlock`, default 10.224.0.0/12): a virtual network
+/// with one subnet for the nodes, tagged as this cluster's and deleted with it.
+// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "AKSCluster",
+    plural = "aksclusters",
+    namespaced,
+    status = "AKSClusterStatus",
+    category = "cluster-api",
+    shortname = "akscl",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "ResourceGroup", type_ = "string", json_path = ".spec.aks.resourceGroup"),
+    printcolumn(name = "Location", type_ = "string", json_path = ".spec.region"),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 8 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
+        .message("spec.network.cidrBlock must be an IPv4 block from /8 to /24 on AKS (the virtual network's address space), e.g. 10.224.0.0/12"),
+    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) <= 1")
+        .message("spec.network.subnetIDs takes one subnet on AKS (the nodes' subnet; a pool may name its own in AKSMachinePool spec.subnetIDs)"),
+    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || self.network.subnetIDs.all(s, s.matches('^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft.Network/virtualNetworks/[^/]+/subnets/[^/]+$'))")
+        .message("spec.network.subnetIDs must hold a subnet's ARM id on AKS: /subscriptions/<sub>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>"),
+    validation = Rule::new("!has(self.network) || !has(self.network.id) || self.network.id.matches('^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft.Network/virtualNetworks/[^/]+$')")
+        .message("spec.network.id must be a virtual network's ARM id on AKS: /subscriptions/<sub>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>"),
+    validation = Rule::new("!has(self.network) || !has(self.network.id) || (has(self.network.subnetIDs) && size(self.network.subnetIDs) == 1)")
+        .message("spec.network.id needs spec.network.subnetIDs on AKS: name the nodes' subnet of the brought virtual network"),
+    validation = Rule::new("has(self.aks.resourceGroup) || (has(self.network) && has(self.network.subnetIDs) && size(self.network.subnetIDs) > 0)")
+        .message("spec.aks.resourceGroup is required on AKS unless spec.network.subnetIDs brings the nodes' subnet (the cluster then goes in the subnet's resource group)"),
+    validation = Rule::new("!has(self.additionalTags) || self.additionalTags.all(k, size(k) <= 512 && !k.matches('[<>%&\\\\\\\\?/]') && size(self.additionalTags[k]) <= 256)")
+        .message("spec.additionalTags become Azure tags on AKS: keys of at most 512 characters without < > % & \\ ? /, values of at most 256"),
+)]
+pub struct AKSClusterSpec {
+    /// Location (`spec.region`, e.g. eastus), network, identity and tags, as on every cloud.
+    #[serde(flatten)]
+    pub common: ClusterSpecCommon,
+    /// What only AKS has.
+    pub aks: AKSClusterOptions,
+}
+
+/// AKS-only infrastructure options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AKSClusterOptions {
+    /// The Azure subscription (its GUID). Immutable.
+    #[serde(rename = "subscriptionID")]
+    #[schemars(length(min = 36, max = 36))]
+    #[x_kube(validation = Rule::new("self.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')").message("spec.aks.subscriptionID must be an Azure subscription id (a GUID such as 00000000-0000-0000-0000-000000000000)"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.subscriptionID is immutable"))]
+    pub subscription_id: String,
+    /// The resource group of the managed cluster and the network: used when it exists, created
+    /// (and deleted with the cluster) when it does not. Default, with a brought network: the
+    /// subnet's resource group. Immutable.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 90))]
+    #[x_kube(validation = Rule::new("self.matches('^[-\\\\w._()]*[-\\\\w_()]$')").message("spec.aks.resourceGroup must be 1 to 90 letters, digits, '-', '_', '.', '(' or ')', not ending in '.'"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.resourceGroup is immutable"))]
+    pub resource_group: String,
+    /// The availability zones nodes may run in (the failure domains), among "1", "2" and
+    /// "3". Default all three. Immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 3))]
+    #[x_kube(validation = Rule::new("self.all(z, z in ['1', '2', '3'])").message("spec.aks.zones are Azure availability zones: \"1\", \"2\" or \"3\""))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.zones is immutable"))]
+    pub zones: Vec<String>,
+}
+
+/// Observed state of an AKSCluster.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AKSClusterStatus {
+    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    #[serde(flatten)]
+    pub common: InfraClusterStatusCommon,
+    /// The network in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<AKSNetworkStatus>,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The Azure network resources in use.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AKSNetworkStatus {
+    /// The resource group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    /// Whether the provider created the resource group (and so deletes it).
+    #[serde(default)]
+    pub resource_group_managed: bool,
+    /// The virtual network's ARM id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_network: Option<String>,
+    /// The nodes' subnet's ARM id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet: Option<String>,
+    /// The subnet's block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    pub cidr_block: Option<String>,
+    /// The availability zones in use (the failure domains).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    #[serde(default)]
+    pub managed: bool,
+}

@@ -1,0 +1,337 @@
+//! Microsoft Entra ID credentials of a service principal, from the identity Secret
+//! (`spec.identityRef`: keys `tenantID`, `clientID`, `clientSecret`) or, for the controller's
+//! own identity, the variables `azure_identity` reads (`AZURE_TENANT_ID`, `AZURE_CLIENT_ID` and
+//! `AZURE_CLIENT_SECRET` or `AZURE_FEDERATED_TOKEN_FILE` for workload identity), and the tokens
+//! they buy: client credentials against `<authority>/<tenant>/oauth2/v2.0/token`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use contract::api::IdentityRef;
+use contract::conditions::Reason;
+use provider_runtime::ProviderError;
+use provider_runtime::identity::{self, Identity};
+use serde::Deserialize;
+
+/// Entra's public cloud authority.
+pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";
+
+/// Azure Resource Manager's token scope.
+pub const ARM_SCOPE: &str = "https://management.azure.com/.default";
+
+/// AKS's Entra server application: the audience of tokens for AKS-managed Entra clusters.
+pub const AKS_SERVER_APP: &str = "6dae42f8-4368-4678-94ff-3960e28e3630";
+
+/// The scope of workload-cluster tokens.
+pub const AKS_SCOPE: &str = "6dae42f8-4368-4678-94ff-3960e28e3630/.default";
+
+/// Keys of the identity Secret.
+pub const TENANT_KEY: &str = "tenantID";
+/// See [`TENANT_KEY`].
+pub const CLIENT_KEY: &str = "clientID";
+/// See [`TENANT_KEY`].
+pub const SECRET_KEY: &str = "clientSecret";
+
+/// How a service principal proves itself.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Proof {
+    /// A client secret.
+    Secret(String),
+    /// A federated token (a Kubernetes service-account token) read from this file at each
+    /// exchange (the kubelet rotates it).
+    FederatedTokenFile(PathBuf),
+}
+
+/// A service principal's credentials. `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// The tenant.
+    pub tenant: String,
+    /// The application (client) id.
+    pub client_id: String,
+    /// The proof.
+    pub proof: Proof,
+    /// The authority host (`https://login.microsoftonline.com`).
+    pub authority: String,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("tenant", &self.tenant)
+            .field("client_id", &self.client_id)
+            .field("authority", &self.authority)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Credential {
+    /// A short id for the client cache: tenant, client and a digest of the proof (a rotated
+    /// secret is another identity).
+    pub fn cache_id(&self) -> String {
+        let proof = match &self.proof {
+            Proof::Secret(s) => s.clone(),
+            Proof::FederatedTokenFile(p) => p.display().to_string(),
+        };
+        let digest = ring::digest::digest(&ring::digest::SHA256, proof.as_bytes());
+        let short: String = digest.as_ref()[..6].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{}/{}#{short}", self.tenant, self.client_id)
+    }
+
+    /// The token endpoint.
+    pub fn token_url(&self) -> String {
+        format!("{}/{}/oauth2/v2.0/token", self.authority.trim_end_matches('/'), self.tenant)
+    }
+}
+
+fn unauthorized(message: impl Into<String>) -> ProviderError {
+    ProviderError::terminal(Reason::Unauthorized, message)
+}
+
+fn authority_from_env() -> String {
+    std::env::var("AZURE_AUTHORITY_HOST")
+        .ok()
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| DEFAULT_AUTHORITY.into())
+}
+
+/// The credentials an object works as: its identity Secret's, or the controller's environment.
+///
+/// # Errors
+/// Terminal `Unauthorized` when neither gives a complete service principal.
+pub async fn resolve(
+    client: &kube::Client,
+    namespace: &str,
+    identity_ref: Option<&IdentityRef>,
+) -> Result<Credential, ProviderError> {
+    match identity::identity(client, namespace, identity_ref).await? {
+        Identity::Secret(secret) => {
+            let [tenant, client_id, secret_value] = secret.require([TENANT_KEY, CLIENT_KEY, SECRET_KEY])?;
+            Ok(Credential {
+                tenant: tenant.trim().to_string(),
+                client_id: client_id.trim().to_string(),
+                proof: Proof::Secret(secret_value.trim().to_string()),
+                authority: secret
+                    .get("authorityHost")
+                    .map(|a| a.trim().to_string())
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or_else(authority_from_env),
+            })
+        }
+        Identity::Controller => {
+            let var = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+            let (Some(tenant), Some(client_id)) = (var("AZURE_TENANT_ID"), var("AZURE_CLIENT_ID")) else {
+                return Err(unauthorized(
+                    "no Azure credentials: set spec.identityRef to a Secret holding tenantID, clientID and clientSecret, or give the controller AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE",
+                ));
+            };
+            let proof = match (var("AZURE_CLIENT_SECRET"), var("AZURE_FEDERATED_TOKEN_FILE")) {
+                (Some(s), _) => Proof::Secret(s),
+                (None, Some(f)) => Proof::FederatedTokenFile(PathBuf::from(f)),
+                (None, None) => {
+                    return Err(unauthorized(
+                        "the controller has AZURE_CLIENT_ID but neither AZURE_CLIENT_SECRET nor AZURE_FEDERATED_TOKEN_FILE",
+                    ));
+                }
+            };
+            Ok(Credential {
+                tenant,
+                client_id,
+                proof,
+                authority: authority_from_env(),
+            })
+        }
+    }
+}
+
+/// A bearer token and when it stops being accepted. `Debug` never shows the token.
+#[derive(Clone)]
+pub struct AccessToken {
+    /// The token.
+    pub token: String,
+    /// Its expiry.
+    pub expires_at: jiff::Timestamp,
+}
+
+impl std::fmt::Debug for AccessToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessToken").field("expires_at", &self.expires_at).finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    access_token: String,
+    expires_in: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct Refusal {
+    #[serde(default)]
+    error: String,
+    #[serde(default)]
+    error_description: String,
+}
+
+/// Tokens of one credential, per scope, reused until five minutes before they expire.
+pub struct Tokens {
+    http: reqwest::Client,
+    credential: Credential,
+    cache: Mutex<HashMap<String, AccessToken>>,
+}
+
+/// How long before expiry a cached token is replaced.
+const EARLY: Duration = Duration::from_secs(300);
+
+impl Tokens {
+    /// Tokens of `credential`, exchanged over `http`.
+    pub fn new(http: reqwest::Client, credential: Credential) -> Self {
+        Self {
+            http,
+            credential,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The credential.
+    pub fn credential(&self) -> &Credential {
+        &self.credential
+    }
+
+    /// A token for `scope`, from the cache or a new exchange.
+    ///
+    /// # Errors
+    /// Transient when Entra cannot be reached; terminal `Unauthorized` when it refuses.
+    pub async fn get(&self, scope: &str) -> Result<AccessToken, ProviderError> {
+        let now = jiff::Timestamp::now();
+        if let Some(t) = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(scope)
+            .filter(|t| t.expires_at > now + EARLY)
+        {
+            return Ok(t.clone());
+        }
+        let token = self.exchange(scope, now).await?;
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(scope.to_string(), token.clone());
+        Ok(token)
+    }
+
+    /// A new token for `scope`, never from the cache (the kubeconfig Secret's).
+    ///
+    /// # Errors
+    /// As [`Tokens::get`].
+    pub async fn exchange(&self, scope: &str, now: jiff::Timestamp) -> Result<AccessToken, ProviderError> {
+        let c = &self.credential;
+        let mut form: Vec<(&str, String)> = vec![
+            ("grant_type", "client_credentials".into()),
+            ("client_id", c.client_id.clone()),
+            ("scope", scope.to_string()),
+        ];
+        match &c.proof {
+            Proof::Secret(s) => form.push(("client_secret", s.clone())),
+            Proof::FederatedTokenFile(path) => {
+                let assertion = tokio::fs::read_to_string(path).await.map_err(|e| {
+                    unauthorized(format!("the federated token file {} cannot be read: {e}", path.display()))
+                })?;
+                form.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()));
+                form.push(("client_assertion", assertion.trim().to_string()));
+            }
+        }
+        let body = form
+            .iter()
+            .map(|(k, v)| {
+                let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+                format!("{}={}", enc(k), enc(v))
+            })
+            .collect::<Vec<_>>()
+            .join("&");
+        let url = c.token_url();
+        let response = self
+            .http
+            .post(&url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .map_err(|e| ProviderError::cloud("token", format!("could not reach Microsoft Entra ID at {url}: {}", e.without_url())))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| ProviderError::cloud("token", format!("Entra's answer was cut: {e}")))?;
+        if status.is_server_error() {
+            return Err(ProviderError::cloud("token", format!("Microsoft Entra ID answered {status}")));
+        }
+        if !status.is_success() {
+            let refusal: Refusal = serde_json::from_slice(&bytes).unwrap_or_default();
+            return Err(unauthorized(
+                format!(
+                    "Microsoft Entra ID refused the service principal {} of tenant {}: {} {}",
+                    c.client_id, c.tenant, refusal.error, refusal.error_description
+                )
+                .trim_end()
+                .to_string(),
+            ));
+        }
+        let answer: Answer = serde_json::from_slice(&bytes)
+            .map_err(|e| ProviderError::cloud("token", format!("Entra's answer is not a token: {e}")))?;
+        // Entra sends expires_in as a number (v2) or a string (v1).
+        let secs = match &answer.expires_in {
+            Some(serde_json::Value::Number(n)) => n.as_u64(),
+            Some(serde_json::Value::String(s)) => s.parse().ok(),
+            _ => None,
+        }
+        .unwrap_or(3600);
+        Ok(AccessToken {
+            token: answer.access_token,
+            expires_at: now + Duration::from_secs(secs),
+        })
+    }
+}
+
+/// The `exp` claim of a JWT, if it has one (tokens are not verified here: the API server does).
+pub fn jwt_expiry(token: &str) -> Option<jiff::Timestamp> {
+    use base64::Engine as _;
+    let claims = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims.trim_end_matches('='))
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    jiff::Timestamp::from_second(v["exp"].as_i64()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_credential_never_shows_its_secret_and_a_rotated_one_is_another_identity() {
+        let c = Credential {
+            tenant: "t".into(),
+            client_id: "app".into(),
+            proof: Proof::Secret("hunter2".into()),
+            authority: DEFAULT_AUTHORITY.into(),
+        };
+        assert!(!format!("{c:?}").contains("hunter2"));
+        let rotated = Credential { proof: Proof::Secret("hunter3".into()), ..c.clone() };
+        assert_ne!(c.cache_id(), rotated.cache_id());
+        assert_eq!(c.token_url(), "https://login.microsoftonline.com/t/oauth2/v2.0/token");
+    }
+
+    #[test]
+    fn a_jwts_expiry_is_read_from_its_claims() {
+        use base64::Engine as _;
+        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"exp":1900000000}"#);
+        assert_eq!(jwt_expiry(&format!("e30.{claims}.sig")).map(|t| t.as_second()), Some(1_900_000_000));
+        assert_eq!(jwt_expiry("opaque"), None);
+    }
+}

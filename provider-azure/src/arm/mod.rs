@@ -1,0 +1,331 @@
+//! Our Azure Resource Manager client (no maintained Rust client of AKS exists): JSON over
+//! reqwest with rustls on ring, a bearer token per call from Microsoft Entra ID, each call
+//! counted, ARM's errors classified, and the asynchronous-operation headers read so a change is
+//! tracked across passes instead of waited for.
+
+pub mod credentials;
+pub mod errors;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use contract::plan::OperationState;
+use provider_runtime::{CallOutcome, CloudCalls, CloudError, ProviderError};
+use reqwest::Method;
+use serde_json::Value;
+
+pub use credentials::{AccessToken, Credential, Tokens};
+
+/// Azure Resource Manager's public endpoint.
+pub const DEFAULT_ENDPOINT: &str = "https://management.azure.com";
+
+/// The `Microsoft.ContainerService` api-version spoken.
+pub const CONTAINER: &str = "2026-08-01";
+/// The `Microsoft.Network` api-version spoken.
+pub const NETWORK: &str = "2024-05-01";
+/// The `Microsoft.Compute` api-version spoken.
+pub const COMPUTE: &str = "2024-07-01";
+/// The `Microsoft.Resources` api-version spoken.
+pub const RESOURCES: &str = "2021-04-01";
+
+/// Installs ring as rustls's process-wide provider; a second call is harmless.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// An HTTP client for ARM and Entra.
+pub fn http_client() -> reqwest::Client {
+    install_crypto();
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// One subscription's ARM, as one identity.
+#[derive(Clone)]
+pub struct Arm {
+    http: reqwest::Client,
+    endpoint: String,
+    subscription: String,
+    tokens: Arc<Tokens>,
+}
+
+impl std::fmt::Debug for Arm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arm")
+            .field("endpoint", &self.endpoint)
+            .field("subscription", &self.subscription)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What ARM answered a call that succeeded.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The HTTP status (200, 201, 202, 204).
+    pub status: u16,
+    /// The JSON body (`Null` when there is none).
+    pub body: Value,
+    /// The `Azure-AsyncOperation` status resource, as a path and query under the endpoint.
+    pub async_operation: Option<String>,
+    /// The `Location` result resource, likewise.
+    pub location: Option<String>,
+}
+
+/// A failed call: its classification and ARM's code.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// What it means for the reconciler.
+    pub error: CloudError,
+    /// ARM's error code.
+    pub code: String,
+    /// The HTTP status (0 when the call did not get an answer).
+    pub status: u16,
+}
+
+impl From<Failure> for ProviderError {
+    fn from(f: Failure) -> Self {
+        f.error.into()
+    }
+}
+
+impl Arm {
+    /// ARM at `endpoint` for `subscription`, authenticating with `tokens`.
+    pub fn new(http: reqwest::Client, endpoint: &str, subscription: &str, tokens: Arc<Tokens>) -> Self {
+        Self {
+            http,
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            subscription: subscription.to_string(),
+            tokens,
+        }
+    }
+
+    /// The subscription.
+    pub fn subscription(&self) -> &str {
+        &self.subscription
+    }
+
+    /// The identity's tokens.
+    pub fn tokens(&self) -> &Arc<Tokens> {
+        &self.tokens
+    }
+
+    /// `/subscriptions/<sub>/resourceGroups/<group>`.
+    pub fn group_path(&self, group: &str) -> String {
+        format!("/subscriptions/{}/resourceGroups/{group}", self.subscription)
+    }
+
+    /// `path` relative to the endpoint when it is a URL on it; `None` for any other host (a
+    /// header naming elsewhere is not followed).
+    fn relative(&self, url: &str) -> Option<String> {
+        url.strip_prefix(&self.endpoint)
+            .filter(|p| p.starts_with('/'))
+            .map(String::from)
+            .or_else(|| url.starts_with("/subscriptions/").then(|| url.to_string()))
+    }
+
+    /// One call: `path` (from `/subscriptions/…`, without `api-version`), counted as
+    /// `operation`.
+    ///
+    /// # Errors
+    /// The classified failure.
+    #[allow(clippy::too_many_arguments)] // one call's every part
+    pub async fn call(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        method: Method,
+        path: &str,
+        api_version: &str,
+        body: Option<&Value>,
+        if_match: Option<&str>,
+    ) -> Result<Answer, Failure> {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let url = format!("{}{path}{sep}api-version={api_version}", self.endpoint);
+        let result = self.send(method, &url, body, if_match).await;
+        calls.record(
+            "arm",
+            operation,
+            match &result {
+                Ok(_) => CallOutcome::Success,
+                Err(f) => f.error.call_outcome(),
+            },
+        );
+        result
+    }
+
+    /// A GET of a URL ARM handed out (`nextLink`, an operation's status), counted.
+    ///
+    /// # Errors
+    /// The classified failure; `Invalid` for a URL off the endpoint.
+    pub async fn follow(&self, calls: &CloudCalls, operation: &'static str, url: &str) -> Result<Answer, Failure> {
+        let Some(path) = self.relative(url) else {
+            return Err(Failure {
+                error: CloudError::Invalid {
+                    code: "UnexpectedUrl".into(),
+                    message: format!("ARM handed out a URL off its endpoint {}: not followed", self.endpoint),
+                },
+                code: "UnexpectedUrl".into(),
+                status: 0,
+            });
+        };
+        let result = self.send(Method::GET, &format!("{}{path}", self.endpoint), None, None).await;
+        calls.record(
+            "arm",
+            operation,
+            match &result {
+                Ok(_) => CallOutcome::Success,
+                Err(f) => f.error.call_outcome(),
+            },
+        );
+        result
+    }
+
+    async fn send(&self, method: Method, url: &str, body: Option<&Value>, if_match: Option<&str>) -> Result<Answer, Failure> {
+        let token = self
+            .tokens
+            .get(credentials::ARM_SCOPE)
+            .await
+            .map_err(|e| Failure {
+                error: match &e {
+                    ProviderError::Terminal { .. } => CloudError::Unauthorized(e.to_string()),
+                    _ => CloudError::Transient(e.to_string()),
+                },
+                code: "Token".into(),
+                status: 0,
+            })?;
+        let mut request = self.http.request(method, url).bearer_auth(&token.token);
+        if let Some(b) = body {
+            request = request.header("content-type", "application/json").body(b.to_string());
+        }
+        if let Some(e) = if_match {
+            request = request.header("if-match", e);
+        }
+        let response = request.send().await.map_err(|e| Failure {
+            error: CloudError::Transient(format!("could not reach Azure Resource Manager: {}", e.without_url())),
+            code: String::new(),
+            status: 0,
+        })?;
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from)
+        };
+        let retry_after = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs);
+        let async_operation = header("azure-asyncoperation").and_then(|u| self.relative(&u));
+        let location = header("location").and_then(|u| self.relative(&u));
+        let text = response.text().await.map_err(|e| Failure {
+            error: CloudError::Transient(format!("Azure Resource Manager's answer was cut: {e}")),
+            code: String::new(),
+            status,
+        })?;
+        let body: Value = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::Null)
+        };
+        if (200..300).contains(&status) {
+            return Ok(Answer {
+                status,
+                body,
+                async_operation,
+                location,
+            });
+        }
+        let code = body["error"]["code"].as_str().unwrap_or_default().to_string();
+        let message = body["error"]["message"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| format!("HTTP {status}"));
+        Err(Failure {
+            error: errors::classify(status, &code, &message, retry_after),
+            code,
+            status,
+        })
+    }
+
+    /// GET of a resource; `Ok(None)` for a 404.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn get(&self, calls: &CloudCalls, operation: &'static str, path: &str, api_version: &str) -> Result<Option<Value>, Failure> {
+        match self.call(calls, operation, Method::GET, path, api_version, None, None).await {
+            Ok(a) => Ok(Some(a.body)),
+            Err(f) if f.error.is_not_found() => Ok(None),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Every item of a list, following `nextLink`.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn list(&self, calls: &CloudCalls, operation: &'static str, path: &str, api_version: &str) -> Result<Vec<Value>, Failure> {
+        let mut page = self.call(calls, operation, Method::GET, path, api_version, None, None).await?;
+        let mut items = Vec::new();
+        for _ in 0..1000 {
+            items.extend(page.body["value"].as_array().cloned().unwrap_or_default());
+            let Some(next) = page.body["nextLink"].as_str().filter(|n| !n.is_empty()).map(String::from) else {
+                return Ok(items);
+            };
+            page = self.follow(calls, operation, &next).await?;
+        }
+        Ok(items)
+    }
+
+    /// The state of the asynchronous operation at `path` (an `Azure-AsyncOperation` status
+    /// resource); `None` when ARM no longer knows it.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn operation_state(&self, calls: &CloudCalls, path: &str) -> Result<Option<OperationState>, ProviderError> {
+        match self.follow(calls, "Operations_Get", path).await {
+            Ok(a) => Ok(Some(operation_state(&a.body))),
+            Err(f) if f.error.is_not_found() => Ok(None),
+            Err(f) => Err(f.into()),
+        }
+    }
+}
+
+/// An operation status resource in the shared terms.
+pub fn operation_state(body: &Value) -> OperationState {
+    match body["status"].as_str().unwrap_or_default() {
+        "Succeeded" => OperationState::Succeeded,
+        "Failed" | "Canceled" => {
+            let e = &body["error"];
+            let message = match (e["code"].as_str(), e["message"].as_str()) {
+                (Some(c), Some(m)) => format!("{c}: {m}"),
+                (None, Some(m)) => m.to_string(),
+                _ => "no message given".into(),
+            };
+            OperationState::Failed(format!("{} ({message})", body["status"].as_str().unwrap_or("Failed").to_ascii_lowercase()))
+        }
+        _ => OperationState::Running,
+    }
+}
+
+/// The operation to track after a PUT or DELETE: its `Azure-AsyncOperation`, else its
+/// `Location`.
+pub fn tracked(answer: &Answer) -> Option<String> {
+    answer.async_operation.clone().or_else(|| answer.location.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn operation_status_resources_read_as_the_kernel_tracks_them() {
+        assert_eq!(operation_state(&json!({"status": "InProgress"})), OperationState::Running);
+        assert_eq!(operation_state(&json!({"status": "Succeeded"})), OperationState::Succeeded);
+        assert_eq!(
+            operation_state(&json!({"status": "Failed", "error": {"code": "QuotaExceeded", "message": "cores"}})),
+            OperationState::Failed("failed (QuotaExceeded: cores)".into())
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! What every AKS reconciler needs to know about the cluster an object belongs to: the
+//! subscription, resource group, location and zones, the credentials, the cluster's name in AKS,
+//! its nodes' subnet, and the tags to put on what it creates. Read from the Cluster, its
+//! AKSCluster (when it has one) and its AKSControlPlane.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use contract::api::IdentityRef;
+use contract::capi::Cluster;
+use contract::conditions::Reason;
+use contract::naming;
+use contract::ownership::Owner;
+use kube::ResourceExt;
+use provider_runtime::{ProviderError, cluster_objects, identity};
+
+pub use provider_runtime::ClusterRef;
+
+use crate::api::{AKSCluster, AKSClusterSpec, AKSControlPlane};
+use crate::arm::{self, Arm, Credential, Tokens};
+
+/// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
+pub const PROVIDER: &str = "aks";
+
+/// The default availability zones.
+pub const DEFAULT_ZONES: [&str; 3] = ["1", "2", "3"];
+
+/// What every reconciler shares: the client cache and the provider's settings.
+pub struct Shared {
+    /// ARM clients per subscription and identity.
+    pub clients: ClientCache,
+    /// How soon to look again while AKS is busy.
+    pub poll_interval: std::time::Duration,
+    /// How soon to look again at rest.
+    pub rest_interval: std::time::Duration,
+    /// How long the workload cluster accepts an Entra token (Entra: 60–90 minutes); the
+    /// kubeconfig Secret's token is replaced when a third of it is left.
+    pub token_lifetime: std::time::Duration,
+    /// Each cluster's API server address and CA, from its user credential, by cluster id.
+    pub access: std::sync::Mutex<BTreeMap<String, ClusterAccess>>,
+}
+
+/// Where a cluster's API server is and what it trusts, as its user kubeconfig says.
+#[derive(Clone, Debug)]
+pub struct ClusterAccess {
+    /// The `server` URL.
+    pub server: String,
+    /// The CA, PEM.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The FQDN it was read for (a change reads it again).
+    pub fqdn: String,
+    /// When it was read.
+    pub read_at: std::time::Instant,
+}
+
+impl Shared {
+    /// Settings with clients talking to ARM at `endpoint`.
+    pub fn new(endpoint: &str) -> Self {
+        arm::install_crypto();
+        Self {
+            clients: ClientCache::new(endpoint),
+            poll_interval: std::time::Duration::from_secs(15),
+            rest_interval: std::time::Duration::from_secs(15 * 60),
+            token_lifetime: std::time::Duration::from_secs(3600),
+            access: std::sync::Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+/// ARM clients per subscription and identity ([`identity::ClientCache`]).
+pub struct ClientCache {
+    clients: identity::ClientCache<Credential, Arm>,
+    endpoint: String,
+    http: reqwest::Client,
+}
+
+impl ClientCache {
+    /// A cache whose clients talk to ARM at `endpoint`.
+    pub fn new(endpoint: &str) -> Self {
+        Self {
+            clients: identity::ClientCache::default(),
+            endpoint: endpoint.to_string(),
+            http: arm::http_client(),
+        }
+    }
+
+    /// The client for `subscription` as `credential`, built once.
+    pub async fn get(&self, subscription: &str, credential: Credential) -> Arm {
+        let id = credential.cache_id();
+        self.clients
+            .get(subscription, &id, &credential, || async {
+                Arm::new(
+                    self.http.clone(),
+                    &self.endpoint,
+                    subscription,
+                    Arc::new(Tokens::new(self.http.clone(), credential.clone())),
+                )
+            })
+            .await
+    }
+}
+
+/// The infrastructure an object works within.
+#[derive(Debug, Clone)]
+pub struct Infra {
+    /// The subscription.
+    pub subscription: String,
+    /// The resource group.
+    pub resource_group: String,
+    /// The location.
+    pub location: String,
+    /// The availability zones nodes may run in.
+    pub zones: Vec<String>,
+    /// Identity reference (in the Cluster's namespace).
+    pub identity_ref: Option<IdentityRef>,
+    /// User tags for every resource.
+    pub additional_tags: BTreeMap<String, String>,
+    /// The nodes' subnet's ARM id (empty: not known yet).
+    pub subnet: String,
+    /// Whether the infrastructure is ready to build on.
+    pub ready: bool,
+}
+
+impl Infra {
+    /// From the AKSCluster: its spec, and its status for the network.
+    pub fn from_aks_cluster(c: &AKSCluster) -> Self {
+        let mut infra = Self::from_spec(&c.spec);
+        let status = c.status.as_ref();
+        if let Some(n) = status.and_then(|s| s.network.as_ref()) {
+            if let Some(s) = &n.subnet {
+                infra.subnet.clone_from(s);
+            }
+            if !n.zones.is_empty() {
+                infra.zones.clone_from(&n.zones);
+            }
+        }
+        infra.ready = status.is_some_and(|s| s.common.ready);
+        infra
+    }
+
+    /// From a spec (an AKSCluster's, or a control plane's own `spec.infrastructure`, whose
+    /// subnet is brought by id).
+    pub fn from_spec(spec: &AKSClusterSpec) -> Self {
+        let zones = if spec.aks.zones.is_empty() {
+            DEFAULT_ZONES.iter().map(|z| (*z).to_string()).collect()
+        } else {
+            spec.aks.zones.clone()
+        };
+        let subnet = spec
+            .common
+            .network
+            .as_ref()
+            .and_then(|n| n.subnet_ids.first())
+            .cloned()
+            .unwrap_or_default();
+        let resource_group = if spec.aks.resource_group.is_empty() {
+            group_of(&subnet).unwrap_or_default().to_string()
+        } else {
+            spec.aks.resource_group.clone()
+        };
+        Self {
+            subscription: spec.aks.subscription_id.clone(),
+            resource_group,
+            location: spec.common.region.clone(),
+            zones,
+            identity_ref: spec.common.identity_ref.clone(),
+            additional_tags: spec.common.additional_tags.0.clone(),
+            subnet,
+            ready: true,
+        }
+    }
+}
+
+/// The resource group an ARM id names (`/subscriptions/s/resourceGroups/<group>/…`).
+pub fn group_of(id: &str) -> Option<&str> {
+    let mut parts = id.split('/');
+    while let Some(p) = parts.next() {
+        if p.eq_ignore_ascii_case("resourceGroups") {
+            return parts.next().filter(|g| !g.is_empty());
+        }
+    }
+    None
+}
+
+/// The Cluster's AKSCluster, if its `spec.infrastructureRef` names one.
+///
+/// # Errors
+/// When the reference names another kind.
+pub async fn aks_cluster_of(client: &kube::Client, cluster: &Cluster) -> Result<Option<AKSCluster>, ProviderError> {
+    cluster_objects::infra_cluster_of(client, cluster, "AKS").await
+}
+
+/// The Cluster's AKSCluster, also with the Cluster gone.
+///
+/// # Errors
+/// As [`aks_cluster_of`].
+pub async fn aks_cluster_for(client: &kube::Client, cluster: ClusterRef<'_>) -> Result<Option<AKSCluster>, ProviderError> {
+    cluster_objects::infra_cluster_for(client, cluster, "AKS").await
+}
+
+/// The Cluster's AKSControlPlane, also with the Cluster gone.
+///
+/// # Errors
+/// The management API's.
+pub async fn control_plane_for(client: &kube::Client, cluster: ClusterRef<'_>) -> Result<Option<AKSControlPlane>, ProviderError> {
+    cluster_objects::control_plane_for(client, cluster).await
+}
+
+/// The infrastructure of a control plane: its Cluster's AKSCluster, else its own
+/// `spec.infrastructure`.
+///
+/// # Errors
+/// Terminal `InvalidSpec` without either.
+pub async fn infra_for_control_plane(client: &kube::Client, cluster: &Cluster, cp: &AKSControlPlane) -> Result<Infra, ProviderError> {
+    if let Some(c) = aks_cluster_of(client, cluster).await? {
+        return Ok(Infra::from_aks_cluster(&c));
+    }
+    if cluster.spec.infrastructure_ref.as_ref().is_some() {
+        // Named but not (yet) there: wait, without touching the cloud.
+        return Ok(Infra {
+            ready: false,
+            ..Infra::from_spec(&AKSClusterSpec::default())
+        });
+    }
+    match &cp.spec.infrastructure {
+        Some(spec) => Ok(Infra::from_spec(spec)),
+        None => Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "the Cluster has no AKSCluster, so spec.infrastructure (region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs) must be set on the AKSControlPlane",
+        )),
+    }
+}
+
+/// The AKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
+/// within AKS's limits.
+pub fn aks_cluster_name(cp: &AKSControlPlane, cluster_name: &str) -> String {
+    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
+        naming::derive_cloud_name(&cp.namespace().unwrap_or_default(), cluster_name, &naming::AKS_CLUSTER)
+    })
+}
+
+/// The owner of every Azure resource made for `cluster` in `namespace`.
+pub fn owner(namespace: &str, cluster: &str) -> Owner {
+    Owner::new(PROVIDER, namespace, cluster)
+}
+
+/// Credentials and the ARM client for `infra`, for an object in `namespace`.
+///
+/// # Errors
+/// Terminal `InvalidSpec` without a subscription, resource group or location; the identity's
+/// errors.
+pub async fn arm_for(shared: &Arc<Shared>, client: &kube::Client, namespace: &str, infra: &Infra) -> Result<Arm, ProviderError> {
+    if infra.subscription.is_empty() || infra.resource_group.is_empty() || infra.location.is_empty() {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "no Azure subscription, resource group or location: set spec.aks.subscriptionID, spec.aks.resourceGroup and spec.region on the AKSCluster (or spec.infrastructure on the AKSControlPlane when the Cluster has no AKSCluster)",
+        ));
+    }
+    let credential = arm::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+    Ok(shared.clients.get(&infra.subscription, credential).await)
+}
