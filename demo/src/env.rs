@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use emulators::aks::{AksConfig, AksServer, Principal, serve_aks};
 use emulators::eks::{EksConfig, ServerHandle, serve_eks};
 use emulators::gke::{GkeConfig, GkeServer, ServiceAccountKey, serve_gke};
 use emulators::kit::workload::WorkloadServers;
@@ -25,6 +26,12 @@ pub const SECRET_ACCESS_KEY: &str = "local-demo-secret";
 pub const GCP_PROJECT: &str = "capi-local-demo";
 /// The Google Cloud region of the demo's GKE clusters.
 pub const GCP_REGION: &str = "us-central1";
+/// The Azure location of the demo's AKS clusters.
+pub const AZURE_LOCATION: &str = "eastus";
+/// The service principal the local Entra knows and the AKS provider signs in as (local only).
+pub const AZURE_CLIENT_ID: &str = "00000000-0000-4000-8000-00000000de30";
+/// See [`AZURE_CLIENT_ID`].
+pub const AZURE_CLIENT_SECRET: &str = "local-demo-secret";
 
 /// A cloud of the local default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +40,8 @@ pub enum Cloud {
     Eks,
     /// Google GKE: the GKE emulator, `provider-gcp`.
     Gke,
+    /// Azure AKS: the AKS emulator (ARM and Entra ID), `provider-azure`.
+    Aks,
 }
 
 impl Cloud {
@@ -41,6 +50,7 @@ impl Cloud {
         match self {
             Cloud::Eks => "provider-aws",
             Cloud::Gke => "provider-gcp",
+            Cloud::Aks => "provider-azure",
         }
     }
 
@@ -49,6 +59,7 @@ impl Cloud {
         match self {
             Cloud::Eks => "EKS",
             Cloud::Gke => "GKE",
+            Cloud::Aks => "AKS",
         }
     }
 
@@ -62,6 +73,10 @@ impl Cloud {
             Cloud::Gke => concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/../provider-gcp/templates/cluster-template.yaml"
+            ),
+            Cloud::Aks => concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../provider-azure/templates/cluster-template.yaml"
             ),
         }
     }
@@ -111,12 +126,21 @@ pub struct GkeCloud {
     pub key_file: PathBuf,
 }
 
+/// The emulated AKS.
+pub struct AksCloud {
+    /// The AKS emulator (ARM and Entra ID).
+    pub server: AksServer,
+    /// Its workload API servers.
+    pub workload: Arc<WorkloadServers>,
+}
+
 /// Everything running. Dropping it stops every process.
 pub struct Environment {
     /// The management plane.
     pub plane: ManagementPlane,
     eks: Option<EksCloud>,
     gke: Option<GkeCloud>,
+    aks: Option<AksCloud>,
     providers: Vec<(Cloud, Child)>,
     dir: tempfile::TempDir,
 }
@@ -130,11 +154,12 @@ impl std::fmt::Debug for Environment {
 }
 
 /// A provider binary next to the running executable (`target/<profile>/`), or the one
-/// `PROVIDER_AWS_BIN` / `PROVIDER_GCP_BIN` names.
+/// `PROVIDER_AWS_BIN` / `PROVIDER_GCP_BIN` / `PROVIDER_AZURE_BIN` names.
 pub fn provider_binary(cloud: Cloud) -> Result<PathBuf> {
     let var = match cloud {
         Cloud::Eks => "PROVIDER_AWS_BIN",
         Cloud::Gke => "PROVIDER_GCP_BIN",
+        Cloud::Aks => "PROVIDER_AZURE_BIN",
     };
     if let Some(path) = std::env::var_os(var) {
         return Ok(PathBuf::from(path));
@@ -174,6 +199,7 @@ impl Environment {
             plane,
             eks: None,
             gke: None,
+            aks: None,
             providers: Vec::new(),
             dir,
         };
@@ -181,6 +207,7 @@ impl Environment {
             match cloud {
                 Cloud::Eks => env.start_eks(timing, &logs, options.poll_interval).await?,
                 Cloud::Gke => env.start_gke(timing, &logs, options.poll_interval).await?,
+                Cloud::Aks => env.start_aks(timing, &logs, options.poll_interval).await?,
             }
         }
         Ok(env)
@@ -279,6 +306,50 @@ impl Environment {
         Ok(())
     }
 
+    async fn start_aks(&mut self, timing: Timing, logs: &Path, poll: &str) -> Result<()> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let workload = Arc::new(WorkloadServers::new(
+            self.plane.assets().clone(),
+            self.dir.path().join("workload-aks"),
+            format!("{base}/_emulator/tokenreview"),
+        )?);
+        let config = AksConfig {
+            principals: vec![Principal {
+                client_id: AZURE_CLIENT_ID.into(),
+                secret: Some(AZURE_CLIENT_SECRET.into()),
+                federated: None,
+                object_id: format!("oid-{AZURE_CLIENT_ID}"),
+            }],
+            workload: Some(workload.clone()),
+            ..AksConfig::default()
+        };
+        let tenant = config.tenant.clone();
+        let server = serve_aks(config, timing, listener)
+            .await
+            .context("starting the AKS emulator")?;
+        self.plane
+            .install_crds(&provider_azure::api::crds())
+            .await
+            .context("installing the AKS provider's CRDs")?;
+        let provider = start_provider(
+            Cloud::Aks,
+            &self.plane,
+            logs,
+            poll,
+            &[
+                ("AZURE_TENANT_ID", tenant),
+                ("AZURE_CLIENT_ID", AZURE_CLIENT_ID.to_string()),
+                ("AZURE_CLIENT_SECRET", AZURE_CLIENT_SECRET.to_string()),
+                ("AZURE_AUTHORITY_HOST", server.url().to_string()),
+                ("AKS_ARM_ENDPOINT", server.url().to_string()),
+            ],
+        )?;
+        self.providers.push((Cloud::Aks, provider));
+        self.aks = Some(AksCloud { server, workload });
+        Ok(())
+    }
+
     /// The emulated EKS, when started.
     pub fn eks(&self) -> Option<&EksCloud> {
         self.eks.as_ref()
@@ -287,6 +358,11 @@ impl Environment {
     /// The emulated GKE, when started.
     pub fn gke(&self) -> Option<&GkeCloud> {
         self.gke.as_ref()
+    }
+
+    /// The emulated AKS, when started.
+    pub fn aks(&self) -> Option<&AksCloud> {
+        self.aks.as_ref()
     }
 
     /// The clouds running.
@@ -304,6 +380,11 @@ impl Environment {
                 .gke
                 .iter()
                 .map(|g| g.workload.running().len())
+                .sum::<usize>()
+            + self
+                .aks
+                .iter()
+                .map(|a| a.workload.running().len())
                 .sum::<usize>()
     }
 
@@ -427,6 +508,8 @@ impl Environment {
             .env("CLUSTERCTL_DISABLE_VERSIONCHECK", "true")
             .env("GCP_PROJECT", GCP_PROJECT)
             .env("GCP_REGION", GCP_REGION)
+            .env("AZURE_SUBSCRIPTION_ID", emulators::aks::SUBSCRIPTION)
+            .env("AZURE_LOCATION", AZURE_LOCATION)
             .output()
             .await?;
         if !output.status.success() {
@@ -451,6 +534,10 @@ impl Environment {
         if let Some(gke) = self.gke.take() {
             gke.server.shutdown().await;
             gke.workload.shutdown().await;
+        }
+        if let Some(aks) = self.aks.take() {
+            aks.server.shutdown().await;
+            aks.workload.shutdown().await;
         }
         self.plane.stop().await;
     }

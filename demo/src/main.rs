@@ -1,6 +1,7 @@
-//! `demo [--cloud eks|gke|both]`: the whole flow on the local default — a real management
+//! `demo [--cloud eks|gke|aks|both|all]`: the whole flow on the local default — a real management
 //! plane, the emulated clouds (EKS: moto for EC2 and our EKS emulator; GKE: our GKE emulator;
-//! both with real workload API servers), their providers, and one managed cluster per cloud
+//! AKS: our ARM and Entra ID emulator; each with real workload API servers), their providers, and
+//! one managed cluster per cloud
 //! created from the provider's cluster template with the real clusterctl, shown as its
 //! conditions change; then, if asked, upgraded, scaled and deleted. `demo eks …` is the same as
 //! `demo --cloud eks …`.
@@ -44,13 +45,18 @@ enum Clouds {
     Eks,
     /// Google GKE: the GKE emulator, provider-gcp.
     Gke,
-    /// Both, from one management plane: one cluster on each, from the same template shape.
+    /// Azure AKS: the AKS emulator (ARM and Entra ID), provider-azure.
+    Aks,
+    /// EKS and GKE, from one management plane: one cluster on each, from the same template
+    /// shape.
     Both,
+    /// EKS, GKE and AKS, from one management plane.
+    All,
 }
 
 #[derive(Args, Clone)]
 struct DemoArgs {
-    /// The clouds: eks, gke or both.
+    /// The clouds: eks, gke, aks, both (eks and gke) or all.
     #[arg(long, value_enum, default_value = "eks")]
     cloud: Clouds,
     /// The Cluster's name.
@@ -108,7 +114,9 @@ fn clouds(c: Clouds) -> Vec<Cloud> {
     match c {
         Clouds::Eks => vec![Cloud::Eks],
         Clouds::Gke => vec![Cloud::Gke],
+        Clouds::Aks => vec![Cloud::Aks],
         Clouds::Both => vec![Cloud::Eks, Cloud::Gke],
+        Clouds::All => vec![Cloud::Eks, Cloud::Gke, Cloud::Aks],
     }
 }
 
@@ -119,6 +127,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
         .map(|c| match c {
             Cloud::Eks => "moto, the EKS emulator, provider-aws",
             Cloud::Gke => "the GKE emulator, provider-gcp",
+            Cloud::Aks => "the AKS emulator, provider-azure",
         })
         .collect();
     println!(
@@ -150,6 +159,13 @@ async fn demo(args: DemoArgs) -> Result<()> {
             gke.server.url(),
             demo::env::GCP_PROJECT,
             gke.key_file.display()
+        );
+    }
+    if let Some(aks) = env.aks() {
+        println!(
+            "  AKS emulator (ARM and Entra ID): {}   (subscription {})",
+            aks.server.url(),
+            emulators::aks::SUBSCRIPTION
         );
     }
     println!("  logs: {}", env.dir().join("logs").display());

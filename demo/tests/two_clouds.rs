@@ -1,8 +1,8 @@
-//! Both clouds from one management plane: an EKS and a GKE cluster made from the same template
-//! shape (each provider's default flavor: a created network, the control plane, one pool of two)
-//! in one bed, and their Cluster API objects compared field by field. The shared contract shows
-//! as the same condition types, reasons and message style, the same status fields, the same
-//! Secrets; they differ only inside the cloud blocks and the cloud's identifiers.
+//! Every cloud from one management plane: an EKS, a GKE and an AKS cluster made from the same
+//! template shape (each provider's default flavor: a created network, the control plane, one pool
+//! of two) in one bed, and their Cluster API objects compared field by field with EKS's. The
+//! shared contract shows as the same condition types, reasons and message style, the same status
+//! fields, the same Secrets; they differ only inside the cloud blocks and the cloud's identifiers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -80,9 +80,9 @@ fn user_contexts(s: &Secret, cluster: &str) -> (Vec<String>, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_eks_and_a_gke_cluster_from_the_same_template_shape_look_the_same_to_cluster_api() {
+async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_cluster_api() {
     let mut env = Environment::start(EnvOptions {
-        clouds: vec![Cloud::Eks, Cloud::Gke],
+        clouds: vec![Cloud::Eks, Cloud::Gke, Cloud::Aks],
         ..EnvOptions::default()
     })
     .await
@@ -95,26 +95,31 @@ async fn an_eks_and_a_gke_cluster_from_the_same_template_shape_look_the_same_to_
         )
         .await
         .unwrap();
-    let names = [(Cloud::Eks, "shape-eks"), (Cloud::Gke, "shape-gke")];
+    let names = [
+        (Cloud::Eks, "shape-eks"),
+        (Cloud::Gke, "shape-gke"),
+        (Cloud::Aks, "shape-aks"),
+    ];
     for (cloud, name) in names {
         let yaml = env.generate(cloud, name, NS, "v1.31.0", 2).await.unwrap();
         env.apply_yaml(&yaml, NS).await.unwrap();
     }
-    let mut tracker = Tracker::for_clouds(&["EKS", "GKE"]).silent();
+    let mut tracker = Tracker::for_clouds(&["EKS", "GKE", "AKS"]).silent();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(400);
     loop {
         if let Err(e) = env.ensure_provider_running() {
             panic!("{e:#}");
         }
         let snapshot = tracker.poll(&client, NS).await.unwrap();
-        if snapshot.settled() && snapshot.cluster_phases.len() == 2 && snapshot.pools.len() == 2 {
+        if snapshot.settled() && snapshot.cluster_phases.len() == 3 && snapshot.pools.len() == 3 {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "both clusters were not settled in time: {snapshot:?}\n--- provider-aws\n{}\n--- provider-gcp\n{}",
+            "the clusters were not settled in time: {snapshot:?}\n--- provider-aws\n{}\n--- provider-gcp\n{}\n--- provider-azure\n{}",
             testbed::process::tail(&env.log_of(Cloud::Eks), 30),
-            testbed::process::tail(&env.log_of(Cloud::Gke), 30)
+            testbed::process::tail(&env.log_of(Cloud::Gke), 30),
+            testbed::process::tail(&env.log_of(Cloud::Aks), 30)
         );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
@@ -178,81 +183,76 @@ async fn an_eks_and_a_gke_cluster_from_the_same_template_shape_look_the_same_to_
         );
         by_cloud.insert(prefix, objects);
     }
-    let (eks, gke) = (&by_cloud["EKS"], &by_cloud["GKE"]);
+    let eks = &by_cloud["EKS"];
     let mut differences = Vec::new();
-
-    // The same condition types, statuses and reasons on every object, core's included; messages
-    // in the same style (a sentence, capitalised, never empty).
-    for role in [
-        "Cluster",
-        "MachinePool",
-        "InfraCluster",
-        "ControlPlane",
-        "InfraMachinePool",
-    ] {
-        let (a, a_messages) = conditions(&eks[role]);
-        let (b, b_messages) = conditions(&gke[role]);
-        if a != b {
-            differences.push(format!("{role} conditions: EKS {a:?} vs GKE {b:?}"));
+    // What only one cloud's status has (its own block and identifiers), by role.
+    let own = |prefix: &str, role: &str| -> &'static [&'static str] {
+        match (prefix, role) {
+            ("EKS", "ControlPlane") => &["platformVersion", "oidcIssuerURL"],
+            ("EKS", "InfraMachinePool") => &["nodegroupARN", "nodegroupName"],
+            ("GKE", "ControlPlane") => &["gke"],
+            ("GKE", "InfraMachinePool") => &["nodePoolName", "instanceGroups"],
+            ("AKS", "ControlPlane") => &["aks"],
+            ("AKS", "InfraMachinePool") => &["agentPoolName", "scaleSet"],
+            _ => &[],
         }
-        // Core writes its own messages; ours are sentences.
-        if ["InfraCluster", "ControlPlane", "InfraMachinePool"].contains(&role) {
-            for m in a_messages.iter().chain(&b_messages) {
-                if !m.is_empty() && !m.starts_with(|c: char| c.is_uppercase()) {
-                    differences.push(format!(
-                        "{role}: a condition message not written as a sentence: {m:?}"
-                    ));
+    };
+    for other in ["GKE", "AKS"] {
+        let theirs = &by_cloud[other];
+        // The same condition types, statuses and reasons on every object, core's included;
+        // messages in the same style (a sentence, capitalised, never empty).
+        for role in [
+            "Cluster",
+            "MachinePool",
+            "InfraCluster",
+            "ControlPlane",
+            "InfraMachinePool",
+        ] {
+            let (a, a_messages) = conditions(&eks[role]);
+            let (b, b_messages) = conditions(&theirs[role]);
+            if a != b {
+                differences.push(format!("{role} conditions: EKS {a:?} vs {other} {b:?}"));
+            }
+            // Core writes its own messages; ours are sentences.
+            if ["InfraCluster", "ControlPlane", "InfraMachinePool"].contains(&role) {
+                for m in a_messages.iter().chain(&b_messages) {
+                    if !m.is_empty() && !m.starts_with(|c: char| c.is_uppercase()) {
+                        differences.push(format!(
+                            "{role}: a condition message not written as a sentence: {m:?}"
+                        ));
+                    }
                 }
+            }
+            // The same status fields, less each cloud's own block and identifiers.
+            let a = status_keys(&eks[role], own("EKS", role));
+            let b = status_keys(&theirs[role], own(other, role));
+            if a != b {
+                differences.push(format!("{role} status fields: EKS {a:?} vs {other} {b:?}"));
+            }
+        }
+        for (role, field) in [
+            ("InfraCluster", "/status/ready"),
+            ("InfraCluster", "/status/initialization"),
+            ("ControlPlane", "/status/initialized"),
+            ("ControlPlane", "/status/ready"),
+            ("ControlPlane", "/status/externalManagedControlPlane"),
+            ("ControlPlane", "/status/initialization"),
+            ("InfraMachinePool", "/status/ready"),
+            ("InfraMachinePool", "/status/replicas"),
+            ("InfraMachinePool", "/status/initialization"),
+            ("MachinePool", "/status/phase"),
+            ("MachinePool", "/status/replicas"),
+            ("Cluster", "/status/phase"),
+            ("Cluster", "/status/initialization"),
+        ] {
+            let (a, b) = (eks[role].pointer(field), theirs[role].pointer(field));
+            if a != b || a.is_none() {
+                differences.push(format!("{role} {field}: EKS {a:?} vs {other} {b:?}"));
             }
         }
     }
-
-    // The same status fields, less each cloud's own block and identifiers.
-    let own: BTreeMap<&str, (&[&str], &[&str])> = BTreeMap::from([
-        ("InfraCluster", (&[][..], &[][..])),
-        (
-            "ControlPlane",
-            (&["platformVersion", "oidcIssuerURL"][..], &["gke"][..]),
-        ),
-        (
-            "InfraMachinePool",
-            (
-                &["nodegroupARN", "nodegroupName"][..],
-                &["nodePoolName", "instanceGroups"][..],
-            ),
-        ),
-        ("Cluster", (&[][..], &[][..])),
-        ("MachinePool", (&[][..], &[][..])),
-    ]);
-    for (role, (eks_own, gke_own)) in &own {
-        let a = status_keys(&eks[role], eks_own);
-        let b = status_keys(&gke[role], gke_own);
-        if a != b {
-            differences.push(format!("{role} status fields: EKS {a:?} vs GKE {b:?}"));
-        }
-    }
-    for (role, field) in [
-        ("InfraCluster", "/status/ready"),
-        ("InfraCluster", "/status/initialization"),
-        ("ControlPlane", "/status/initialized"),
-        ("ControlPlane", "/status/ready"),
-        ("ControlPlane", "/status/externalManagedControlPlane"),
-        ("ControlPlane", "/status/initialization"),
-        ("InfraMachinePool", "/status/ready"),
-        ("InfraMachinePool", "/status/replicas"),
-        ("InfraMachinePool", "/status/initialization"),
-        ("MachinePool", "/status/phase"),
-        ("MachinePool", "/status/replicas"),
-        ("Cluster", "/status/phase"),
-        ("Cluster", "/status/initialization"),
-    ] {
-        let (a, b) = (eks[role].pointer(field), gke[role].pointer(field));
-        if a != b || a.is_none() {
-            differences.push(format!("{role} {field}: EKS {a:?} vs GKE {b:?}"));
-        }
-    }
     // The version, to the minor; the endpoint published the same way.
-    for cloud in [eks, gke] {
+    for cloud in by_cloud.values() {
         let version = cloud["ControlPlane"]["status"]["version"]
             .as_str()
             .unwrap_or_default();
@@ -288,7 +288,7 @@ async fn an_eks_and_a_gke_cluster_from_the_same_template_shape_look_the_same_to_
     // The same Secrets: shape, and the user kubeconfig's contexts per endpoint name.
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
     let mut shapes = Vec::new();
-    for (_, name) in names {
+    for (cloud, name) in names {
         let contract_secret = secrets.get(&format!("{name}-kubeconfig")).await.unwrap();
         let user = secrets
             .get(&format!("{name}-user-kubeconfig"))
@@ -318,25 +318,38 @@ async fn an_eks_and_a_gke_cluster_from_the_same_template_shape_look_the_same_to_
             .iter()
             .filter_map(|n| n.spec.as_ref()?.provider_id.clone())
             .collect();
-        let scheme = if name.ends_with("eks") {
-            "aws:///"
-        } else {
-            "gce://"
+        let scheme = match cloud {
+            Cloud::Eks => "aws:///",
+            Cloud::Gke => "gce://",
+            Cloud::Aks => "azure:///",
         };
+        // The pool's two nodes are there (AKS adds its System pool's own).
+        let pool_ids: Vec<String> =
+            by_cloud[cloud.kind_prefix()]["InfraMachinePool"]["spec"]["providerIDList"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
         assert!(
-            provider_ids.len() == 2 && provider_ids.iter().all(|p| p.starts_with(scheme)),
-            "{name}: nodes {provider_ids:?}"
+            pool_ids.len() == 2
+                && pool_ids.iter().all(|p| provider_ids.contains(p))
+                && provider_ids.iter().all(|p| p.starts_with(scheme)),
+            "{name}: nodes {provider_ids:?}, the pool's {pool_ids:?}"
         );
     }
-    if shapes[0] != shapes[1] {
-        differences.push(format!(
-            "Secrets: EKS {:?} vs GKE {:?}",
-            shapes[0], shapes[1]
-        ));
+    for (i, other) in ["GKE", "AKS"].iter().enumerate() {
+        if shapes[0] != shapes[i + 1] {
+            differences.push(format!(
+                "Secrets: EKS {:?} vs {other} {:?}",
+                shapes[0],
+                shapes[i + 1]
+            ));
+        }
     }
     assert!(
         differences.is_empty(),
-        "an EKS and a GKE cluster of the same shape differ beyond their cloud blocks:\n{}",
+        "clusters of the same shape differ beyond their cloud blocks:\n{}",
         differences.join("\n")
     );
     env.stop().await;

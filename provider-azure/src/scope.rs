@@ -186,7 +186,10 @@ pub fn group_of(id: &str) -> Option<&str> {
 ///
 /// # Errors
 /// When the reference names another kind.
-pub async fn aks_cluster_of(client: &kube::Client, cluster: &Cluster) -> Result<Option<AKSCluster>, ProviderError> {
+pub async fn aks_cluster_of(
+    client: &kube::Client,
+    cluster: &Cluster,
+) -> Result<Option<AKSCluster>, ProviderError> {
     cluster_objects::infra_cluster_of(client, cluster, "AKS").await
 }
 
@@ -194,7 +197,10 @@ pub async fn aks_cluster_of(client: &kube::Client, cluster: &Cluster) -> Result<
 ///
 /// # Errors
 /// As [`aks_cluster_of`].
-pub async fn aks_cluster_for(client: &kube::Client, cluster: ClusterRef<'_>) -> Result<Option<AKSCluster>, ProviderError> {
+pub async fn aks_cluster_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<AKSCluster>, ProviderError> {
     cluster_objects::infra_cluster_for(client, cluster, "AKS").await
 }
 
@@ -202,7 +208,10 @@ pub async fn aks_cluster_for(client: &kube::Client, cluster: ClusterRef<'_>) -> 
 ///
 /// # Errors
 /// The management API's.
-pub async fn control_plane_for(client: &kube::Client, cluster: ClusterRef<'_>) -> Result<Option<AKSControlPlane>, ProviderError> {
+pub async fn control_plane_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<AKSControlPlane>, ProviderError> {
     cluster_objects::control_plane_for(client, cluster).await
 }
 
@@ -211,7 +220,11 @@ pub async fn control_plane_for(client: &kube::Client, cluster: ClusterRef<'_>) -
 ///
 /// # Errors
 /// Terminal `InvalidSpec` without either.
-pub async fn infra_for_control_plane(client: &kube::Client, cluster: &Cluster, cp: &AKSControlPlane) -> Result<Infra, ProviderError> {
+pub async fn infra_for_control_plane(
+    client: &kube::Client,
+    cluster: &Cluster,
+    cp: &AKSControlPlane,
+) -> Result<Infra, ProviderError> {
     if let Some(c) = aks_cluster_of(client, cluster).await? {
         return Ok(Infra::from_aks_cluster(&c));
     }
@@ -235,7 +248,11 @@ pub async fn infra_for_control_plane(client: &kube::Client, cluster: &Cluster, c
 /// within AKS's limits.
 pub fn aks_cluster_name(cp: &AKSControlPlane, cluster_name: &str) -> String {
     cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
-        naming::derive_cloud_name(&cp.namespace().unwrap_or_default(), cluster_name, &naming::AKS_CLUSTER)
+        naming::derive_cloud_name(
+            &cp.namespace().unwrap_or_default(),
+            cluster_name,
+            &naming::AKS_CLUSTER,
+        )
     })
 }
 
@@ -249,13 +266,20 @@ pub fn owner(namespace: &str, cluster: &str) -> Owner {
 /// # Errors
 /// Terminal `InvalidSpec` without a subscription, resource group or location; the identity's
 /// errors.
-pub async fn arm_for(shared: &Arc<Shared>, client: &kube::Client, namespace: &str, infra: &Infra) -> Result<Arm, ProviderError> {
-    if infra.subscription.is_empty() || infra.resource_group.is_empty() || infra.location.is_empty() {
+pub async fn arm_for(
+    shared: &Arc<Shared>,
+    client: &kube::Client,
+    namespace: &str,
+    infra: &Infra,
+) -> Result<Arm, ProviderError> {
+    if infra.subscription.is_empty() || infra.resource_group.is_empty() || infra.location.is_empty()
+    {
         return Err(ProviderError::terminal(
             Reason::InvalidSpec,
             "no Azure subscription, resource group or location: set spec.aks.subscriptionID, spec.aks.resourceGroup and spec.region on the AKSCluster (or spec.infrastructure on the AKSControlPlane when the Cluster has no AKSCluster)",
         ));
     }
-    let credential = arm::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+    let credential =
+        arm::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
     Ok(shared.clients.get(&infra.subscription, credential).await)
 }

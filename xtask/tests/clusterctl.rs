@@ -30,7 +30,7 @@ const FLAVORS: [&str; 3] = [
 ];
 
 /// The releases installed, by clusterctl name.
-const RELEASES: [&str; 2] = ["eks", "gke"];
+const RELEASES: [&str; 3] = ["eks", "gke", "aks"];
 const FIELD_MANAGER: &str = "clusterctl-test";
 
 /// `<base>/cluster-api/<v>/…` from the bed's core CRDs, `<base>/infrastructure-eks/v0.1.0/…`
@@ -588,7 +588,8 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     let core = format!("cluster-api:{CORE_VERSION}");
     let infra = format!("eks:{}", xtask::eks::VERSION);
     let gke = format!("gke:{}", xtask::gke::VERSION);
-    let both = format!("{infra},{gke}");
+    let aks = format!("aks:{}", xtask::aks::VERSION);
+    let both = format!("{infra},{gke},{aks}");
     let out = ctl.run(
         &[
             "init",
@@ -720,6 +721,7 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     byo_network_flavor(&ctl, &client, &infra).await;
     clusterclass_flavor(&ctl, &client, &infra).await;
     gke_release(&ctl, &client, &gke).await;
+    aks_release(&ctl, &client, &aks).await;
 
     plane.stop().await;
     eprintln!("clusterctl test took {:?}", started.elapsed());
@@ -925,4 +927,198 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     })
     .await;
     assert_eq!(pool.data["spec"]["machineType"], json!("n2-standard-4"));
+}
+
+/// The AKS release beside EKS's and GKE's in the same management cluster: installed by
+/// clusterctl with its own namespace, RBAC and Deployment; its flavors render (`byo-network`
+/// needs the subnet, the default the subscription) and its ClusterClass is built by core's
+/// topology.
+async fn aks_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
+    let release = &xtask::aks::RELEASE;
+    for crd in provider_azure::api::crds() {
+        let name = crd.metadata.name.unwrap();
+        let got = Api::<CustomResourceDefinition>::all(client.clone())
+            .get(&name)
+            .await
+            .unwrap();
+        assert_installed_as(&name, &got.metadata, "infrastructure-aks");
+    }
+    let deployment = Api::<Deployment>::namespaced(client.clone(), &release.namespace())
+        .get(&release.deployment())
+        .await
+        .unwrap();
+    assert_installed_as(
+        "the AKS Deployment",
+        &deployment.metadata,
+        "infrastructure-aks",
+    );
+    let pod = deployment.spec.unwrap().template.spec.unwrap();
+    assert_eq!(
+        pod.containers[0].image.as_deref(),
+        Some("ghcr.io/example/provider-azure:v0.1.0")
+    );
+    let env = pod.containers[0].env.clone().unwrap_or_default();
+    for name in ["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"] {
+        assert!(env.iter().any(|e| e.name == name), "{name}: {env:?}");
+    }
+
+    let (required, _) = ctl.variables(infra, "byo-network");
+    for variable in [
+        "AZURE_SUBSCRIPTION_ID",
+        "AZURE_SUBNET_ID",
+        "KUBERNETES_VERSION",
+    ] {
+        assert!(
+            required.contains(variable),
+            "{variable} not required:\n{required}"
+        );
+    }
+    let namespace = "team-aks";
+    test_support::create_namespace(client, namespace).await;
+    let subscription = "00000000-0000-4000-8000-000000000001";
+    let subnet = format!(
+        "/subscriptions/{subscription}/resourceGroups/shared-net/providers/Microsoft.Network/virtualNetworks/shared/subnets/nodes"
+    );
+    let docs = ctl.render(
+        infra,
+        "byo-network",
+        "brought",
+        namespace,
+        &[
+            ("AZURE_SUBSCRIPTION_ID", subscription),
+            ("AZURE_SUBNET_ID", &subnet),
+        ],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        [
+            "AKSControlPlane",
+            "AKSMachinePool",
+            "Cluster",
+            "MachinePool"
+        ]
+    );
+    let control_plane = one(&docs, "AKSControlPlane");
+    assert_eq!(
+        control_plane["spec"]["infrastructure"]["network"],
+        json!({"subnetIDs": [subnet]})
+    );
+    for doc in &docs {
+        apply(client, namespace, doc).await;
+    }
+    // The default flavor: the resource group defaults to the Cluster's name.
+    let docs = ctl.render(
+        infra,
+        "",
+        "made",
+        namespace,
+        &[("AZURE_SUBSCRIPTION_ID", subscription)],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        [
+            "AKSCluster",
+            "AKSControlPlane",
+            "AKSMachinePool",
+            "Cluster",
+            "MachinePool"
+        ]
+    );
+    assert_eq!(
+        one(&docs, "AKSCluster")["spec"]["aks"]["resourceGroup"],
+        json!("made")
+    );
+    for doc in &docs {
+        apply(client, namespace, doc).await;
+    }
+
+    // ClusterClass aks through core's topology.
+    let name = "classy-aks";
+    let docs = ctl.render(
+        infra,
+        "clusterclass",
+        name,
+        namespace,
+        &[
+            ("AZURE_SUBSCRIPTION_ID", subscription),
+            ("AZURE_RESOURCE_GROUP", "classy-group"),
+            ("AZURE_LOCATION", "westeurope"),
+            ("AZURE_NODE_VM_SIZE", "Standard_D4s_v5"),
+        ],
+    );
+    assert_eq!(
+        kinds_of(&docs),
+        [
+            "AKSClusterTemplate",
+            "AKSControlPlaneTemplate",
+            "AKSMachinePoolTemplate",
+            "Cluster",
+            "ClusterClass",
+            "KubeadmConfigTemplate",
+        ]
+    );
+    for doc in docs.iter().filter(|d| d["kind"] != json!("Cluster")) {
+        apply(client, namespace, doc).await;
+    }
+    let classes = dynamic_api(
+        client,
+        namespace,
+        "cluster.x-k8s.io/v1beta2",
+        "ClusterClass",
+    );
+    eventually(
+        "ClusterClass aks to be reconciled",
+        Duration::from_secs(60),
+        || async {
+            let class = classes.get("aks").await.ok()?;
+            (condition_true(&class, "VariablesReady")
+                && condition_true(&class, "RefVersionsUpToDate"))
+            .then_some(())
+        },
+    )
+    .await;
+    apply(client, namespace, one(&docs, "Cluster")).await;
+    let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
+    let infra_name = eventually(
+        "topology to set the AKS Cluster's references",
+        Duration::from_secs(60),
+        || async {
+            let cluster = clusters.get(name).await.ok()?;
+            cluster.data["spec"]["infrastructureRef"]["name"]
+                .as_str()
+                .map(str::to_owned)
+        },
+    )
+    .await;
+    let aks_cluster = eventually("the AKSCluster", Duration::from_secs(60), || async {
+        dynamic_api(
+            client,
+            namespace,
+            "infrastructure.cluster.x-k8s.io/v1alpha1",
+            "AKSCluster",
+        )
+        .get(&infra_name)
+        .await
+        .ok()
+    })
+    .await;
+    assert_eq!(aks_cluster.data["spec"]["region"], json!("westeurope"));
+    assert_eq!(
+        aks_cluster.data["spec"]["aks"],
+        json!({"subscriptionID": subscription, "resourceGroup": "classy-group"})
+    );
+    let pool = eventually("the AKSMachinePool", Duration::from_secs(60), || async {
+        let listed = dynamic_api(
+            client,
+            namespace,
+            "infrastructure.cluster.x-k8s.io/v1alpha1",
+            "AKSMachinePool",
+        )
+        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+        .await
+        .ok()?;
+        listed.items.into_iter().next()
+    })
+    .await;
+    assert_eq!(pool.data["spec"]["machineType"], json!("Standard_D4s_v5"));
 }

@@ -42,7 +42,10 @@ pub fn router(aks: Arc<Aks>) -> Router {
         Arc::new(AksTokenVerifier(Arc::downgrade(&aks))),
         Arc::new(AksInstances(Arc::downgrade(&aks))),
     );
-    Router::new().fallback(dispatch).with_state(aks).merge(control)
+    Router::new()
+        .fallback(dispatch)
+        .with_state(aks)
+        .merge(control)
 }
 
 fn form(body: &[u8]) -> HashMap<String, String> {
@@ -92,33 +95,76 @@ fn parse(segs: &[&str]) -> Option<Route> {
     let route = match segs {
         [rg, g] if eq(rg, "resourcegroups") => Route::Group(s(g)),
         [o, t] if eq(o, "operationresults") => Route::GroupResult(s(t)),
-        [p, ns, mc] if eq(p, "providers") && eq(ns, "Microsoft.ContainerService") && eq(mc, "managedClusters") => Route::ClustersInSubscription,
-        [p, ns, l, loc, o, id] if eq(p, "providers") && eq(l, "locations") && eq(o, "operations") => Route::OperationStatus(s(ns), s(loc), s(id)),
-        [p, ns, l, loc, o, id] if eq(p, "providers") && eq(l, "locations") && eq(o, "operationresults") => Route::OperationResult(s(ns), s(loc), s(id)),
+        [p, ns, mc]
+            if eq(p, "providers")
+                && eq(ns, "Microsoft.ContainerService")
+                && eq(mc, "managedClusters") =>
+        {
+            Route::ClustersInSubscription
+        }
+        [p, ns, l, loc, o, id]
+            if eq(p, "providers") && eq(l, "locations") && eq(o, "operations") =>
+        {
+            Route::OperationStatus(s(ns), s(loc), s(id))
+        }
+        [p, ns, l, loc, o, id]
+            if eq(p, "providers") && eq(l, "locations") && eq(o, "operationresults") =>
+        {
+            Route::OperationResult(s(ns), s(loc), s(id))
+        }
         [rg, g, p, ns, rest @ ..] if eq(rg, "resourcegroups") && eq(p, "providers") => {
             let g = s(g);
             if eq(ns, "Microsoft.ContainerService") {
                 match rest {
                     [mc] if eq(mc, "managedClusters") => Route::ClustersInGroup(g),
                     [mc, n] if eq(mc, "managedClusters") => Route::Cluster(g, s(n)),
-                    [mc, n, c] if eq(mc, "managedClusters") && eq(c, "listClusterUserCredential") => Route::Credentials(g, s(n), false),
-                    [mc, n, c] if eq(mc, "managedClusters") && eq(c, "listClusterAdminCredential") => Route::Credentials(g, s(n), true),
-                    [mc, n, u, d] if eq(mc, "managedClusters") && eq(u, "upgradeProfiles") && eq(d, "default") => Route::UpgradeProfile(g, s(n)),
-                    [mc, n, a] if eq(mc, "managedClusters") && eq(a, "agentPools") => Route::Pools(g, s(n)),
-                    [mc, n, a, p] if eq(mc, "managedClusters") && eq(a, "agentPools") => Route::Pool(g, s(n), s(p)),
-                    [mc, n, a, p, u, d] if eq(mc, "managedClusters") && eq(a, "agentPools") && eq(u, "upgradeProfiles") && eq(d, "default") => Route::PoolUpgradeProfile(g, s(n), s(p)),
+                    [mc, n, c]
+                        if eq(mc, "managedClusters") && eq(c, "listClusterUserCredential") =>
+                    {
+                        Route::Credentials(g, s(n), false)
+                    }
+                    [mc, n, c]
+                        if eq(mc, "managedClusters") && eq(c, "listClusterAdminCredential") =>
+                    {
+                        Route::Credentials(g, s(n), true)
+                    }
+                    [mc, n, u, d]
+                        if eq(mc, "managedClusters")
+                            && eq(u, "upgradeProfiles")
+                            && eq(d, "default") =>
+                    {
+                        Route::UpgradeProfile(g, s(n))
+                    }
+                    [mc, n, a] if eq(mc, "managedClusters") && eq(a, "agentPools") => {
+                        Route::Pools(g, s(n))
+                    }
+                    [mc, n, a, p] if eq(mc, "managedClusters") && eq(a, "agentPools") => {
+                        Route::Pool(g, s(n), s(p))
+                    }
+                    [mc, n, a, p, u, d]
+                        if eq(mc, "managedClusters")
+                            && eq(a, "agentPools")
+                            && eq(u, "upgradeProfiles")
+                            && eq(d, "default") =>
+                    {
+                        Route::PoolUpgradeProfile(g, s(n), s(p))
+                    }
                     _ => return None,
                 }
             } else if eq(ns, "Microsoft.Network") {
                 match rest {
                     [v, n] if eq(v, "virtualNetworks") => Route::Vnet(g, s(n)),
-                    [v, n, sn, sub] if eq(v, "virtualNetworks") && eq(sn, "subnets") => Route::Subnet(g, s(n), s(sub), String::new()),
+                    [v, n, sn, sub] if eq(v, "virtualNetworks") && eq(sn, "subnets") => {
+                        Route::Subnet(g, s(n), s(sub), String::new())
+                    }
                     _ => return None,
                 }
             } else if eq(ns, "Microsoft.Compute") {
                 match rest {
                     [v] if eq(v, "virtualMachineScaleSets") => Route::ScaleSets(g),
-                    [v, n, vm] if eq(v, "virtualMachineScaleSets") && eq(vm, "virtualMachines") => Route::ScaleSetVms(g, s(n)),
+                    [v, n, vm] if eq(v, "virtualMachineScaleSets") && eq(vm, "virtualMachines") => {
+                        Route::ScaleSetVms(g, s(n))
+                    }
                     _ => return None,
                 }
             } else {
@@ -139,15 +185,22 @@ fn operation(route: &Route, method: &Method) -> Option<(&'static str, &'static [
         (Route::Group(_), M::PUT) => ("ResourceGroups_CreateOrUpdate", arm::RESOURCES_API_VERSIONS),
         (Route::Group(_), M::GET | M::HEAD) => ("ResourceGroups_Get", arm::RESOURCES_API_VERSIONS),
         (Route::Group(_), M::DELETE) => ("ResourceGroups_Delete", arm::RESOURCES_API_VERSIONS),
-        (Route::GroupResult(_), M::GET) => ("ResourceGroups_OperationResult", arm::RESOURCES_API_VERSIONS),
+        (Route::GroupResult(_), M::GET) => (
+            "ResourceGroups_OperationResult",
+            arm::RESOURCES_API_VERSIONS,
+        ),
         (Route::ClustersInSubscription, M::GET) => ("ManagedClusters_List", cs),
         (Route::ClustersInGroup(_), M::GET) => ("ManagedClusters_ListByResourceGroup", cs),
         (Route::Cluster(..), M::PUT) => ("ManagedClusters_CreateOrUpdate", cs),
         (Route::Cluster(..), M::GET) => ("ManagedClusters_Get", cs),
         (Route::Cluster(..), M::DELETE) => ("ManagedClusters_Delete", cs),
         (Route::Cluster(..), M::PATCH) => ("ManagedClusters_UpdateTags", cs),
-        (Route::Credentials(_, _, false), M::POST) => ("ManagedClusters_ListClusterUserCredentials", cs),
-        (Route::Credentials(_, _, true), M::POST) => ("ManagedClusters_ListClusterAdminCredentials", cs),
+        (Route::Credentials(_, _, false), M::POST) => {
+            ("ManagedClusters_ListClusterUserCredentials", cs)
+        }
+        (Route::Credentials(_, _, true), M::POST) => {
+            ("ManagedClusters_ListClusterAdminCredentials", cs)
+        }
         (Route::UpgradeProfile(..), M::GET) => ("ManagedClusters_GetUpgradeProfile", cs),
         (Route::Pools(..), M::GET) => ("AgentPools_List", cs),
         (Route::Pool(..), M::PUT) => ("AgentPools_CreateOrUpdate", cs),
@@ -160,10 +213,28 @@ fn operation(route: &Route, method: &Method) -> Option<(&'static str, &'static [
         (Route::Subnet(..), M::PUT) => ("Subnets_CreateOrUpdate", arm::NETWORK_API_VERSIONS),
         (Route::Subnet(..), M::GET) => ("Subnets_Get", arm::NETWORK_API_VERSIONS),
         (Route::Subnet(..), M::DELETE) => ("Subnets_Delete", arm::NETWORK_API_VERSIONS),
-        (Route::ScaleSets(_), M::GET) => ("VirtualMachineScaleSets_List", arm::COMPUTE_API_VERSIONS),
-        (Route::ScaleSetVms(..), M::GET) => ("VirtualMachineScaleSetVMs_List", arm::COMPUTE_API_VERSIONS),
-        (Route::OperationStatus(ns, ..), M::GET) => ("Operations_Get", if eq(ns, "Microsoft.Network") { arm::NETWORK_API_VERSIONS } else { cs }),
-        (Route::OperationResult(ns, ..), M::GET) => ("OperationResults_Get", if eq(ns, "Microsoft.Network") { arm::NETWORK_API_VERSIONS } else { cs }),
+        (Route::ScaleSets(_), M::GET) => {
+            ("VirtualMachineScaleSets_List", arm::COMPUTE_API_VERSIONS)
+        }
+        (Route::ScaleSetVms(..), M::GET) => {
+            ("VirtualMachineScaleSetVMs_List", arm::COMPUTE_API_VERSIONS)
+        }
+        (Route::OperationStatus(ns, ..), M::GET) => (
+            "Operations_Get",
+            if eq(ns, "Microsoft.Network") {
+                arm::NETWORK_API_VERSIONS
+            } else {
+                cs
+            },
+        ),
+        (Route::OperationResult(ns, ..), M::GET) => (
+            "OperationResults_Get",
+            if eq(ns, "Microsoft.Network") {
+                arm::NETWORK_API_VERSIONS
+            } else {
+                cs
+            },
+        ),
         _ => return None,
     };
     Some(op)
@@ -184,37 +255,65 @@ async fn dispatch(
     {
         aks.kit.calls.record("Token", kit::Outcome::Ok);
         let (status, body) = aks.entra.token(tenant, &form(&body));
-        return (StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), axum::Json(body)).into_response();
+        return (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            axum::Json(body),
+        )
+            .into_response();
     }
     let (subscription, rest) = match segs.as_slice() {
         [s, sub, rest @ ..] if eq(s, "subscriptions") => ((*sub).to_string(), rest),
         _ => {
-            return ArmError::new(StatusCode::NOT_FOUND, "InvalidResourceType", format!("The resource type could not be found for the path {path}.")).into_response();
+            return ArmError::new(
+                StatusCode::NOT_FOUND,
+                "InvalidResourceType",
+                format!("The resource type could not be found for the path {path}."),
+            )
+            .into_response();
         }
     };
     let Some(route) = parse(rest) else {
         return ArmError::bad_request("InvalidResourceType", format!("The resource type of {path} could not be found in the namespace, or it is not emulated.")).into_response();
     };
     let Some((op, versions)) = operation(&route, &method) else {
-        return ArmError::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", format!("The method {method} is not allowed on {path}.")).into_response();
+        return ArmError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!("The method {method} is not allowed on {path}."),
+        )
+        .into_response();
     };
     if let Err(fault) = aks.kit.enter(op).await {
         return arm::fault_response(&fault);
     }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
     let result = async {
         let api_version = query.get("api-version").cloned();
         arm::check_api_version(api_version.as_deref(), versions, op)?;
         let caller = aks.authenticate_arm(&headers)?;
         if !subscription.eq_ignore_ascii_case(&aks.config.subscription) {
-            return Err(ArmError::new(StatusCode::NOT_FOUND, "SubscriptionNotFound", format!("The subscription '{subscription}' could not be found.")));
+            return Err(ArmError::new(
+                StatusCode::NOT_FOUND,
+                "SubscriptionNotFound",
+                format!("The subscription '{subscription}' could not be found."),
+            ));
         }
         let write = !matches!(method, Method::GET | Method::HEAD);
         let remaining = aks.throttle.take(&caller, write)?;
         let body: Value = if body.is_empty() {
             Value::Object(Default::default())
         } else {
-            serde_json::from_slice(&body).map_err(|e| ArmError::bad_request("InvalidRequestContent", format!("The request content was invalid and could not be deserialized: '{e}'.")))?
+            serde_json::from_slice(&body).map_err(|e| {
+                ArmError::bad_request(
+                    "InvalidRequestContent",
+                    format!(
+                        "The request content was invalid and could not be deserialized: '{e}'."
+                    ),
+                )
+            })?
         };
         let req = Req {
             base: format!("http://{host}"),
@@ -225,7 +324,11 @@ async fn dispatch(
             caller,
         };
         let mut response = aks.call(&route, &method, &req, &query)?;
-        let name = if write { "x-ms-ratelimit-remaining-subscription-writes" } else { "x-ms-ratelimit-remaining-subscription-reads" };
+        let name = if write {
+            "x-ms-ratelimit-remaining-subscription-writes"
+        } else {
+            "x-ms-ratelimit-remaining-subscription-reads"
+        };
         if let Ok(v) = HeaderValue::from_str(&remaining.to_string()) {
             response.headers_mut().insert(name, v);
         }
@@ -245,21 +348,41 @@ async fn dispatch(
 impl Aks {
     /// The caller of an ARM request: an Entra token for ARM of this tenant.
     fn authenticate_arm(&self, headers: &HeaderMap) -> Result<String, ArmError> {
-        let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
         let Some(token) = bearer.and_then(|b| b.strip_prefix("Bearer ")) else {
-            return Err(ArmError::unauthenticated("AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing."));
+            return Err(ArmError::unauthenticated(
+                "AuthenticationFailed",
+                "Authentication failed. The 'Authorization' header is missing.",
+            ));
         };
         let caller = self.entra.verify(token).map_err(|why| {
             tracing::info!(reason = %why, "ARM request refused");
-            ArmError::unauthenticated("InvalidAuthenticationToken", format!("The access token is invalid: {why}."))
+            ArmError::unauthenticated(
+                "InvalidAuthenticationToken",
+                format!("The access token is invalid: {why}."),
+            )
         })?;
         if caller.audience.trim_end_matches('/') != ARM_RESOURCE.trim_end_matches('/') {
-            return Err(ArmError::unauthenticated("InvalidAuthenticationTokenAudience", format!("The access token has been obtained for wrong audience or resource '{}'. It should exactly match with one of the allowed audiences '{ARM_RESOURCE}'.", caller.audience)));
+            return Err(ArmError::unauthenticated(
+                "InvalidAuthenticationTokenAudience",
+                format!(
+                    "The access token has been obtained for wrong audience or resource '{}'. It should exactly match with one of the allowed audiences '{ARM_RESOURCE}'.",
+                    caller.audience
+                ),
+            ));
         }
         Ok(caller.object_id)
     }
 
-    fn call(&self, route: &Route, method: &Method, req: &Req, query: &HashMap<String, String>) -> Result<Response, ArmError> {
+    fn call(
+        &self,
+        route: &Route,
+        method: &Method,
+        req: &Req,
+        query: &HashMap<String, String>,
+    ) -> Result<Response, ArmError> {
         use Method as M;
         match (route, method.clone()) {
             (Route::Group(g), M::PUT) => self.put_group(req, g),
@@ -287,7 +410,10 @@ impl Aks {
             (Route::Subnet(g, n, s, _), _) => self.delete_subnet(req, g, n, s),
             (Route::ScaleSets(g), _) => self.list_scale_sets(req, g),
             (Route::ScaleSetVms(g, v), _) => {
-                let skip = query.get("$skiptoken").and_then(|s| s.parse().ok()).unwrap_or(0);
+                let skip = query
+                    .get("$skiptoken")
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
                 self.list_scale_set_vms(req, g, v, skip)
             }
             (Route::OperationStatus(ns, loc, id), _) => self.operation_status(req, ns, loc, id),
@@ -305,13 +431,22 @@ mod tests {
         let p = |s: &str| parse(&s.split('/').collect::<Vec<_>>());
         assert_eq!(p("resourcegroups/rg1"), Some(Route::Group("rg1".into())));
         assert_eq!(
-            p("resourceGroups/rg1/providers/microsoft.containerservice/managedclusters/c1/agentPools/pool1"),
+            p(
+                "resourceGroups/rg1/providers/microsoft.containerservice/managedclusters/c1/agentPools/pool1"
+            ),
             Some(Route::Pool("rg1".into(), "c1".into(), "pool1".into()))
         );
         assert_eq!(
             p("providers/Microsoft.ContainerService/locations/eastus/operations/abc"),
-            Some(Route::OperationStatus("Microsoft.ContainerService".into(), "eastus".into(), "abc".into()))
+            Some(Route::OperationStatus(
+                "Microsoft.ContainerService".into(),
+                "eastus".into(),
+                "abc".into()
+            ))
         );
-        assert_eq!(p("resourceGroups/rg1/providers/Microsoft.Storage/storageAccounts/x"), None);
+        assert_eq!(
+            p("resourceGroups/rg1/providers/Microsoft.Storage/storageAccounts/x"),
+            None
+        );
     }
 }

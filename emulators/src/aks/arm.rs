@@ -74,7 +74,9 @@ impl ArmError {
         Self::new(
             StatusCode::NOT_FOUND,
             "ResourceNotFound",
-            format!("The Resource '{kind}/{name}' under resource group '{group}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix"),
+            format!(
+                "The Resource '{kind}/{name}' under resource group '{group}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix"
+            ),
         )
     }
 
@@ -92,7 +94,9 @@ impl ArmError {
         Self::new(
             StatusCode::CONFLICT,
             "OperationNotAllowed",
-            format!("Operation is not allowed because there's an in progress {running} operation on {what}. Please wait for it to finish before starting a new operation."),
+            format!(
+                "Operation is not allowed because there's an in progress {running} operation on {what}. Please wait for it to finish before starting a new operation."
+            ),
         )
     }
 
@@ -101,7 +105,9 @@ impl ArmError {
         Self::new(
             StatusCode::PRECONDITION_FAILED,
             "PreconditionFailed",
-            format!("Operation is not allowed since the provided If-Match header '{given}' does not match the resource's current eTag '{current}'. Read the resource again and retry."),
+            format!(
+                "Operation is not allowed since the provided If-Match header '{given}' does not match the resource's current eTag '{current}'. Read the resource again and retry."
+            ),
         )
     }
 
@@ -117,7 +123,9 @@ impl ArmError {
             ..Self::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "TooManyRequests",
-                format!("The request is being throttled as the limit of subscription {bucket} requests has been reached. Please try again after {retry_after} seconds."),
+                format!(
+                    "The request is being throttled as the limit of subscription {bucket} requests has been reached. Please try again after {retry_after} seconds."
+                ),
             )
         }
     }
@@ -130,11 +138,7 @@ impl ArmError {
 
 impl IntoResponse for ArmError {
     fn into_response(self) -> Response {
-        let mut response = (
-            self.http,
-            axum::Json(json!({ "error": self.body() })),
-        )
-            .into_response();
+        let mut response = (self.http, axum::Json(json!({ "error": self.body() }))).into_response();
         if let Some(s) = self.retry_after
             && let Ok(v) = HeaderValue::from_str(&s.to_string())
         {
@@ -163,11 +167,7 @@ pub fn fault_response(fault: &Fault) -> Response {
 ///
 /// # Errors
 /// 400 `MissingApiVersionParameter` or `NoRegisteredProviderFound`, in ARM's words.
-pub fn check_api_version(
-    given: Option<&str>,
-    served: &[&str],
-    kind: &str,
-) -> Result<(), ArmError> {
+pub fn check_api_version(given: Option<&str>, served: &[&str], kind: &str) -> Result<(), ArmError> {
     match given {
         None | Some("") => Err(ArmError::bad_request(
             "MissingApiVersionParameter",
@@ -201,7 +201,12 @@ pub fn check_if_match(headers: &HeaderMap, current: Option<&str>) -> Result<(), 
     let Some(given) = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) else {
         return Ok(());
     };
-    let clean = |s: &str| s.trim().trim_start_matches("W/").trim_matches('"').to_string();
+    let clean = |s: &str| {
+        s.trim()
+            .trim_start_matches("W/")
+            .trim_matches('"')
+            .to_string()
+    };
     let given = clean(given);
     match current {
         Some(_) if given == "*" => Ok(()),
@@ -210,7 +215,9 @@ pub fn check_if_match(headers: &HeaderMap, current: Option<&str>) -> Result<(), 
         None => Err(ArmError::new(
             StatusCode::PRECONDITION_FAILED,
             "PreconditionFailed",
-            format!("Operation is not allowed since the provided If-Match header '{given}' names a resource that does not exist."),
+            format!(
+                "Operation is not allowed since the provided If-Match header '{given}' names a resource that does not exist."
+            ),
         )),
     }
 }
@@ -234,7 +241,9 @@ impl AsyncHeaders {
         id: &str,
         api_version: &str,
     ) -> Self {
-        let root = format!("{base}/subscriptions/{subscription}/providers/{namespace}/locations/{location}");
+        let root = format!(
+            "{base}/subscriptions/{subscription}/providers/{namespace}/locations/{location}"
+        );
         Self {
             async_operation: format!("{root}/operations/{id}?api-version={api_version}"),
             location: format!("{root}/operationresults/{id}?api-version={api_version}"),
@@ -295,10 +304,16 @@ impl Throttle {
     pub fn take(&self, principal: &str, write: bool) -> Result<u64, ArmError> {
         let (size, rate) = if write { WRITES } else { READS };
         let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let b = buckets
             .entry((principal.to_string(), write))
-            .or_insert(Bucket { tokens: size, at: now });
+            .or_insert(Bucket {
+                tokens: size,
+                at: now,
+            });
         b.tokens = (b.tokens + now.duration_since(b.at).as_secs_f64() * rate).min(size);
         b.at = now;
         if b.tokens < 1.0 {
@@ -327,12 +342,29 @@ mod tests {
 
     #[test]
     fn api_versions_are_checked_in_arms_words() {
-        assert!(check_api_version(Some(CONTAINER_API_VERSION), &[CONTAINER_API_VERSION], "managedClusters").is_ok());
-        let missing = check_api_version(None, &[CONTAINER_API_VERSION], "managedClusters").unwrap_err();
+        assert!(
+            check_api_version(
+                Some(CONTAINER_API_VERSION),
+                &[CONTAINER_API_VERSION],
+                "managedClusters"
+            )
+            .is_ok()
+        );
+        let missing =
+            check_api_version(None, &[CONTAINER_API_VERSION], "managedClusters").unwrap_err();
         assert_eq!(missing.code, "MissingApiVersionParameter");
-        let old = check_api_version(Some("2019-01-01"), &[CONTAINER_API_VERSION], "managedClusters").unwrap_err();
+        let old = check_api_version(
+            Some("2019-01-01"),
+            &[CONTAINER_API_VERSION],
+            "managedClusters",
+        )
+        .unwrap_err();
         assert_eq!(old.code, "NoRegisteredProviderFound");
-        assert!(old.message.contains(CONTAINER_API_VERSION), "{}", old.message);
+        assert!(
+            old.message.contains(CONTAINER_API_VERSION),
+            "{}",
+            old.message
+        );
     }
 
     #[test]
@@ -341,7 +373,10 @@ mod tests {
         assert!(check_if_match(&h, Some("abc")).is_ok());
         h.insert(header::IF_MATCH, HeaderValue::from_static("\"abc\""));
         assert!(check_if_match(&h, Some("abc")).is_ok());
-        assert_eq!(check_if_match(&h, Some("xyz")).unwrap_err().http, StatusCode::PRECONDITION_FAILED);
+        assert_eq!(
+            check_if_match(&h, Some("xyz")).unwrap_err().http,
+            StatusCode::PRECONDITION_FAILED
+        );
         h.insert(header::IF_MATCH, HeaderValue::from_static("*"));
         assert!(check_if_match(&h, Some("xyz")).is_ok());
         assert!(check_if_match(&h, None).is_err());

@@ -60,7 +60,8 @@ pub fn parse(version: &str) -> Option<(u32, u32, Option<u32>)> {
 pub fn resolve(version: &str) -> Option<&'static str> {
     let (major, minor, patch) = parse(version)?;
     VERSIONS.iter().rev().copied().find(|v| {
-        parse(v).is_some_and(|(a, b, c)| a == major && b == minor && patch.is_none_or(|p| Some(p) == c))
+        parse(v)
+            .is_some_and(|(a, b, c)| a == major && b == minor && patch.is_none_or(|p| Some(p) == c))
     })
 }
 

@@ -107,7 +107,14 @@ fn aad_error(status: u16, error: &str, code: u32, text: &str) -> (u16, Value) {
 /// A random id in the 8-4-4-4-12 shape.
 pub fn uuid_like() -> String {
     let h = crate::kit::random_hex(16);
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 fn decode_part(part: &str) -> Option<Value> {
@@ -120,12 +127,20 @@ impl Entra {
     ///
     /// # Errors
     /// When the signing key cannot be made.
-    pub fn new(tenant: &str, principals: Vec<Principal>, lifetime: Duration) -> anyhow::Result<Self> {
+    pub fn new(
+        tenant: &str,
+        principals: Vec<Principal>,
+        lifetime: Duration,
+    ) -> anyhow::Result<Self> {
         let rng = SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
             .map_err(|_| anyhow::anyhow!("generating the token signing key failed"))?;
-        let key = EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
-            .map_err(|_| anyhow::anyhow!("reading the token signing key failed"))?;
+        let key = EcdsaKeyPair::from_pkcs8(
+            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            pkcs8.as_ref(),
+            &rng,
+        )
+        .map_err(|_| anyhow::anyhow!("reading the token signing key failed"))?;
         let public = key.public_key().as_ref().to_vec();
         Ok(Self {
             tenant: tenant.to_string(),
@@ -179,10 +194,14 @@ impl Entra {
     /// Why not, without echoing the token.
     pub fn verify(&self, token: &str) -> Result<Caller, String> {
         let mut parts = token.split('.');
-        let (Some(h), Some(c), Some(s), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(h), Some(c), Some(s), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err("the token is not a JWT".into());
         };
-        let sig = URL_SAFE_NO_PAD.decode(s).map_err(|_| "the token's signature is not base64url")?;
+        let sig = URL_SAFE_NO_PAD
+            .decode(s)
+            .map_err(|_| "the token's signature is not base64url")?;
         signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, &self.public)
             .verify(format!("{h}.{c}").as_bytes(), &sig)
             .map_err(|_| "the token's signature does not verify: it was not issued by this tenant's token endpoint")?;
@@ -194,7 +213,10 @@ impl Entra {
         }
         let tenant = claims["tid"].as_str().unwrap_or_default().to_string();
         if tenant != self.tenant {
-            return Err(format!("the token is for tenant {tenant:?}, not {:?}", self.tenant));
+            return Err(format!(
+                "the token is for tenant {tenant:?}, not {:?}",
+                self.tenant
+            ));
         }
         Ok(Caller {
             object_id: claims["oid"].as_str().unwrap_or_default().to_string(),
@@ -213,7 +235,9 @@ impl Entra {
             .trim_end_matches("/.default")
             .trim_end_matches('/');
         match resource {
-            "https://management.azure.com" | "https://management.core.windows.net" => Some(ARM_RESOURCE),
+            "https://management.azure.com" | "https://management.core.windows.net" => {
+                Some(ARM_RESOURCE)
+            }
             AKS_SERVER_APP => Some(AKS_SERVER_APP),
             _ => None,
         }
@@ -223,24 +247,58 @@ impl Entra {
     /// the JSON body.
     pub fn token(&self, tenant: &str, form: &HashMap<String, String>) -> (u16, Value) {
         if tenant != self.tenant && tenant != "organizations" {
-            return aad_error(400, "invalid_request", 90002, &format!("Tenant '{tenant}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud."));
+            return aad_error(
+                400,
+                "invalid_request",
+                90002,
+                &format!(
+                    "Tenant '{tenant}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud."
+                ),
+            );
         }
         let get = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
         if get("grant_type") != "client_credentials" {
-            return aad_error(400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type. Only client_credentials is emulated.");
+            return aad_error(
+                400,
+                "unsupported_grant_type",
+                70003,
+                "The app requested an unsupported grant type. Only client_credentials is emulated.",
+            );
         }
         let client_id = get("client_id");
         let Some(resource) = Self::resource(get("scope")) else {
-            return aad_error(400, "invalid_resource", 500011, &format!("The resource principal named {} was not found in the tenant named {}.", get("scope"), self.tenant));
+            return aad_error(
+                400,
+                "invalid_resource",
+                500011,
+                &format!(
+                    "The resource principal named {} was not found in the tenant named {}.",
+                    get("scope"),
+                    self.tenant
+                ),
+            );
         };
         let principal = self.principals.iter().find(|p| p.client_id == client_id);
         let object_id = match (principal, self.principals.is_empty()) {
             (None, true) => format!("oid-{client_id}"),
             (None, false) => {
-                return aad_error(400, "unauthorized_client", 700016, &format!("Application with identifier '{client_id}' was not found in the directory '{}'.", self.tenant));
+                return aad_error(
+                    400,
+                    "unauthorized_client",
+                    700016,
+                    &format!(
+                        "Application with identifier '{client_id}' was not found in the directory '{}'.",
+                        self.tenant
+                    ),
+                );
             }
             (Some(p), _) => {
-                if let Err(e) = self.authenticate(p, get("client_secret"), get("client_assertion_type"), get("client_assertion")) {
+                if let Err(e) = self.authenticate(
+                    p,
+                    get("client_secret"),
+                    get("client_assertion_type"),
+                    get("client_assertion"),
+                ) {
                     return e;
                 }
                 p.object_id.clone()
@@ -248,39 +306,94 @@ impl Entra {
         };
         let now = jiff::Timestamp::now().as_second();
         let Some(token) = self.issue(client_id, &object_id, resource, now) else {
-            return aad_error(500, "temporarily_unavailable", 90033, "A transient error has occurred. Please try again.");
+            return aad_error(
+                500,
+                "temporarily_unavailable",
+                90033,
+                "A transient error has occurred. Please try again.",
+            );
         };
         let secs = self.lifetime.as_secs();
-        (200, json!({ "token_type": "Bearer", "expires_in": secs, "ext_expires_in": secs, "access_token": token }))
+        (
+            200,
+            json!({ "token_type": "Bearer", "expires_in": secs, "ext_expires_in": secs, "access_token": token }),
+        )
     }
 
-    fn authenticate(&self, p: &Principal, secret: &str, assertion_type: &str, assertion: &str) -> Result<(), (u16, Value)> {
+    fn authenticate(
+        &self,
+        p: &Principal,
+        secret: &str,
+        assertion_type: &str,
+        assertion: &str,
+    ) -> Result<(), (u16, Value)> {
         if !assertion.is_empty() {
             if assertion_type != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
-                return Err(aad_error(400, "invalid_request", 50027, "Invalid client_assertion_type."));
+                return Err(aad_error(
+                    400,
+                    "invalid_request",
+                    50027,
+                    "Invalid client_assertion_type.",
+                ));
             }
-            let claims = assertion.split('.').nth(1).and_then(decode_part).ok_or_else(|| {
-                aad_error(400, "invalid_client", 50027, "JWT token is invalid or malformed.")
-            })?;
+            let claims = assertion
+                .split('.')
+                .nth(1)
+                .and_then(decode_part)
+                .ok_or_else(|| {
+                    aad_error(
+                        400,
+                        "invalid_client",
+                        50027,
+                        "JWT token is invalid or malformed.",
+                    )
+                })?;
             let now = jiff::Timestamp::now().as_second();
             if claims["exp"].as_i64().unwrap_or(0) <= now {
-                return Err(aad_error(400, "invalid_client", 700024, "Client assertion is not within its valid time range."));
+                return Err(aad_error(
+                    400,
+                    "invalid_client",
+                    700024,
+                    "Client assertion is not within its valid time range.",
+                ));
             }
             let aud_ok = match &claims["aud"] {
                 Value::String(a) => a == FEDERATION_AUDIENCE,
                 Value::Array(a) => a.iter().any(|x| x == FEDERATION_AUDIENCE),
                 _ => false,
             };
-            let (iss, sub) = (claims["iss"].as_str().unwrap_or_default(), claims["sub"].as_str().unwrap_or_default());
-            let matches = p.federated.as_ref().is_some_and(|(i, s)| i == iss && s == sub);
+            let (iss, sub) = (
+                claims["iss"].as_str().unwrap_or_default(),
+                claims["sub"].as_str().unwrap_or_default(),
+            );
+            let matches = p
+                .federated
+                .as_ref()
+                .is_some_and(|(i, s)| i == iss && s == sub);
             if !aud_ok || !matches {
-                return Err(aad_error(400, "invalid_client", 70021, &format!("No matching federated identity record found for presented assertion. Assertion Issuer: '{iss}'. Assertion Subject: '{sub}'. Assertion Audience: '{}'.", claims["aud"])));
+                return Err(aad_error(
+                    400,
+                    "invalid_client",
+                    70021,
+                    &format!(
+                        "No matching federated identity record found for presented assertion. Assertion Issuer: '{iss}'. Assertion Subject: '{sub}'. Assertion Audience: '{}'.",
+                        claims["aud"]
+                    ),
+                ));
             }
             return Ok(());
         }
         match &p.secret {
             Some(s) if !secret.is_empty() && super::same_secret(s, secret) => Ok(()),
-            _ => Err(aad_error(401, "invalid_client", 7000215, &format!("Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '{}'.", p.client_id))),
+            _ => Err(aad_error(
+                401,
+                "invalid_client",
+                7000215,
+                &format!(
+                    "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '{}'.",
+                    p.client_id
+                ),
+            )),
         }
     }
 }
@@ -291,7 +404,10 @@ mod tests {
     use super::*;
 
     fn form(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
     }
 
     fn directory() -> Entra {
@@ -300,7 +416,10 @@ mod tests {
             vec![Principal {
                 client_id: "app-1".into(),
                 secret: Some("s3cret".into()),
-                federated: Some(("https://issuer.example".into(), "system:serviceaccount:capi:provider".into())),
+                federated: Some((
+                    "https://issuer.example".into(),
+                    "system:serviceaccount:capi:provider".into(),
+                )),
                 object_id: "oid-1".into(),
             }],
             Duration::from_secs(600),
@@ -311,14 +430,38 @@ mod tests {
     #[test]
     fn a_client_secret_buys_a_token_arm_then_verifies_and_a_wrong_one_does_not() {
         let e = directory();
-        let (status, body) = e.token("tenant-1", &form(&[("grant_type", "client_credentials"), ("client_id", "app-1"), ("client_secret", "s3cret"), ("scope", "https://management.azure.com/.default")]));
+        let (status, body) = e.token(
+            "tenant-1",
+            &form(&[
+                ("grant_type", "client_credentials"),
+                ("client_id", "app-1"),
+                ("client_secret", "s3cret"),
+                ("scope", "https://management.azure.com/.default"),
+            ]),
+        );
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["expires_in"], 600);
         let caller = e.verify(body["access_token"].as_str().unwrap()).unwrap();
-        assert_eq!((caller.object_id.as_str(), caller.audience.as_str()), ("oid-1", ARM_RESOURCE));
-        let (status, body) = e.token("tenant-1", &form(&[("grant_type", "client_credentials"), ("client_id", "app-1"), ("client_secret", "nope"), ("scope", "https://management.azure.com/.default")]));
+        assert_eq!(
+            (caller.object_id.as_str(), caller.audience.as_str()),
+            ("oid-1", ARM_RESOURCE)
+        );
+        let (status, body) = e.token(
+            "tenant-1",
+            &form(&[
+                ("grant_type", "client_credentials"),
+                ("client_id", "app-1"),
+                ("client_secret", "nope"),
+                ("scope", "https://management.azure.com/.default"),
+            ]),
+        );
         assert_eq!(status, 401);
-        assert!(body["error_description"].as_str().unwrap().starts_with("AADSTS7000215"));
+        assert!(
+            body["error_description"]
+                .as_str()
+                .unwrap()
+                .starts_with("AADSTS7000215")
+        );
         let (status, _) = e.token("other", &form(&[("grant_type", "client_credentials")]));
         assert_eq!(status, 400);
         assert!(e.verify("a.b.c").is_err());
@@ -329,14 +472,50 @@ mod tests {
         let e = directory();
         let now = jiff::Timestamp::now().as_second();
         let assertion = |iss: &str, sub: &str| {
-            format!("e30.{}.c2ln", URL_SAFE_NO_PAD.encode(json!({"iss": iss, "sub": sub, "aud": [FEDERATION_AUDIENCE], "exp": now + 60}).to_string()))
+            format!(
+                "e30.{}.c2ln",
+                URL_SAFE_NO_PAD.encode(
+                    json!({"iss": iss, "sub": sub, "aud": [FEDERATION_AUDIENCE], "exp": now + 60})
+                        .to_string()
+                )
+            )
         };
-        let ask = |a: String| e.token("tenant-1", &form(&[("grant_type", "client_credentials"), ("client_id", "app-1"), ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"), ("client_assertion", &a), ("scope", &format!("{AKS_SERVER_APP}/.default"))]));
-        let (status, body) = ask(assertion("https://issuer.example", "system:serviceaccount:capi:provider"));
+        let ask = |a: String| {
+            e.token(
+                "tenant-1",
+                &form(&[
+                    ("grant_type", "client_credentials"),
+                    ("client_id", "app-1"),
+                    (
+                        "client_assertion_type",
+                        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                    ),
+                    ("client_assertion", &a),
+                    ("scope", &format!("{AKS_SERVER_APP}/.default")),
+                ]),
+            )
+        };
+        let (status, body) = ask(assertion(
+            "https://issuer.example",
+            "system:serviceaccount:capi:provider",
+        ));
         assert_eq!(status, 200, "{body}");
-        assert_eq!(e.verify(body["access_token"].as_str().unwrap()).unwrap().audience, AKS_SERVER_APP);
-        let (status, body) = ask(assertion("https://issuer.example", "system:serviceaccount:other:sa"));
+        assert_eq!(
+            e.verify(body["access_token"].as_str().unwrap())
+                .unwrap()
+                .audience,
+            AKS_SERVER_APP
+        );
+        let (status, body) = ask(assertion(
+            "https://issuer.example",
+            "system:serviceaccount:other:sa",
+        ));
         assert_eq!(status, 400);
-        assert!(body["error_description"].as_str().unwrap().starts_with("AADSTS70021"));
+        assert!(
+            body["error_description"]
+                .as_str()
+                .unwrap()
+                .starts_with("AADSTS70021")
+        );
     }
 }

@@ -16,20 +16,34 @@ use super::api::Req;
 use super::arm::{self, ArmError, AsyncHeaders, CONTAINER_API_VERSION, str_of};
 use super::catalog;
 use super::entra::{AKS_SERVER_APP, uuid_like};
-use super::state::{Cluster, Effect, Group, OpStatus, Operation, Pool, Provisioning, State, Target, key};
+use super::state::{
+    Cluster, Effect, Group, OpStatus, Operation, Pool, Provisioning, State, Target, key,
+};
 use super::validate;
 use super::{Aks, now_rfc3339};
 use crate::kit::Delays;
 
 /// Properties the service sets; a request's values for them are ignored.
 const READ_ONLY: &[&str] = &[
-    "provisioningState", "powerState", "currentKubernetesVersion", "fqdn", "azurePortalFQDN",
-    "privateFQDN", "maxAgentPools", "agentPoolProfiles", "identityProfile", "resourceUID",
+    "provisioningState",
+    "powerState",
+    "currentKubernetesVersion",
+    "fqdn",
+    "azurePortalFQDN",
+    "privateFQDN",
+    "maxAgentPools",
+    "agentPoolProfiles",
+    "identityProfile",
+    "resourceUID",
 ];
 
 /// Pool properties the service sets.
 const POOL_READ_ONLY: &[&str] = &[
-    "provisioningState", "powerState", "currentOrchestratorVersion", "nodeImageVersion", "eTag",
+    "provisioningState",
+    "powerState",
+    "currentOrchestratorVersion",
+    "nodeImageVersion",
+    "eTag",
 ];
 
 fn strip(props: &Value, fields: &[&str]) -> Value {
@@ -109,22 +123,37 @@ pub fn render_pool(c: &Cluster, p: &Pool) -> Value {
     })
 }
 
-fn cluster_or_404<'s>(st: &'s State, req: &Req, group: &str, name: &str) -> Result<&'s Cluster, ArmError> {
+fn cluster_or_404<'s>(
+    st: &'s State,
+    req: &Req,
+    group: &str,
+    name: &str,
+) -> Result<&'s Cluster, ArmError> {
     st.clusters
         .get(&key(&[&req.subscription, group, name]))
-        .ok_or_else(|| ArmError::not_found("Microsoft.ContainerService/managedClusters", name, group))
+        .ok_or_else(|| {
+            ArmError::not_found("Microsoft.ContainerService/managedClusters", name, group)
+        })
 }
 
 /// AKS's preflight refusal when the regional vCPU quota would be exceeded.
 pub fn quota_error(location: &str, limit: u32, used: u32, asked: u32) -> ArmError {
     ArmError::bad_request(
         "QuotaExceeded",
-        format!("Preflight validation check for resource(s) for container service failed. Message: Operation could not be completed as it results in exceeding approved Total Regional Cores quota. Location: {location}, Current Limit: {limit}, Current Usage: {used}, Additional Required: {asked}. Please read more about quota limits at https://aka.ms/AzurePerVMQuotaLimits."),
+        format!(
+            "Preflight validation check for resource(s) for container service failed. Message: Operation could not be completed as it results in exceeding approved Total Regional Cores quota. Location: {location}, Current Limit: {limit}, Current Usage: {used}, Additional Required: {asked}. Please read more about quota limits at https://aka.ms/AzurePerVMQuotaLimits."
+        ),
     )
 }
 
 impl Aks {
-    fn quota_check(&self, st: &State, subscription: &str, location: &str, extra: u32) -> Result<(), ArmError> {
+    fn quota_check(
+        &self,
+        st: &State,
+        subscription: &str,
+        location: &str,
+        extra: u32,
+    ) -> Result<(), ArmError> {
         let used = st.vcpus_used(subscription, location);
         if used + extra > self.config.vcpu_quota {
             return Err(quota_error(location, self.config.vcpu_quota, used, extra));
@@ -133,7 +162,16 @@ impl Aks {
     }
 
     #[allow(clippy::too_many_arguments)] // each is one field of the operation
-    fn new_operation(&self, st: &mut State, req: &Req, location: &str, target: Target, kind: Provisioning, effect: Effect, delay: f64) -> String {
+    fn new_operation(
+        &self,
+        st: &mut State,
+        req: &Req,
+        location: &str,
+        target: Target,
+        kind: Provisioning,
+        effect: Effect,
+        delay: f64,
+    ) -> String {
         let id = uuid_like();
         st.operations.insert(
             id.clone(),
@@ -156,11 +194,23 @@ impl Aks {
     }
 
     fn headers(req: &Req, location: &str, id: &str) -> AsyncHeaders {
-        AsyncHeaders::new(&req.base, &req.subscription, "Microsoft.ContainerService", location, id, CONTAINER_API_VERSION)
+        AsyncHeaders::new(
+            &req.base,
+            &req.subscription,
+            "Microsoft.ContainerService",
+            location,
+            id,
+            CONTAINER_API_VERSION,
+        )
     }
 
     /// `PUT …/managedClusters/{name}`.
-    pub(super) fn put_cluster(&self, req: &Req, group: &str, name: &str) -> Result<Response, ArmError> {
+    pub(super) fn put_cluster(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+    ) -> Result<Response, ArmError> {
         let mut st = self.lock();
         let k = key(&[&req.subscription, group, name]);
         let timing = self.kit.timing();
@@ -174,37 +224,76 @@ impl Aks {
         let body = &req.body;
         let location = str_of(body, "location").to_string();
         if location.is_empty() {
-            return Err(ArmError::bad_request("LocationRequired", "The location property is required for this definition."));
+            return Err(ArmError::bad_request(
+                "LocationRequired",
+                "The location property is required for this definition.",
+            ));
         }
         let props = body.get("properties").cloned().unwrap_or_else(|| json!({}));
         let dns = str_of(&props, "dnsPrefix");
         if dns.is_empty() && str_of(&props, "fqdnSubdomain").is_empty() {
-            return Err(ArmError::bad_request("InvalidDnsPrefix", "Either properties.dnsPrefix or properties.fqdnSubdomain must be specified."));
+            return Err(ArmError::bad_request(
+                "InvalidDnsPrefix",
+                "Either properties.dnsPrefix or properties.fqdnSubdomain must be specified.",
+            ));
         }
         if !dns.is_empty() {
             validate::dns_prefix(dns)?;
         }
-        let version = validate::version(str_of(&props, "kubernetesVersion"), "properties.kubernetesVersion", "K8sVersionNotSupported")?;
+        let version = validate::version(
+            str_of(&props, "kubernetesVersion"),
+            "properties.kubernetesVersion",
+            "K8sVersionNotSupported",
+        )?;
         validate::network_profile(&props["networkProfile"])?;
         let tier = str_of(&body["sku"], "tier");
         if !matches!(tier, "" | "Free" | "Standard" | "Premium") {
-            return Err(ArmError::invalid_parameter("sku.tier", format!("'{tier}' is not one of Free, Standard, Premium.")));
+            return Err(ArmError::invalid_parameter(
+                "sku.tier",
+                format!("'{tier}' is not one of Free, Standard, Premium."),
+            ));
         }
         if props["disableLocalAccounts"] == true && props["aadProfile"]["managed"] != true {
-            return Err(ArmError::bad_request("BadRequest", "properties.disableLocalAccounts requires AKS-managed Microsoft Entra integration (properties.aadProfile.managed: true)."));
+            return Err(ArmError::bad_request(
+                "BadRequest",
+                "properties.disableLocalAccounts requires AKS-managed Microsoft Entra integration (properties.aadProfile.managed: true).",
+            ));
         }
         let access = &props["apiServerAccessProfile"];
-        if access["enablePrivateCluster"] == true && access["authorizedIPRanges"].as_array().is_some_and(|a| !a.is_empty()) {
-            return Err(ArmError::bad_request("BadRequest", "properties.apiServerAccessProfile.authorizedIPRanges cannot be used with enablePrivateCluster."));
+        if access["enablePrivateCluster"] == true
+            && access["authorizedIPRanges"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        {
+            return Err(ArmError::bad_request(
+                "BadRequest",
+                "properties.apiServerAccessProfile.authorizedIPRanges cannot be used with enablePrivateCluster.",
+            ));
         }
-        for r in access["authorizedIPRanges"].as_array().into_iter().flatten() {
+        for r in access["authorizedIPRanges"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             if validate::cidr(r.as_str().unwrap_or_default()).is_none() {
-                return Err(ArmError::invalid_parameter("properties.apiServerAccessProfile.authorizedIPRanges", format!("{r} is not an IPv4 CIDR.")));
+                return Err(ArmError::invalid_parameter(
+                    "properties.apiServerAccessProfile.authorizedIPRanges",
+                    format!("{r} is not an IPv4 CIDR."),
+                ));
             }
         }
-        let profiles = props["agentPoolProfiles"].as_array().cloned().unwrap_or_default();
-        if !profiles.iter().any(|p| str_of(p, "mode").eq_ignore_ascii_case("System")) {
-            return Err(ArmError::invalid_parameter("properties.agentPoolProfiles", "A managed cluster needs at least one agent pool of mode System."));
+        let profiles = props["agentPoolProfiles"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if !profiles
+            .iter()
+            .any(|p| str_of(p, "mode").eq_ignore_ascii_case("System"))
+        {
+            return Err(ArmError::invalid_parameter(
+                "properties.agentPoolProfiles",
+                "A managed cluster needs at least one agent pool of mode System.",
+            ));
         }
         let mut pools = Vec::new();
         let mut vcpus = 0;
@@ -213,12 +302,19 @@ impl Aks {
             let pname = str_of(p, "name");
             validate::pool_name(pname)?;
             if pools.iter().any(|q: &Pool| q.name == pname) {
-                return Err(ArmError::invalid_parameter(&format!("{field}.name"), format!("Agent pool name {pname} is used twice.")));
+                return Err(ArmError::invalid_parameter(
+                    &format!("{field}.name"),
+                    format!("Agent pool name {pname} is used twice."),
+                ));
             }
             validate::pool_properties(&field, p)?;
             let pv = match str_of(p, "orchestratorVersion") {
                 "" => version,
-                v => validate::version(v, &format!("{field}.orchestratorVersion"), "AgentPoolK8sVersionNotSupported")?,
+                v => validate::version(
+                    v,
+                    &format!("{field}.orchestratorVersion"),
+                    "AgentPoolK8sVersionNotSupported",
+                )?,
             };
             validate::pool_not_above(pname, pv, version)?;
             self.check_subnet(&st, &field, p)?;
@@ -228,7 +324,10 @@ impl Aks {
         }
         self.quota_check(&st, &req.subscription, &location, vcpus)?;
         let mut stored = strip(&props, READ_ONLY);
-        if stored["kubernetesVersion"].as_str().is_none_or(str::is_empty) {
+        if stored["kubernetesVersion"]
+            .as_str()
+            .is_none_or(str::is_empty)
+        {
             stored["kubernetesVersion"] = json!(version);
         }
         if stored["enableRBAC"].is_null() {
@@ -239,7 +338,11 @@ impl Aks {
         }
         fill_network_defaults(&mut stored["networkProfile"]);
         if stored["oidcIssuerProfile"]["enabled"] == true {
-            stored["oidcIssuerProfile"]["issuerURL"] = json!(format!("https://{location}.oic.prod-aks.azure.com/{}/{}/", self.entra.tenant(), uuid_like()));
+            stored["oidcIssuerProfile"]["issuerURL"] = json!(format!(
+                "https://{location}.oic.prod-aks.azure.com/{}/{}/",
+                self.entra.tenant(),
+                uuid_like()
+            ));
         }
         let node_group = match str_of(&stored, "nodeResourceGroup") {
             "" => {
@@ -249,8 +352,14 @@ impl Aks {
             }
             n => n.to_string(),
         };
-        stored.as_object_mut().map(|o| o.remove("nodeResourceGroup"));
-        let prefix = if dns.is_empty() { str_of(&props, "fqdnSubdomain") } else { dns };
+        stored
+            .as_object_mut()
+            .map(|o| o.remove("nodeResourceGroup"));
+        let prefix = if dns.is_empty() {
+            str_of(&props, "fqdnSubdomain")
+        } else {
+            dns
+        };
         let cluster = Cluster {
             subscription: req.subscription.clone(),
             group: g.name.clone(),
@@ -258,18 +367,26 @@ impl Aks {
             location: location.clone(),
             tags: body.get("tags").cloned().unwrap_or_else(|| json!({})),
             sku: json!({ "name": "Base", "tier": if tier.is_empty() { "Free" } else { tier } }),
-            identity: body.get("identity").cloned().map(|mut i| {
-                i["principalId"] = json!(uuid_like());
-                i["tenantId"] = json!(self.entra.tenant());
-                i
-            }).unwrap_or(Value::Null),
+            identity: body
+                .get("identity")
+                .cloned()
+                .map(|mut i| {
+                    i["principalId"] = json!(uuid_like());
+                    i["tenantId"] = json!(self.entra.tenant());
+                    i
+                })
+                .unwrap_or(Value::Null),
             props: stored,
             current: version.to_string(),
             state: Provisioning::Creating,
             etag: arm::new_etag(),
             pools,
             node_group: node_group.clone(),
-            fqdn: format!("{}-{}.hcp.{location}.azmk8s.io", prefix.to_ascii_lowercase(), super::hex(8)),
+            fqdn: format!(
+                "{}-{}.hcp.{location}.azmk8s.io",
+                prefix.to_ascii_lowercase(),
+                super::hex(8)
+            ),
             busy: None,
             creator: req.caller.clone(),
             admin_token: super::hex(64),
@@ -278,7 +395,15 @@ impl Aks {
             endpoint: None,
             nodes_dirty: false,
         };
-        let op = self.new_operation(&mut st, req, &location, Target::Cluster(k.clone()), Provisioning::Creating, Effect::CreateCluster, timing.cluster.create);
+        let op = self.new_operation(
+            &mut st,
+            req,
+            &location,
+            Target::Cluster(k.clone()),
+            Provisioning::Creating,
+            Effect::CreateCluster,
+            timing.cluster.create,
+        );
         let mut cluster = cluster;
         cluster.busy = Some(op.clone());
         let rendered = render_cluster(&cluster);
@@ -305,11 +430,21 @@ impl Aks {
         }
         let parts: Vec<&str> = id.trim_matches('/').split('/').collect();
         let found = match parts.as_slice() {
-            ["subscriptions", s, rg, g, "providers", ns, vn, v, sn, subnet]
-                if rg.eq_ignore_ascii_case("resourceGroups")
-                    && ns.eq_ignore_ascii_case("Microsoft.Network")
-                    && vn.eq_ignore_ascii_case("virtualNetworks")
-                    && sn.eq_ignore_ascii_case("subnets") =>
+            [
+                "subscriptions",
+                s,
+                rg,
+                g,
+                "providers",
+                ns,
+                vn,
+                v,
+                sn,
+                subnet,
+            ] if rg.eq_ignore_ascii_case("resourceGroups")
+                && ns.eq_ignore_ascii_case("Microsoft.Network")
+                && vn.eq_ignore_ascii_case("virtualNetworks")
+                && sn.eq_ignore_ascii_case("subnets") =>
             {
                 st.vnets
                     .get(&key(&[s, g, v]))
@@ -320,62 +455,138 @@ impl Aks {
         if found {
             Ok(())
         } else {
-            Err(ArmError::invalid_parameter(&format!("{field}.vnetSubnetID"), format!("Subnet {id} was not found: create the virtual network and subnet first.")))
+            Err(ArmError::invalid_parameter(
+                &format!("{field}.vnetSubnetID"),
+                format!("Subnet {id} was not found: create the virtual network and subnet first."),
+            ))
         }
     }
 
-    fn update_cluster(&self, st: &mut State, req: &Req, k: &str, delay: f64) -> Result<Response, ArmError> {
-        let c = st.clusters.get(k).cloned().ok_or_else(|| ArmError::not_found("managedClusters", k, ""))?;
+    fn update_cluster(
+        &self,
+        st: &mut State,
+        req: &Req,
+        k: &str,
+        delay: f64,
+    ) -> Result<Response, ArmError> {
+        let c = st
+            .clusters
+            .get(k)
+            .cloned()
+            .ok_or_else(|| ArmError::not_found("managedClusters", k, ""))?;
         if let Some(running) = c.busy.as_ref().and_then(|b| st.operations.get(b)) {
-            return Err(ArmError::busy(&format!("managed cluster {}", c.name), running.kind.as_str()));
+            return Err(ArmError::busy(
+                &format!("managed cluster {}", c.name),
+                running.kind.as_str(),
+            ));
         }
         if let Some(p) = c.pools.iter().find(|p| p.state.busy()) {
-            return Err(ArmError::busy(&format!("agent pool {} of managed cluster {}", p.name, c.name), p.state.as_str()));
+            return Err(ArmError::busy(
+                &format!("agent pool {} of managed cluster {}", p.name, c.name),
+                p.state.as_str(),
+            ));
         }
         let body = &req.body;
         let location = str_of(body, "location");
         if !location.is_empty() && !location.eq_ignore_ascii_case(&c.location) {
-            return Err(ArmError::new(StatusCode::CONFLICT, "InvalidResourceLocation", format!("The resource '{}' already exists in location '{}' in resource group '{}'. A resource with the same name cannot be created in location '{location}'.", c.name, c.location, c.group)));
+            return Err(ArmError::new(
+                StatusCode::CONFLICT,
+                "InvalidResourceLocation",
+                format!(
+                    "The resource '{}' already exists in location '{}' in resource group '{}'. A resource with the same name cannot be created in location '{location}'.",
+                    c.name, c.location, c.group
+                ),
+            ));
         }
         let props = body.get("properties").cloned().unwrap_or_else(|| json!({}));
         let immutable = [
             ("dnsPrefix", &props["dnsPrefix"], &c.props["dnsPrefix"]),
-            ("fqdnSubdomain", &props["fqdnSubdomain"], &c.props["fqdnSubdomain"]),
-            ("networkProfile.networkPlugin", &props["networkProfile"]["networkPlugin"], &c.props["networkProfile"]["networkPlugin"]),
-            ("apiServerAccessProfile.enablePrivateCluster", &props["apiServerAccessProfile"]["enablePrivateCluster"], &c.props["apiServerAccessProfile"]["enablePrivateCluster"]),
+            (
+                "fqdnSubdomain",
+                &props["fqdnSubdomain"],
+                &c.props["fqdnSubdomain"],
+            ),
+            (
+                "networkProfile.networkPlugin",
+                &props["networkProfile"]["networkPlugin"],
+                &c.props["networkProfile"]["networkPlugin"],
+            ),
+            (
+                "apiServerAccessProfile.enablePrivateCluster",
+                &props["apiServerAccessProfile"]["enablePrivateCluster"],
+                &c.props["apiServerAccessProfile"]["enablePrivateCluster"],
+            ),
         ];
         for (field, new, old) in immutable {
             if !new.is_null() && new != old && !(new == false && old.is_null()) {
-                return Err(ArmError::bad_request("PropertyChangeNotAllowed", format!("Changing property 'properties.{field}' is not allowed.")));
+                return Err(ArmError::bad_request(
+                    "PropertyChangeNotAllowed",
+                    format!("Changing property 'properties.{field}' is not allowed."),
+                ));
             }
         }
         if let Some(n) = props.get("nodeResourceGroup").and_then(Value::as_str)
             && !n.eq_ignore_ascii_case(&c.node_group)
         {
-            return Err(ArmError::bad_request("PropertyChangeNotAllowed", "Changing property 'properties.nodeResourceGroup' is not allowed."));
+            return Err(ArmError::bad_request(
+                "PropertyChangeNotAllowed",
+                "Changing property 'properties.nodeResourceGroup' is not allowed.",
+            ));
         }
         if c.props["aadProfile"]["managed"] == true && props["aadProfile"]["managed"] != true {
-            return Err(ArmError::bad_request("BadRequest", "AKS-managed Microsoft Entra integration cannot be disabled (properties.aadProfile.managed)."));
+            return Err(ArmError::bad_request(
+                "BadRequest",
+                "AKS-managed Microsoft Entra integration cannot be disabled (properties.aadProfile.managed).",
+            ));
         }
         if props["disableLocalAccounts"] == true && props["aadProfile"]["managed"] != true {
-            return Err(ArmError::bad_request("BadRequest", "properties.disableLocalAccounts requires AKS-managed Microsoft Entra integration (properties.aadProfile.managed: true)."));
+            return Err(ArmError::bad_request(
+                "BadRequest",
+                "properties.disableLocalAccounts requires AKS-managed Microsoft Entra integration (properties.aadProfile.managed: true).",
+            ));
         }
         validate::network_profile(&props["networkProfile"])?;
-        let wanted = validate::version(str_of(&props, "kubernetesVersion"), "properties.kubernetesVersion", "K8sVersionNotSupported")?;
-        let wanted = if str_of(&props, "kubernetesVersion").is_empty() { c.current.as_str() } else { wanted };
+        let wanted = validate::version(
+            str_of(&props, "kubernetesVersion"),
+            "properties.kubernetesVersion",
+            "K8sVersionNotSupported",
+        )?;
+        let wanted = if str_of(&props, "kubernetesVersion").is_empty() {
+            c.current.as_str()
+        } else {
+            wanted
+        };
         let (from, to) = (catalog::parse(&c.current), catalog::parse(wanted));
         let upgrade = wanted != c.current;
         if let (Some((a, b, x)), Some((d, e, y))) = (from, to) {
             if (d, e, y) < (a, b, x) {
-                return Err(ArmError::bad_request("OperationNotAllowed", format!("Downgrading the control plane from {} to {wanted} is not allowed.", c.current)));
+                return Err(ArmError::bad_request(
+                    "OperationNotAllowed",
+                    format!(
+                        "Downgrading the control plane from {} to {wanted} is not allowed.",
+                        c.current
+                    ),
+                ));
             }
             if d != a || e > b + 1 {
-                return Err(ArmError::bad_request("OperationNotAllowed", format!("Upgrading the control plane from {} to {wanted} is not allowed: AKS upgrades one minor version at a time. Upgrade to {a}.{} first.", c.current, b + 1)));
+                return Err(ArmError::bad_request(
+                    "OperationNotAllowed",
+                    format!(
+                        "Upgrading the control plane from {} to {wanted} is not allowed: AKS upgrades one minor version at a time. Upgrade to {a}.{} first.",
+                        c.current,
+                        b + 1
+                    ),
+                ));
             }
         }
         let mut stored = strip(&props, READ_ONLY);
-        stored.as_object_mut().map(|o| o.remove("nodeResourceGroup"));
-        if stored["kubernetesVersion"].as_str().is_none_or(str::is_empty) {
+        stored
+            .as_object_mut()
+            .map(|o| o.remove("nodeResourceGroup"));
+        if stored["kubernetesVersion"]
+            .as_str()
+            .is_none_or(str::is_empty)
+        {
             stored["kubernetesVersion"] = c.props["kubernetesVersion"].clone();
         }
         if stored["enableRBAC"].is_null() {
@@ -386,17 +597,34 @@ impl Aks {
         }
         fill_network_defaults(&mut stored["networkProfile"]);
         if stored["oidcIssuerProfile"]["enabled"] == true {
-            stored["oidcIssuerProfile"]["issuerURL"] = match &c.props["oidcIssuerProfile"]["issuerURL"] {
+            stored["oidcIssuerProfile"]["issuerURL"] = match &c.props["oidcIssuerProfile"]["issuerURL"]
+            {
                 Value::String(u) => json!(u),
-                _ => json!(format!("https://{}.oic.prod-aks.azure.com/{}/{}/", c.location, self.entra.tenant(), uuid_like())),
+                _ => json!(format!(
+                    "https://{}.oic.prod-aks.azure.com/{}/{}/",
+                    c.location,
+                    self.entra.tenant(),
+                    uuid_like()
+                )),
             };
         }
         let (kind, effect) = if upgrade {
-            (Provisioning::Upgrading, Effect::UpgradeCluster(wanted.to_string()))
+            (
+                Provisioning::Upgrading,
+                Effect::UpgradeCluster(wanted.to_string()),
+            )
         } else {
             (Provisioning::Updating, Effect::UpdateCluster)
         };
-        let op = self.new_operation(st, req, &c.location, Target::Cluster(k.to_string()), kind, effect, delay);
+        let op = self.new_operation(
+            st,
+            req,
+            &c.location,
+            Target::Cluster(k.to_string()),
+            kind,
+            effect,
+            delay,
+        );
         let location = c.location.clone();
         let Some(c) = st.clusters.get_mut(k) else {
             return Err(ArmError::not_found("managedClusters", k, ""));
@@ -416,14 +644,30 @@ impl Aks {
     }
 
     /// `PATCH …/managedClusters/{name}` (tags only).
-    pub(super) fn patch_tags(&self, req: &Req, group: &str, name: &str) -> Result<Response, ArmError> {
+    pub(super) fn patch_tags(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+    ) -> Result<Response, ArmError> {
         let mut st = self.lock();
         let c = cluster_or_404(&st, req, group, name)?.clone();
         if let Some(running) = c.busy.as_ref().and_then(|b| st.operations.get(b)) {
-            return Err(ArmError::busy(&format!("managed cluster {}", c.name), running.kind.as_str()));
+            return Err(ArmError::busy(
+                &format!("managed cluster {}", c.name),
+                running.kind.as_str(),
+            ));
         }
         let k = key(&[&req.subscription, group, name]);
-        let op = self.new_operation(&mut st, req, &c.location, Target::Cluster(k.clone()), Provisioning::Updating, Effect::UpdateCluster, self.kit.timing().addon.update);
+        let op = self.new_operation(
+            &mut st,
+            req,
+            &c.location,
+            Target::Cluster(k.clone()),
+            Provisioning::Updating,
+            Effect::UpdateCluster,
+            self.kit.timing().addon.update,
+        );
         let Some(c) = st.clusters.get_mut(&k) else {
             return Err(ArmError::not_found("managedClusters", name, group));
         };
@@ -437,13 +681,22 @@ impl Aks {
     }
 
     /// `GET …/managedClusters/{name}`.
-    pub(super) fn get_cluster(&self, req: &Req, group: &str, name: &str) -> Result<Response, ArmError> {
+    pub(super) fn get_cluster(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         Ok(axum::Json(render_cluster(cluster_or_404(&st, req, group, name)?)).into_response())
     }
 
     /// `GET …/managedClusters` of a group, or of the subscription (`group` `None`).
-    pub(super) fn list_clusters(&self, req: &Req, group: Option<&str>) -> Result<Response, ArmError> {
+    pub(super) fn list_clusters(
+        &self,
+        req: &Req,
+        group: Option<&str>,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         if let Some(g) = group
             && !st.groups.contains_key(&key(&[&req.subscription, g]))
@@ -462,7 +715,12 @@ impl Aks {
 
     /// `DELETE …/managedClusters/{name}`: 202 with `Location`, or 204 when there is none. A
     /// running operation is canceled.
-    pub(super) fn delete_cluster(&self, req: &Req, group: &str, name: &str) -> Result<Response, ArmError> {
+    pub(super) fn delete_cluster(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+    ) -> Result<Response, ArmError> {
         let mut st = self.lock();
         let k = key(&[&req.subscription, group, name]);
         let Some(c) = st.clusters.get(&k).cloned() else {
@@ -476,9 +734,20 @@ impl Aks {
             running.status = OpStatus::Canceled;
             running.end_time = Some(now_rfc3339());
             running.effect = None;
-            running.error = Some(ArmError::bad_request("Canceled", "The operation was canceled by a delete of the managed cluster."));
+            running.error = Some(ArmError::bad_request(
+                "Canceled",
+                "The operation was canceled by a delete of the managed cluster.",
+            ));
         }
-        let op = self.new_operation(&mut st, req, &c.location, Target::Cluster(k.clone()), Provisioning::Deleting, Effect::DeleteCluster, self.kit.timing().cluster.delete);
+        let op = self.new_operation(
+            &mut st,
+            req,
+            &c.location,
+            Target::Cluster(k.clone()),
+            Provisioning::Deleting,
+            Effect::DeleteCluster,
+            self.kit.timing().cluster.delete,
+        );
         if let Some(c) = st.clusters.get_mut(&k) {
             c.state = Provisioning::Deleting;
             c.busy = Some(op.clone());
@@ -489,22 +758,46 @@ impl Aks {
     }
 
     /// `POST …/listClusterUserCredential` and `…/listClusterAdminCredential`.
-    pub(super) fn credentials(&self, req: &Req, group: &str, name: &str, admin: bool) -> Result<Response, ArmError> {
+    pub(super) fn credentials(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+        admin: bool,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         let c = cluster_or_404(&st, req, group, name)?;
         if admin && c.local_accounts_disabled() {
-            return Err(ArmError::bad_request("BadRequest", "Getting static credential is not allowed because this cluster is set to disable local accounts."));
+            return Err(ArmError::bad_request(
+                "BadRequest",
+                "Getting static credential is not allowed because this cluster is set to disable local accounts.",
+            ));
         }
         if c.state == Provisioning::Creating && c.endpoint.is_none() {
-            return Err(ArmError::bad_request("BadRequest", format!("The managed cluster {} is still being created; its credentials are not available yet.", c.name)));
+            return Err(ArmError::bad_request(
+                "BadRequest",
+                format!(
+                    "The managed cluster {} is still being created; its credentials are not available yet.",
+                    c.name
+                ),
+            ));
         }
         let (server, ca) = match &c.endpoint {
             Some(ep) => (ep.server.clone(), Some(ep.ca_pem.clone())),
-            None => (format!("https://{}:443", c.fqdn), self.config.workload.as_ref().map(|w| w.ca_pem().to_string())),
+            None => (
+                format!("https://{}:443", c.fqdn),
+                self.config
+                    .workload
+                    .as_ref()
+                    .map(|w| w.ca_pem().to_string()),
+            ),
         };
         let aad = c.props["aadProfile"]["managed"] == true;
         let (user, kind) = if admin {
-            (format!("clusterAdmin_{}_{}", c.group, c.name), "clusterAdmin")
+            (
+                format!("clusterAdmin_{}_{}", c.group, c.name),
+                "clusterAdmin",
+            )
         } else {
             (format!("clusterUser_{}_{}", c.group, c.name), "clusterUser")
         };
@@ -523,11 +816,19 @@ impl Aks {
             "apiVersion: v1\nclusters:\n- cluster:\n{ca_line}    server: {server}\n  name: {name}\ncontexts:\n- context:\n    cluster: {name}\n    user: {user}\n  name: {name}\ncurrent-context: {name}\nkind: Config\npreferences: {{}}\nusers:\n- name: {user}\n  user:\n{auth}",
             name = c.name
         );
-        Ok(axum::Json(json!({ "kubeconfigs": [{ "name": kind, "value": STANDARD.encode(kubeconfig) }] })).into_response())
+        Ok(axum::Json(
+            json!({ "kubeconfigs": [{ "name": kind, "value": STANDARD.encode(kubeconfig) }] }),
+        )
+        .into_response())
     }
 
     /// `GET …/managedClusters/{name}/upgradeProfiles/default`.
-    pub(super) fn upgrade_profile(&self, req: &Req, group: &str, name: &str) -> Result<Response, ArmError> {
+    pub(super) fn upgrade_profile(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         let c = cluster_or_404(&st, req, group, name)?;
         let upgrades = |v: &str| {
@@ -554,14 +855,27 @@ impl Aks {
     }
 
     /// `PUT …/agentPools/{pool}`.
-    pub(super) fn put_pool(&self, req: &Req, group: &str, name: &str, pool: &str) -> Result<Response, ArmError> {
+    pub(super) fn put_pool(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+        pool: &str,
+    ) -> Result<Response, ArmError> {
         let mut st = self.lock();
         let k = key(&[&req.subscription, group, name]);
         let c = cluster_or_404(&st, req, group, name)?.clone();
         if let Some(running) = c.busy.as_ref().and_then(|b| st.operations.get(b)) {
-            return Err(ArmError::busy(&format!("managed cluster {}", c.name), running.kind.as_str()));
+            return Err(ArmError::busy(
+                &format!("managed cluster {}", c.name),
+                running.kind.as_str(),
+            ));
         }
-        let props = req.body.get("properties").cloned().unwrap_or_else(|| json!({}));
+        let props = req
+            .body
+            .get("properties")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         let timing = self.kit.timing();
         let existing = c.pool(pool).cloned();
         arm::check_if_match(req.headers, existing.as_ref().map(|p| p.etag.as_str()))?;
@@ -571,52 +885,112 @@ impl Aks {
             None => {
                 validate::pool_name(pool)?;
                 if c.pools.len() >= 100 {
-                    return Err(ArmError::bad_request("OperationNotAllowed", "A managed cluster can have at most 100 agent pools."));
+                    return Err(ArmError::bad_request(
+                        "OperationNotAllowed",
+                        "A managed cluster can have at most 100 agent pools.",
+                    ));
                 }
                 (Provisioning::Creating, true)
             }
             Some(p) => {
                 if p.state.busy() {
-                    return Err(ArmError::busy(&format!("agent pool {pool}"), p.state.as_str()));
+                    return Err(ArmError::busy(
+                        &format!("agent pool {pool}"),
+                        p.state.as_str(),
+                    ));
                 }
-                for f in ["vmSize", "osType", "vnetSubnetID", "availabilityZones", "maxPods", "osDiskSizeGB"] {
+                for f in [
+                    "vmSize",
+                    "osType",
+                    "vnetSubnetID",
+                    "availabilityZones",
+                    "maxPods",
+                    "osDiskSizeGB",
+                ] {
                     let (new, old) = (&props[f], &p.props[f]);
                     let same = match f {
-                        "vmSize" => new.as_str().map(str::to_ascii_lowercase) == Some(p.vm_size().to_ascii_lowercase()),
+                        "vmSize" => {
+                            new.as_str().map(str::to_ascii_lowercase)
+                                == Some(p.vm_size().to_ascii_lowercase())
+                        }
                         _ => new == old,
                     };
                     if !new.is_null() && !same {
-                        return Err(ArmError::bad_request("PropertyChangeNotAllowed", format!("Changing property '{field}.{f}' of agent pool {pool} is not allowed.")));
+                        return Err(ArmError::bad_request(
+                            "PropertyChangeNotAllowed",
+                            format!(
+                                "Changing property '{field}.{f}' of agent pool {pool} is not allowed."
+                            ),
+                        ));
                     }
                 }
-                if p.is_system() && !str_of(&props, "mode").eq_ignore_ascii_case("System") && c.pools.iter().filter(|q| q.is_system()).count() == 1 {
-                    return Err(ArmError::bad_request("OperationNotAllowed", format!("Agent pool {pool} is the cluster's only System pool; make another pool System first.")));
+                if p.is_system()
+                    && !str_of(&props, "mode").eq_ignore_ascii_case("System")
+                    && c.pools.iter().filter(|q| q.is_system()).count() == 1
+                {
+                    return Err(ArmError::bad_request(
+                        "OperationNotAllowed",
+                        format!(
+                            "Agent pool {pool} is the cluster's only System pool; make another pool System first."
+                        ),
+                    ));
                 }
                 (Provisioning::Updating, false)
             }
         };
         let pv = match str_of(&props, "orchestratorVersion") {
-            "" => existing.as_ref().map_or(c.current.as_str(), |p| p.current.as_str()).to_string(),
-            v => validate::version(v, &format!("{field}.orchestratorVersion"), "AgentPoolK8sVersionNotSupported")?.to_string(),
+            "" => existing
+                .as_ref()
+                .map_or(c.current.as_str(), |p| p.current.as_str())
+                .to_string(),
+            v => validate::version(
+                v,
+                &format!("{field}.orchestratorVersion"),
+                "AgentPoolK8sVersionNotSupported",
+            )?
+            .to_string(),
         };
         validate::pool_not_above(pool, &pv, &c.current)?;
         self.check_subnet(&st, field, &props)?;
         let kind = match &existing {
             Some(p) if pv != p.current => {
                 if catalog::parse(&pv) < catalog::parse(&p.current) {
-                    return Err(ArmError::bad_request("OperationNotAllowed", format!("Downgrading agent pool {pool} from {} to {pv} is not allowed.", p.current)));
+                    return Err(ArmError::bad_request(
+                        "OperationNotAllowed",
+                        format!(
+                            "Downgrading agent pool {pool} from {} to {pv} is not allowed.",
+                            p.current
+                        ),
+                    ));
                 }
                 Provisioning::Upgrading
             }
-            Some(p) if props["count"].as_u64().is_some_and(|n| n as u32 != p.count()) => Provisioning::Scaling,
+            Some(p)
+                if props["count"]
+                    .as_u64()
+                    .is_some_and(|n| n as u32 != p.count()) =>
+            {
+                Provisioning::Scaling
+            }
             _ => kind,
         };
-        let size = catalog::vm_size(str_of(&props, "vmSize")).or_else(|| existing.as_ref().and_then(|p| catalog::vm_size(p.vm_size()))).map_or(2, |s| s.0);
+        let size = catalog::vm_size(str_of(&props, "vmSize"))
+            .or_else(|| {
+                existing
+                    .as_ref()
+                    .and_then(|p| catalog::vm_size(p.vm_size()))
+            })
+            .map_or(2, |s| s.0);
         let want = props["count"].as_u64().unwrap_or(1) as u32;
         let have = existing.as_ref().map_or(0, |p| p.serving().count() as u32);
         let surge = u32::from(kind == Provisioning::Upgrading);
         if want + surge > have {
-            self.quota_check(&st, &req.subscription, &c.location, (want + surge - have) * size)?;
+            self.quota_check(
+                &st,
+                &req.subscription,
+                &c.location,
+                (want + surge - have) * size,
+            )?;
         }
         let mut stored = strip(&props, POOL_READ_ONLY);
         stored.as_object_mut().map(|o| o.remove("name"));
@@ -627,8 +1001,20 @@ impl Aks {
             "" => pv.clone(),
             v => v.to_string(),
         });
-        let delay = if created { timing.pool.create } else { timing.pool.update };
-        let op = self.new_operation(&mut st, req, &c.location, Target::Cluster(k.clone()), kind, Effect::PutPool(pool.to_string()), delay);
+        let delay = if created {
+            timing.pool.create
+        } else {
+            timing.pool.update
+        };
+        let op = self.new_operation(
+            &mut st,
+            req,
+            &c.location,
+            Target::Cluster(k.clone()),
+            kind,
+            Effect::PutPool(pool.to_string()),
+            delay,
+        );
         let Some(cm) = st.clusters.get_mut(&k) else {
             return Err(ArmError::not_found("managedClusters", name, group));
         };
@@ -642,7 +1028,16 @@ impl Aks {
         };
         if !created {
             // What AKS defaulted or cannot change stays when a PUT leaves it out.
-            for f in ["vmSize", "osType", "type", "maxPods", "mode", "availabilityZones", "vnetSubnetID", "osDiskSizeGB"] {
+            for f in [
+                "vmSize",
+                "osType",
+                "type",
+                "maxPods",
+                "mode",
+                "availabilityZones",
+                "vnetSubnetID",
+                "osDiskSizeGB",
+            ] {
                 if stored[f].is_null() && !p.props[f].is_null() {
                     stored[f] = p.props[f].clone();
                 }
@@ -664,20 +1059,49 @@ impl Aks {
         // The pool's operation id is kept in the pool's state; the operation refers to the
         // cluster key and the pool name.
         let location = c.location.clone();
-        tracing::info!(cluster = name, pool, state = kind.as_str(), "agent pool changing");
-        Ok(Self::headers(req, &location, &op).respond(if created { StatusCode::CREATED } else { StatusCode::OK }, Some(body)))
+        tracing::info!(
+            cluster = name,
+            pool,
+            state = kind.as_str(),
+            "agent pool changing"
+        );
+        Ok(Self::headers(req, &location, &op).respond(
+            if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            },
+            Some(body),
+        ))
     }
 
     /// `GET …/agentPools/{pool}`.
-    pub(super) fn get_pool(&self, req: &Req, group: &str, name: &str, pool: &str) -> Result<Response, ArmError> {
+    pub(super) fn get_pool(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+        pool: &str,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         let c = cluster_or_404(&st, req, group, name)?;
-        let p = c.pool(pool).ok_or_else(|| ArmError::not_found("Microsoft.ContainerService/managedClusters/agentPools", &format!("{name}/{pool}"), group))?;
+        let p = c.pool(pool).ok_or_else(|| {
+            ArmError::not_found(
+                "Microsoft.ContainerService/managedClusters/agentPools",
+                &format!("{name}/{pool}"),
+                group,
+            )
+        })?;
         Ok(axum::Json(render_pool(c, p)).into_response())
     }
 
     /// `GET …/agentPools`.
-    pub(super) fn list_pools(&self, req: &Req, group: &str, name: &str) -> Result<Response, ArmError> {
+    pub(super) fn list_pools(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         let c = cluster_or_404(&st, req, group, name)?;
         let value: Vec<Value> = c.pools.iter().map(|p| render_pool(c, p)).collect();
@@ -685,10 +1109,22 @@ impl Aks {
     }
 
     /// `GET …/agentPools/{pool}/upgradeProfiles/default`.
-    pub(super) fn pool_upgrade_profile(&self, req: &Req, group: &str, name: &str, pool: &str) -> Result<Response, ArmError> {
+    pub(super) fn pool_upgrade_profile(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+        pool: &str,
+    ) -> Result<Response, ArmError> {
         let st = self.lock();
         let c = cluster_or_404(&st, req, group, name)?;
-        let p = c.pool(pool).ok_or_else(|| ArmError::not_found("Microsoft.ContainerService/managedClusters/agentPools", &format!("{name}/{pool}"), group))?;
+        let p = c.pool(pool).ok_or_else(|| {
+            ArmError::not_found(
+                "Microsoft.ContainerService/managedClusters/agentPools",
+                &format!("{name}/{pool}"),
+                group,
+            )
+        })?;
         let upgrades: Vec<Value> = catalog::upgrades(&p.current)
             .into_iter()
             .filter(|u| validate::pool_not_above(&p.name, u, &c.current).is_ok())
@@ -704,7 +1140,13 @@ impl Aks {
     }
 
     /// `DELETE …/agentPools/{pool}`.
-    pub(super) fn delete_pool(&self, req: &Req, group: &str, name: &str, pool: &str) -> Result<Response, ArmError> {
+    pub(super) fn delete_pool(
+        &self,
+        req: &Req,
+        group: &str,
+        name: &str,
+        pool: &str,
+    ) -> Result<Response, ArmError> {
         let mut st = self.lock();
         let k = key(&[&req.subscription, group, name]);
         let c = cluster_or_404(&st, req, group, name)?.clone();
@@ -712,18 +1154,37 @@ impl Aks {
             return Ok(StatusCode::NO_CONTENT.into_response());
         };
         if c.state == Provisioning::Deleting {
-            return Err(ArmError::busy(&format!("managed cluster {}", c.name), "Deleting"));
+            return Err(ArmError::busy(
+                &format!("managed cluster {}", c.name),
+                "Deleting",
+            ));
         }
         if p.state == Provisioning::Deleting {
             return Ok(StatusCode::ACCEPTED.into_response());
         }
         if p.is_system() && c.pools.iter().filter(|q| q.is_system()).count() == 1 {
-            return Err(ArmError::bad_request("OperationNotAllowed", format!("Agent pool {pool} is the cluster's only System pool and cannot be deleted: a managed cluster needs at least one System pool.")));
+            return Err(ArmError::bad_request(
+                "OperationNotAllowed",
+                format!(
+                    "Agent pool {pool} is the cluster's only System pool and cannot be deleted: a managed cluster needs at least one System pool."
+                ),
+            ));
         }
         if p.state.busy() {
-            return Err(ArmError::busy(&format!("agent pool {pool}"), p.state.as_str()));
+            return Err(ArmError::busy(
+                &format!("agent pool {pool}"),
+                p.state.as_str(),
+            ));
         }
-        let op = self.new_operation(&mut st, req, &c.location, Target::Cluster(k.clone()), Provisioning::Deleting, Effect::DeletePool(pool.to_string()), self.kit.timing().pool.delete);
+        let op = self.new_operation(
+            &mut st,
+            req,
+            &c.location,
+            Target::Cluster(k.clone()),
+            Provisioning::Deleting,
+            Effect::DeletePool(pool.to_string()),
+            self.kit.timing().pool.delete,
+        );
         if let Some(p) = st.clusters.get_mut(&k).and_then(|c| c.pool_mut(pool)) {
             p.state = Provisioning::Deleting;
             p.etag = arm::new_etag();
@@ -738,7 +1199,13 @@ fn group_for_write<'s>(st: &'s State, req: &Req, group: &str) -> Result<&'s Grou
         .get(&key(&[&req.subscription, group]))
         .ok_or_else(|| ArmError::group_not_found(group))?;
     if g.deleting {
-        return Err(ArmError::new(StatusCode::CONFLICT, "ResourceGroupBeingDeleted", format!("The resource group '{group}' is in deprovisioning state and cannot perform this operation.")));
+        return Err(ArmError::new(
+            StatusCode::CONFLICT,
+            "ResourceGroupBeingDeleted",
+            format!(
+                "The resource group '{group}' is in deprovisioning state and cannot perform this operation."
+            ),
+        ));
     }
     Ok(g)
 }
@@ -764,7 +1231,10 @@ fn new_pool(name: &str, props: &Value, version: &str) -> Pool {
     if props["type"].is_null() {
         props["type"] = json!("VirtualMachineScaleSets");
     }
-    if props["orchestratorVersion"].as_str().is_none_or(str::is_empty) {
+    if props["orchestratorVersion"]
+        .as_str()
+        .is_none_or(str::is_empty)
+    {
         props["orchestratorVersion"] = json!(version);
     }
     let digits: String = super::hex(8)

@@ -93,7 +93,11 @@ impl Aks {
     /// # Errors
     /// When the token signing key cannot be made.
     pub fn new(config: AksConfig, kit: Arc<Kit>) -> anyhow::Result<Self> {
-        let entra = entra::Entra::new(&config.tenant, config.principals.clone(), config.token_lifetime)?;
+        let entra = entra::Entra::new(
+            &config.tenant,
+            config.principals.clone(),
+            config.token_lifetime,
+        )?;
         Ok(Self {
             throttle: arm::Throttle::new(config.throttle),
             config,
@@ -128,7 +132,12 @@ impl Aks {
             .flat_map(|c| {
                 c.pools.iter().flat_map(move |p| {
                     p.vms.iter().map(move |v| kit::NodeInstance {
-                        provider_id: provider_id(&c.subscription, &c.node_group, &p.vmss(), v.instance_id),
+                        provider_id: provider_id(
+                            &c.subscription,
+                            &c.node_group,
+                            &p.vmss(),
+                            v.instance_id,
+                        ),
                         state: if v.leaving_at.is_some() {
                             kit::InstanceState::ShuttingDown
                         } else {
@@ -154,14 +163,24 @@ impl Aks {
                 aks.tick();
             }
         });
-        if let Some(old) = self.ticker.lock().unwrap_or_else(PoisonError::into_inner).replace(handle) {
+        if let Some(old) = self
+            .ticker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(handle)
+        {
             old.abort();
         }
     }
 
     /// Stops the ticker and every workload API server.
     pub async fn shutdown(&self) {
-        if let Some(t) = self.ticker.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        if let Some(t) = self
+            .ticker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
             t.abort();
         }
         if let Some(w) = &self.config.workload {
@@ -208,7 +227,10 @@ impl Aks {
         }
         let caller = self.entra.verify(token)?;
         if caller.audience != AKS_SERVER_APP {
-            return Err(format!("the token's audience is {:?}, not AKS's server application {AKS_SERVER_APP}", caller.audience));
+            return Err(format!(
+                "the token's audience is {:?}, not AKS's server application {AKS_SERVER_APP}",
+                caller.audience
+            ));
         }
         let admin = caller.object_id == creator || !self.entra.checks_principals();
         Ok(UserInfo {
@@ -254,7 +276,11 @@ pub fn provider_id(subscription: &str, node_group: &str, vmss: &str, instance: u
 
 /// Whether two secrets are equal, comparing every byte whatever the first difference.
 pub(crate) fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 /// Now, RFC 3339.

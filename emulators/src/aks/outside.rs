@@ -23,7 +23,13 @@ pub struct ArmApi {
 impl ArmApi {
     /// A client of the emulator at `base` for `subscription`, as service principal
     /// `client_id`/`secret` of `tenant`.
-    pub fn new(base: &str, tenant: &str, client_id: &str, secret: &str, subscription: &str) -> Self {
+    pub fn new(
+        base: &str,
+        tenant: &str,
+        client_id: &str,
+        secret: &str,
+        subscription: &str,
+    ) -> Self {
         Self {
             base: base.trim_end_matches('/').to_string(),
             tenant: tenant.into(),
@@ -48,8 +54,9 @@ impl ArmApi {
             .send()
             .await
             .context("asking Entra for a token")?;
-        let body: Value = serde_json::from_str(&response.text().await.context("reading Entra's answer")?)
-            .context("Entra's answer is not JSON")?;
+        let body: Value =
+            serde_json::from_str(&response.text().await.context("reading Entra's answer")?)
+                .context("Entra's answer is not JSON")?;
         body["access_token"]
             .as_str()
             .map(String::from)
@@ -57,22 +64,49 @@ impl ArmApi {
     }
 
     /// One ARM call on `path` (after `/subscriptions/<sub>`) at `api_version`.
-    async fn call(&self, method: reqwest::Method, path: &str, api_version: &str, body: Option<&Value>) -> Result<(u16, Value)> {
-        let url = format!("{}/subscriptions/{}{path}?api-version={api_version}", self.base, self.subscription);
-        let mut request = self.http.request(method, url).bearer_auth(self.token().await?);
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        api_version: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value)> {
+        let url = format!(
+            "{}/subscriptions/{}{path}?api-version={api_version}",
+            self.base, self.subscription
+        );
+        let mut request = self
+            .http
+            .request(method, url)
+            .bearer_auth(self.token().await?);
         if let Some(b) = body {
-            request = request.header("content-type", "application/json").body(b.to_string());
+            request = request
+                .header("content-type", "application/json")
+                .body(b.to_string());
         }
-        let response = request.send().await.with_context(|| format!("calling {path}"))?;
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("calling {path}"))?;
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
     }
 
-    async fn ok(&self, method: reqwest::Method, path: &str, api_version: &str, body: Option<&Value>) -> Result<Value> {
+    async fn ok(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        api_version: &str,
+        body: Option<&Value>,
+    ) -> Result<Value> {
         let (status, v) = self.call(method, path, api_version, body).await?;
         if !(200..300).contains(&status) {
-            bail!("{path} answered {status} {}: {}", v["error"]["code"].as_str().unwrap_or(""), v["error"]["message"].as_str().unwrap_or("no message"));
+            bail!(
+                "{path} answered {status} {}: {}",
+                v["error"]["code"].as_str().unwrap_or(""),
+                v["error"]["message"].as_str().unwrap_or("no message")
+            );
         }
         Ok(v)
     }
@@ -83,7 +117,10 @@ pub fn form_body(pairs: &[(&str, &str)]) -> String {
     pairs
         .iter()
         .map(|(k, v)| {
-            let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+            let enc = |s: &str| {
+                percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+                    .to_string()
+            };
             format!("{}={}", enc(k), enc(v))
         })
         .collect::<Vec<_>>()
@@ -103,11 +140,24 @@ pub struct Network {
 
 /// Creates resource group `group` in `location` with virtual network `name` (10.`octet`.0.0/16)
 /// and subnet `nodes` (10.`octet`.0.0/20), and waits for the network to succeed.
-pub async fn create_network(api: &ArmApi, group: &str, location: &str, name: &str, octet: u8) -> Result<Network> {
+pub async fn create_network(
+    api: &ArmApi,
+    group: &str,
+    location: &str,
+    name: &str,
+    octet: u8,
+) -> Result<Network> {
     let rv = RESOURCES_API_VERSIONS[0];
     let nv = NETWORK_API_VERSIONS[0];
-    api.ok(reqwest::Method::PUT, &format!("/resourcegroups/{group}"), rv, Some(&json!({ "location": location }))).await?;
-    let path = format!("/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{name}");
+    api.ok(
+        reqwest::Method::PUT,
+        &format!("/resourcegroups/{group}"),
+        rv,
+        Some(&json!({ "location": location })),
+    )
+    .await?;
+    let path =
+        format!("/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{name}");
     api.ok(reqwest::Method::PUT, &path, nv, Some(&json!({
         "location": location,
         "properties": {
@@ -118,8 +168,15 @@ pub async fn create_network(api: &ArmApi, group: &str, location: &str, name: &st
     for _ in 0..300 {
         let v = api.ok(reqwest::Method::GET, &path, nv, None).await?;
         if v["properties"]["provisioningState"] == "Succeeded" {
-            let subnet_id = v["properties"]["subnets"][0]["id"].as_str().unwrap_or_default().to_string();
-            return Ok(Network { group: group.into(), vnet: name.into(), subnet_id });
+            let subnet_id = v["properties"]["subnets"][0]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            return Ok(Network {
+                group: group.into(),
+                vnet: name.into(),
+                subnet_id,
+            });
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -156,7 +213,14 @@ pub struct Scaled {
 pub async fn scale_pool(api: &ArmApi, request: &ScaleRequest, timeout: Duration) -> Result<Scaled> {
     let (key, value) = contract::naming::ownership_tag("aks", &request.namespace, &request.cluster);
     let deadline = tokio::time::Instant::now() + timeout;
-    let list = api.ok(reqwest::Method::GET, "/providers/Microsoft.ContainerService/managedClusters", CONTAINER_API_VERSION, None).await?;
+    let list = api
+        .ok(
+            reqwest::Method::GET,
+            "/providers/Microsoft.ContainerService/managedClusters",
+            CONTAINER_API_VERSION,
+            None,
+        )
+        .await?;
     let cluster = list["value"]
         .as_array()
         .into_iter()
@@ -164,13 +228,27 @@ pub async fn scale_pool(api: &ArmApi, request: &ScaleRequest, timeout: Duration)
         .find(|c| c["tags"][&key] == value.as_str())
         .with_context(|| format!("no managed cluster is tagged {key}={value}"))?;
     let id = cluster["id"].as_str().unwrap_or_default();
-    let path = format!("{}/agentPools/{}", id.split_once(&format!("/subscriptions/{}", api.subscription)).map_or(id, |(_, p)| p), request.pool);
+    let path = format!(
+        "{}/agentPools/{}",
+        id.split_once(&format!("/subscriptions/{}", api.subscription))
+            .map_or(id, |(_, p)| p),
+        request.pool
+    );
     loop {
-        let pool = api.ok(reqwest::Method::GET, &path, CONTAINER_API_VERSION, None).await?;
+        let pool = api
+            .ok(reqwest::Method::GET, &path, CONTAINER_API_VERSION, None)
+            .await?;
         let from = pool["properties"]["count"].as_u64().unwrap_or(0);
         let mut props = pool["properties"].clone();
         props["count"] = json!(request.replicas);
-        let (status, answer) = api.call(reqwest::Method::PUT, &path, CONTAINER_API_VERSION, Some(&json!({ "properties": props }))).await?;
+        let (status, answer) = api
+            .call(
+                reqwest::Method::PUT,
+                &path,
+                CONTAINER_API_VERSION,
+                Some(&json!({ "properties": props })),
+            )
+            .await?;
         if status == 409 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
@@ -179,7 +257,9 @@ pub async fn scale_pool(api: &ArmApi, request: &ScaleRequest, timeout: Duration)
             bail!("resizing answered {status}: {}", answer["error"]["message"]);
         }
         while tokio::time::Instant::now() < deadline {
-            let now = api.ok(reqwest::Method::GET, &path, CONTAINER_API_VERSION, None).await?;
+            let now = api
+                .ok(reqwest::Method::GET, &path, CONTAINER_API_VERSION, None)
+                .await?;
             if now["properties"]["provisioningState"] == "Succeeded" {
                 return Ok(Scaled {
                     cluster: cluster["name"].as_str().unwrap_or_default().to_string(),
@@ -189,6 +269,9 @@ pub async fn scale_pool(api: &ArmApi, request: &ScaleRequest, timeout: Duration)
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        bail!("agent pool {} did not succeed within {timeout:?}", request.pool);
+        bail!(
+            "agent pool {} did not succeed within {timeout:?}",
+            request.pool
+        );
     }
 }

@@ -28,7 +28,11 @@ impl AksServer {
 
     /// The tenant's token endpoint, `<url>/<tenant>/oauth2/v2.0/token`.
     pub fn token_url(&self) -> String {
-        format!("{}/{}/oauth2/v2.0/token", self.url, self.aks.config().tenant)
+        format!(
+            "{}/{}/oauth2/v2.0/token",
+            self.url,
+            self.aks.config().tenant
+        )
     }
 
     /// The emulated service and its state.

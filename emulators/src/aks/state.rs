@@ -94,12 +94,16 @@ impl Pool {
 
     /// `vmSize`.
     pub fn vm_size(&self) -> &str {
-        self.props["vmSize"].as_str().unwrap_or(super::catalog::DEFAULT_VM_SIZE)
+        self.props["vmSize"]
+            .as_str()
+            .unwrap_or(super::catalog::DEFAULT_VM_SIZE)
     }
 
     /// `mode`: `System` or `User`.
     pub fn is_system(&self) -> bool {
-        self.props["mode"].as_str().is_some_and(|m| m.eq_ignore_ascii_case("System"))
+        self.props["mode"]
+            .as_str()
+            .is_some_and(|m| m.eq_ignore_ascii_case("System"))
     }
 
     /// The scale set's name.
@@ -175,12 +179,16 @@ pub struct Cluster {
 impl Cluster {
     /// The pool of that name (case-insensitive).
     pub fn pool(&self, name: &str) -> Option<&Pool> {
-        self.pools.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+        self.pools
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
     /// The pool of that name, to change.
     pub fn pool_mut(&mut self, name: &str) -> Option<&mut Pool> {
-        self.pools.iter_mut().find(|p| p.name.eq_ignore_ascii_case(name))
+        self.pools
+            .iter_mut()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
     /// Whether local accounts (the static admin credential) are off.
@@ -359,7 +367,8 @@ impl State {
     /// The node resource group's cluster, if `group` is one.
     pub fn cluster_of_node_group(&self, subscription: &str, group: &str) -> Option<&Cluster> {
         self.clusters.values().find(|c| {
-            c.subscription.eq_ignore_ascii_case(subscription) && c.node_group.eq_ignore_ascii_case(group)
+            c.subscription.eq_ignore_ascii_case(subscription)
+                && c.node_group.eq_ignore_ascii_case(group)
         })
     }
 
@@ -367,7 +376,10 @@ impl State {
     pub fn vcpus_used(&self, subscription: &str, location: &str) -> u32 {
         self.clusters
             .values()
-            .filter(|c| c.subscription.eq_ignore_ascii_case(subscription) && c.location.eq_ignore_ascii_case(location))
+            .filter(|c| {
+                c.subscription.eq_ignore_ascii_case(subscription)
+                    && c.location.eq_ignore_ascii_case(location)
+            })
             .flat_map(|c| c.pools.iter())
             .map(|p| super::catalog::vm_size(p.vm_size()).map_or(2, |s| s.0) * p.vms.len() as u32)
             .sum()

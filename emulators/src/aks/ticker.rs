@@ -41,7 +41,11 @@ fn scale(p: &mut Pool, count: u32, leave_at: Instant) {
         .map(|(i, _)| i)
         .collect();
     let have = serving.len() as u32;
-    for i in serving.iter().rev().take(have.saturating_sub(count) as usize) {
+    for i in serving
+        .iter()
+        .rev()
+        .take(have.saturating_sub(count) as usize)
+    {
         p.vms[*i].leaving_at = Some(leave_at);
     }
     for n in have..count {
@@ -69,7 +73,10 @@ impl Aks {
             for (key, c) in &mut st.clusters {
                 if workload && !c.start_requested && c.state == Provisioning::Creating {
                     c.start_requested = true;
-                    tasks.push(Task::StartWorkload { key: key.clone(), id: c.workload_id.clone() });
+                    tasks.push(Task::StartWorkload {
+                        key: key.clone(),
+                        id: c.workload_id.clone(),
+                    });
                 }
             }
             let due: Vec<String> = st
@@ -79,7 +86,9 @@ impl Aks {
                 .map(|o| o.id.clone())
                 .collect();
             for id in due {
-                let Some(mut op) = st.operations.remove(&id) else { continue };
+                let Some(mut op) = st.operations.remove(&id) else {
+                    continue;
+                };
                 let waiting = match (&op.target, &op.effect) {
                     (Target::Cluster(k), Some(Effect::CreateCluster)) => {
                         workload && st.clusters.get(k).is_some_and(|c| c.endpoint.is_none())
@@ -132,7 +141,14 @@ impl Aks {
     }
 
     /// What a completed operation does.
-    fn apply(&self, st: &mut State, target: &Target, effect: Effect, leave_at: Instant, tasks: &mut Vec<Task>) -> Result<(), ArmError> {
+    fn apply(
+        &self,
+        st: &mut State,
+        target: &Target,
+        effect: Effect,
+        leave_at: Instant,
+        tasks: &mut Vec<Task>,
+    ) -> Result<(), ArmError> {
         let key = match target {
             Target::Cluster(k) | Target::Vnet(k) | Target::Group(k) => k.clone(),
         };
@@ -148,13 +164,23 @@ impl Aks {
                 return Ok(());
             }
             Effect::DeleteGroup => {
-                let Some(g) = st.groups.remove(&key) else { return Ok(()) };
-                let inside = |sub: &str, group: &str| sub.eq_ignore_ascii_case(&g.subscription) && group.eq_ignore_ascii_case(&g.name);
+                let Some(g) = st.groups.remove(&key) else {
+                    return Ok(());
+                };
+                let inside = |sub: &str, group: &str| {
+                    sub.eq_ignore_ascii_case(&g.subscription) && group.eq_ignore_ascii_case(&g.name)
+                };
                 st.vnets.retain(|_, n| !inside(&n.subscription, &n.group));
-                let gone: Vec<String> = st.clusters.iter().filter(|(_, c)| inside(&c.subscription, &c.group)).map(|(k, _)| k.clone()).collect();
+                let gone: Vec<String> = st
+                    .clusters
+                    .iter()
+                    .filter(|(_, c)| inside(&c.subscription, &c.group))
+                    .map(|(k, _)| k.clone())
+                    .collect();
                 for k in gone {
                     if let Some(c) = st.clusters.remove(&k) {
-                        st.groups.remove(&super::state::key(&[&c.subscription, &c.node_group]));
+                        st.groups
+                            .remove(&super::state::key(&[&c.subscription, &c.node_group]));
                         if c.start_requested {
                             tasks.push(Task::StopWorkload { id: c.workload_id });
                         }
@@ -165,7 +191,8 @@ impl Aks {
             Effect::DeleteCluster => {
                 if let Some(c) = st.clusters.remove(&key) {
                     tracing::info!(cluster = %c.name, "managed cluster deleted");
-                    st.groups.remove(&super::state::key(&[&c.subscription, &c.node_group]));
+                    st.groups
+                        .remove(&super::state::key(&[&c.subscription, &c.node_group]));
                     if c.start_requested {
                         tasks.push(Task::StopWorkload { id: c.workload_id });
                     }
@@ -180,7 +207,9 @@ impl Aks {
             None => return Ok(()),
         };
         let used = st.vcpus_used(&sub, &location);
-        let Some(c) = st.clusters.get_mut(&key) else { return Ok(()) };
+        let Some(c) = st.clusters.get_mut(&key) else {
+            return Ok(());
+        };
         let vcpus = |p: &Pool| catalog::vm_size(p.vm_size()).map_or(2, |s| s.0);
         let result = match effect {
             Effect::CreateCluster => {
@@ -212,8 +241,12 @@ impl Aks {
                 Ok(())
             }
             Effect::PutPool(name) => {
-                let Some(p) = c.pool_mut(&name) else { return Ok(()) };
-                let wanted = catalog::resolve(str_of(&p.props, "orchestratorVersion")).unwrap_or(&p.current).to_string();
+                let Some(p) = c.pool_mut(&name) else {
+                    return Ok(());
+                };
+                let wanted = catalog::resolve(str_of(&p.props, "orchestratorVersion"))
+                    .unwrap_or(&p.current)
+                    .to_string();
                 let extra = vcpus(p) * p.count().saturating_sub(p.serving().count() as u32);
                 if used + extra > limit {
                     p.state = Provisioning::Failed;
@@ -235,7 +268,9 @@ impl Aks {
                 c.pools.retain(|p| !p.name.eq_ignore_ascii_case(&name));
                 Ok(())
             }
-            Effect::DeleteCluster | Effect::PutVnet | Effect::DeleteVnet | Effect::DeleteGroup => Ok(()),
+            Effect::DeleteCluster | Effect::PutVnet | Effect::DeleteVnet | Effect::DeleteGroup => {
+                Ok(())
+            }
         };
         c.etag = super::arm::new_etag();
         c.nodes_dirty = true;
@@ -255,12 +290,21 @@ impl Aks {
     }
 
     async fn start_workload(&self, key: &str, id: &str) {
-        let Some(w) = &self.config.workload else { return };
+        let Some(w) = &self.config.workload else {
+            return;
+        };
         let result = w.start_cluster(id).await;
         let keep = {
             let mut st = self.lock();
-            let busy = st.clusters.get(key).filter(|c| c.workload_id == id).and_then(|c| c.busy.clone());
-            match (st.clusters.get_mut(key).filter(|c| c.workload_id == id), &result) {
+            let busy = st
+                .clusters
+                .get(key)
+                .filter(|c| c.workload_id == id)
+                .and_then(|c| c.busy.clone());
+            match (
+                st.clusters.get_mut(key).filter(|c| c.workload_id == id),
+                &result,
+            ) {
                 (Some(c), Ok(ep)) => {
                     tracing::info!(cluster = %c.name, server = %ep.server, "workload API server ready");
                     c.endpoint = Some(ep.clone());
@@ -269,7 +313,11 @@ impl Aks {
                 }
                 (Some(c), Err(e)) => {
                     tracing::error!(cluster = %c.name, error = %format!("{e:#}"), "workload API server failed to start");
-                    let error = ArmError::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalOperationError", format!("The control plane failed to start: {e}"));
+                    let error = ArmError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "InternalOperationError",
+                        format!("The control plane failed to start: {e}"),
+                    );
                     c.state = Provisioning::Failed;
                     c.busy = None;
                     if let Some(op) = busy.and_then(|b| st.operations.get_mut(&b)) {
@@ -290,9 +338,16 @@ impl Aks {
 
     /// Rewrites a cluster's Nodes from its instances (one sync at a time).
     async fn sync_nodes(&self, key: &str) {
-        let Some(w) = &self.config.workload else { return };
+        let Some(w) = &self.config.workload else {
+            return;
+        };
         let _one = self.node_sync.lock().await;
-        let Some((id, nodes)) = self.lock().clusters.get(key).map(|c| (c.workload_id.clone(), node_specs(c))) else {
+        let Some((id, nodes)) = self
+            .lock()
+            .clusters
+            .get(key)
+            .map(|c| (c.workload_id.clone(), node_specs(c)))
+        else {
             return;
         };
         if let Err(e) = w.set_nodes(&id, &nodes).await {
@@ -317,13 +372,21 @@ fn node_specs(c: &Cluster) -> Vec<NodeSpec> {
                 .collect();
             labels.insert("agentpool".into(), p.name.clone());
             labels.insert("kubernetes.azure.com/agentpool".into(), p.name.clone());
-            labels.insert("kubernetes.azure.com/mode".into(), if p.is_system() { "system" } else { "user" }.into());
+            labels.insert(
+                "kubernetes.azure.com/mode".into(),
+                if p.is_system() { "system" } else { "user" }.into(),
+            );
             labels.insert("kubernetes.azure.com/cluster".into(), c.node_group.clone());
-            labels.insert("node.kubernetes.io/instance-type".into(), p.vm_size().into());
+            labels.insert(
+                "node.kubernetes.io/instance-type".into(),
+                p.vm_size().into(),
+            );
             labels.insert("topology.kubernetes.io/region".into(), c.location.clone());
             labels.insert(
                 "topology.kubernetes.io/zone".into(),
-                v.zone.as_ref().map_or_else(|| "0".to_string(), |z| format!("{}-{z}", c.location)),
+                v.zone
+                    .as_ref()
+                    .map_or_else(|| "0".to_string(), |z| format!("{}-{z}", c.location)),
             );
             let taints = p.props["nodeTaints"]
                 .as_array()

@@ -11,7 +11,9 @@ use super::catalog;
 pub fn cluster_name(name: &str) -> Result<(), ArmError> {
     let ok = !name.is_empty()
         && name.len() <= 63
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
     if ok {
@@ -19,7 +21,9 @@ pub fn cluster_name(name: &str) -> Result<(), ArmError> {
     } else {
         Err(ArmError::bad_request(
             "InvalidResourceName",
-            format!("Resource name '{name}' is invalid. A managed cluster name can be 1 to 63 characters long, contain letters, numbers, underscores and hyphens, and must start and end with a letter or number."),
+            format!(
+                "Resource name '{name}' is invalid. A managed cluster name can be 1 to 63 characters long, contain letters, numbers, underscores and hyphens, and must start and end with a letter or number."
+            ),
         ))
     }
 }
@@ -28,14 +32,18 @@ pub fn cluster_name(name: &str) -> Result<(), ArmError> {
 pub fn pool_name(name: &str) -> Result<(), ArmError> {
     let ok = !name.is_empty()
         && name.len() <= 12
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && name.starts_with(|c: char| c.is_ascii_lowercase());
     if ok {
         Ok(())
     } else {
         Err(ArmError::invalid_parameter(
             "agentPoolProfile.name",
-            format!("Agent pool name '{name}' is invalid: it must start with a lowercase letter, contain only lowercase letters and numbers, and be at most 12 characters long."),
+            format!(
+                "Agent pool name '{name}' is invalid: it must start with a lowercase letter, contain only lowercase letters and numbers, and be at most 12 characters long."
+            ),
         ))
     }
 }
@@ -45,7 +53,9 @@ pub fn pool_name(name: &str) -> Result<(), ArmError> {
 pub fn dns_prefix(prefix: &str) -> Result<(), ArmError> {
     let ok = !prefix.is_empty()
         && prefix.len() <= 54
-        && prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
         && prefix.starts_with(|c: char| c.is_ascii_alphanumeric())
         && prefix.ends_with(|c: char| c.is_ascii_alphanumeric());
     if ok {
@@ -53,7 +63,9 @@ pub fn dns_prefix(prefix: &str) -> Result<(), ArmError> {
     } else {
         Err(ArmError::bad_request(
             "InvalidDnsPrefix",
-            format!("Invalid value '{prefix}' for properties.dnsPrefix: DNS prefix must contain between 1 and 54 characters, can contain only letters, numbers and hyphens, and must start and end with a letter or number."),
+            format!(
+                "Invalid value '{prefix}' for properties.dnsPrefix: DNS prefix must contain between 1 and 54 characters, can contain only letters, numbers and hyphens, and must start and end with a letter or number."
+            ),
         ))
     }
 }
@@ -81,7 +93,9 @@ pub fn pool_not_above(pool: &str, pool_version: &str, control_plane: &str) -> Re
     if above {
         return Err(ArmError::bad_request(
             "NodePoolMcVersionIncompatible",
-            format!("Node pool {pool} version {pool_version} and control plane version {control_plane} are incompatible: a node pool cannot run a newer Kubernetes version than its control plane."),
+            format!(
+                "Node pool {pool} version {pool_version} and control plane version {control_plane} are incompatible: a node pool cannot run a newer Kubernetes version than its control plane."
+            ),
         ));
     }
     Ok(())
@@ -103,7 +117,10 @@ pub fn pool_properties(field: &str, props: &Value) -> Result<(), ArmError> {
     if !(0..=1000).contains(&count) || (system && count < 1) {
         return Err(ArmError::invalid_parameter(
             &format!("{field}.count"),
-            format!("The count {count} is out of range: it must be between {} and 1000.", u8::from(system)),
+            format!(
+                "The count {count} is out of range: it must be between {} and 1000.",
+                u8::from(system)
+            ),
         ));
     }
     let size = match str_of(props, "vmSize") {
@@ -113,27 +130,44 @@ pub fn pool_properties(field: &str, props: &Value) -> Result<(), ArmError> {
     let Some((cpus, memory)) = catalog::vm_size(size) else {
         return Err(ArmError::bad_request(
             "VMSizeNotSupported",
-            format!("The VM size of {size} ({field}.vmSize) is not supported in this region. Offered sizes: {}.", catalog::VM_SIZES.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")),
+            format!(
+                "The VM size of {size} ({field}.vmSize) is not supported in this region. Offered sizes: {}.",
+                catalog::VM_SIZES
+                    .iter()
+                    .map(|s| s.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ));
     };
     if system && (cpus < 2 || memory < 4) {
         return Err(ArmError::invalid_parameter(
             &format!("{field}.vmSize"),
-            format!("System node pools must use a VM size with at least 2 vCPUs and 4 GiB of memory; {size} has {cpus} and {memory} GiB."),
+            format!(
+                "System node pools must use a VM size with at least 2 vCPUs and 4 GiB of memory; {size} has {cpus} and {memory} GiB."
+            ),
         ));
     }
     if !matches!(str_of(props, "osType"), "" | "Linux") {
-        return Err(ArmError::invalid_parameter(&format!("{field}.osType"), "Only Linux node pools are emulated."));
+        return Err(ArmError::invalid_parameter(
+            &format!("{field}.osType"),
+            "Only Linux node pools are emulated.",
+        ));
     }
     if !matches!(str_of(props, "mode"), "" | "System" | "User") {
-        return Err(ArmError::invalid_parameter(&format!("{field}.mode"), "mode must be System or User."));
+        return Err(ArmError::invalid_parameter(
+            &format!("{field}.mode"),
+            "mode must be System or User.",
+        ));
     }
     for t in props["nodeTaints"].as_array().into_iter().flatten() {
         let t = t.as_str().unwrap_or_default();
         if !taint(t) {
             return Err(ArmError::invalid_parameter(
                 &format!("{field}.nodeTaints"),
-                format!("Taint '{t}' is not of the form key=value:NoSchedule|PreferNoSchedule|NoExecute."),
+                format!(
+                    "Taint '{t}' is not of the form key=value:NoSchedule|PreferNoSchedule|NoExecute."
+                ),
             ));
         }
     }
@@ -141,7 +175,9 @@ pub fn pool_properties(field: &str, props: &Value) -> Result<(), ArmError> {
         if !matches!(z.as_str(), Some("1" | "2" | "3")) {
             return Err(ArmError::invalid_parameter(
                 &format!("{field}.availabilityZones"),
-                format!("Zone {z} does not exist in this region; zones are \"1\", \"2\" and \"3\"."),
+                format!(
+                    "Zone {z} does not exist in this region; zones are \"1\", \"2\" and \"3\"."
+                ),
             ));
         }
     }
@@ -153,7 +189,9 @@ pub fn pool_properties(field: &str, props: &Value) -> Result<(), ArmError> {
         if min < 0 || max < min.max(1) || max > 1000 {
             return Err(ArmError::invalid_parameter(
                 &format!("{field}.minCount"),
-                format!("With enableAutoScaling, minCount and maxCount must be set with 0 <= minCount <= maxCount <= 1000 (maxCount >= 1); got {min} and {max}."),
+                format!(
+                    "With enableAutoScaling, minCount and maxCount must be set with 0 <= minCount <= maxCount <= 1000 (maxCount >= 1); got {min} and {max}."
+                ),
             ));
         }
         if count < min || count > max {
@@ -170,21 +208,36 @@ pub fn pool_properties(field: &str, props: &Value) -> Result<(), ArmError> {
 pub fn network_profile(np: &Value) -> Result<(), ArmError> {
     let plugin = str_of(np, "networkPlugin");
     if !matches!(plugin, "" | "azure" | "kubenet" | "none") {
-        return Err(ArmError::invalid_parameter("properties.networkProfile.networkPlugin", format!("'{plugin}' is not one of azure, kubenet, none.")));
+        return Err(ArmError::invalid_parameter(
+            "properties.networkProfile.networkPlugin",
+            format!("'{plugin}' is not one of azure, kubenet, none."),
+        ));
     }
     let policy = str_of(np, "networkPolicy");
     if !matches!(policy, "" | "none" | "azure" | "calico" | "cilium") {
-        return Err(ArmError::invalid_parameter("properties.networkProfile.networkPolicy", format!("'{policy}' is not one of none, azure, calico, cilium.")));
+        return Err(ArmError::invalid_parameter(
+            "properties.networkProfile.networkPolicy",
+            format!("'{policy}' is not one of none, azure, calico, cilium."),
+        ));
     }
     let dataplane = str_of(np, "networkDataplane");
     if policy == "cilium" && dataplane != "cilium" {
-        return Err(ArmError::invalid_parameter("properties.networkProfile.networkPolicy", "networkPolicy cilium requires networkDataplane cilium."));
+        return Err(ArmError::invalid_parameter(
+            "properties.networkProfile.networkPolicy",
+            "networkPolicy cilium requires networkDataplane cilium.",
+        ));
     }
     if dataplane == "cilium" && plugin != "azure" {
-        return Err(ArmError::invalid_parameter("properties.networkProfile.networkDataplane", "networkDataplane cilium requires networkPlugin azure."));
+        return Err(ArmError::invalid_parameter(
+            "properties.networkProfile.networkDataplane",
+            "networkDataplane cilium requires networkPlugin azure.",
+        ));
     }
     if plugin == "kubenet" && policy == "azure" {
-        return Err(ArmError::invalid_parameter("properties.networkProfile.networkPolicy", "networkPolicy azure is not supported with networkPlugin kubenet."));
+        return Err(ArmError::invalid_parameter(
+            "properties.networkProfile.networkPolicy",
+            "networkPolicy azure is not supported with networkPlugin kubenet.",
+        ));
     }
     Ok(())
 }
@@ -228,13 +281,31 @@ mod tests {
 
     #[test]
     fn pools_are_checked_field_by_field() {
-        assert!(pool_properties("p", &json!({"count": 2, "vmSize": "Standard_D2s_v5", "mode": "System"})).is_ok());
-        assert_eq!(pool_properties("p", &json!({"vmSize": "Standard_Nope"})).unwrap_err().code, "VMSizeNotSupported");
-        let small = pool_properties("p", &json!({"vmSize": "Standard_B1s", "mode": "System"})).unwrap_err();
+        assert!(
+            pool_properties(
+                "p",
+                &json!({"count": 2, "vmSize": "Standard_D2s_v5", "mode": "System"})
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            pool_properties("p", &json!({"vmSize": "Standard_Nope"}))
+                .unwrap_err()
+                .code,
+            "VMSizeNotSupported"
+        );
+        let small =
+            pool_properties("p", &json!({"vmSize": "Standard_B1s", "mode": "System"})).unwrap_err();
         assert!(small.message.contains("p.vmSize"), "{}", small.message);
         assert!(pool_properties("p", &json!({"count": 0, "mode": "System"})).is_err());
         assert!(pool_properties("p", &json!({"nodeTaints": ["a=b:Sometimes"]})).is_err());
-        assert!(pool_properties("p", &json!({"enableAutoScaling": true, "minCount": 1, "maxCount": 3, "count": 5})).is_err());
+        assert!(
+            pool_properties(
+                "p",
+                &json!({"enableAutoScaling": true, "minCount": 1, "maxCount": 3, "count": 5})
+            )
+            .is_err()
+        );
         assert!(pool_not_above("p", "1.33.3", "1.32.7").is_err());
         assert!(pool_not_above("p", "1.32.6", "1.32.7").is_ok());
         assert!(cidr_within("10.1.0.0/24", "10.1.0.0/16"));

@@ -700,7 +700,11 @@ async fn run_aks(args: AksArgs) -> Result<()> {
         .await
         .with_context(|| format!("binding {}:{}", args.host, args.port))?;
     let port = listener.local_addr()?.port();
-    let host = if args.host == "0.0.0.0" { "127.0.0.1" } else { args.host.as_str() };
+    let host = if args.host == "0.0.0.0" {
+        "127.0.0.1"
+    } else {
+        args.host.as_str()
+    };
     let base = format!("http://{host}:{port}");
     let mut config = AksConfig {
         tenant: args.tenant.clone(),
@@ -712,20 +716,38 @@ async fn run_aks(args: AksArgs) -> Result<()> {
     };
     let oid = |client: &str| format!("oid-{client}");
     for p in &args.principals {
-        let (id, secret) = p.split_once(':').context("--principal takes CLIENT_ID:SECRET")?;
-        config.principals.push(Principal { client_id: id.into(), secret: Some(secret.into()), federated: None, object_id: oid(id) });
+        let (id, secret) = p
+            .split_once(':')
+            .context("--principal takes CLIENT_ID:SECRET")?;
+        config.principals.push(Principal {
+            client_id: id.into(),
+            secret: Some(secret.into()),
+            federated: None,
+            object_id: oid(id),
+        });
     }
     for f in &args.federated {
         let mut parts = f.splitn(3, '|');
-        let (Some(id), Some(issuer), Some(subject)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(id), Some(issuer), Some(subject)) = (parts.next(), parts.next(), parts.next())
+        else {
             bail!("--federated takes CLIENT_ID|ISSUER|SUBJECT");
         };
-        config.principals.push(Principal { client_id: id.into(), secret: None, federated: Some((issuer.into(), subject.into())), object_id: oid(id) });
+        config.principals.push(Principal {
+            client_id: id.into(),
+            secret: None,
+            federated: Some((issuer.into(), subject.into())),
+            object_id: oid(id),
+        });
     }
     let generated = args.generate_principal.then(|| {
         let id = emulators::aks::entra::uuid_like();
         let secret = emulators::kit::random_hex(20);
-        config.principals.push(Principal { client_id: id.clone(), secret: Some(secret.clone()), federated: None, object_id: oid(&id) });
+        config.principals.push(Principal {
+            client_id: id.clone(),
+            secret: Some(secret.clone()),
+            federated: None,
+            object_id: oid(&id),
+        });
         (id, secret)
     });
     if args.workload_servers {
@@ -736,7 +758,11 @@ async fn run_aks(args: AksArgs) -> Result<()> {
         let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
             .await?
             .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
-        config.workload = Some(Arc::new(WorkloadServers::new(assets, dir, format!("{base}/_emulator/tokenreview"))?));
+        config.workload = Some(Arc::new(WorkloadServers::new(
+            assets,
+            dir,
+            format!("{base}/_emulator/tokenreview"),
+        )?));
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -785,13 +811,24 @@ struct AzureCaller {
     #[arg(long, env = "AZURE_CLIENT_ID", default_value = "aks-emulator-cli")]
     client_id: String,
     /// Its secret.
-    #[arg(long, env = "AZURE_CLIENT_SECRET", hide_env_values = true, default_value = "")]
+    #[arg(
+        long,
+        env = "AZURE_CLIENT_SECRET",
+        hide_env_values = true,
+        default_value = ""
+    )]
     client_secret: String,
 }
 
 impl AzureCaller {
     fn api(&self) -> emulators::aks::outside::ArmApi {
-        emulators::aks::outside::ArmApi::new(&self.url, &self.tenant, &self.client_id, &self.client_secret, &self.subscription)
+        emulators::aks::outside::ArmApi::new(
+            &self.url,
+            &self.tenant,
+            &self.client_id,
+            &self.client_secret,
+            &self.subscription,
+        )
     }
 }
 
@@ -815,9 +852,15 @@ struct AksNetworkArgs {
 
 async fn run_aks_network(args: AksNetworkArgs) -> Result<()> {
     let api = args.caller.api();
-    let n = emulators::aks::outside::create_network(&api, &args.group, &args.location, &args.name, args.octet)
-        .await
-        .context("creating the network in the AKS emulator")?;
+    let n = emulators::aks::outside::create_network(
+        &api,
+        &args.group,
+        &args.location,
+        &args.name,
+        args.octet,
+    )
+    .await
+    .context("creating the network in the AKS emulator")?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "AZURE_VNET_GROUP={}", n.group)?;
     writeln!(stdout, "AZURE_VNET={}", n.vnet)?;
@@ -854,15 +897,33 @@ async fn run_aks_scale(args: AksScaleArgs) -> Result<()> {
     use emulators::aks::outside::{ScaleRequest, scale_pool};
     let api = args.caller.api();
     let pool = args.agent_pool.clone().unwrap_or_else(|| {
-        contract::naming::derive_cloud_name(&args.cluster_namespace, &args.pool, &contract::naming::AKS_AGENT_POOL)
+        contract::naming::derive_cloud_name(
+            &args.cluster_namespace,
+            &args.pool,
+            &contract::naming::AKS_AGENT_POOL,
+        )
     });
-    let request = ScaleRequest { namespace: args.cluster_namespace, cluster: args.cluster_name, pool, replicas: args.replicas };
+    let request = ScaleRequest {
+        namespace: args.cluster_namespace,
+        cluster: args.cluster_name,
+        pool,
+        replicas: args.replicas,
+    };
     let scaled = scale_pool(&api, &request, Duration::from_secs(args.timeout))
         .await
-        .with_context(|| format!("resizing agent pool {} of {}/{} to {}", request.pool, request.namespace, request.cluster, request.replicas))?;
+        .with_context(|| {
+            format!(
+                "resizing agent pool {} of {}/{} to {}",
+                request.pool, request.namespace, request.cluster, request.replicas
+            )
+        })?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "AKS_CLUSTER={}", scaled.cluster)?;
-    writeln!(stdout, "agent pool {} of AKS cluster {}: {} -> {} nodes", request.pool, scaled.cluster, scaled.from, scaled.to)?;
+    writeln!(
+        stdout,
+        "agent pool {} of AKS cluster {}: {} -> {} nodes",
+        request.pool, scaled.cluster, scaled.from, scaled.to
+    )?;
     stdout.flush()?;
     Ok(())
 }

@@ -29,7 +29,11 @@ use serde::{Deserialize, Serialize};
         json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
         description = "The owning Cluster"
     ),
-    printcolumn(name = "ResourceGroup", type_ = "string", json_path = ".spec.aks.resourceGroup"),
+    printcolumn(
+        name = "ResourceGroup",
+        type_ = "string",
+        json_path = ".spec.aks.resourceGroup"
+    ),
     printcolumn(name = "Location", type_ = "string", json_path = ".spec.region"),
     printcolumn(
         name = "Ready",

@@ -82,7 +82,9 @@ pub struct AKSControlPlaneSpec {
 }
 
 /// The AKS pricing tiers.
-#[derive(schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq,
+)]
 pub enum SkuTier {
     /// No uptime SLA.
     #[default]
@@ -94,7 +96,9 @@ pub enum SkuTier {
 }
 
 /// AKS network plugins.
-#[derive(schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkPlugin {
     /// Azure CNI (overlay: Pods get addresses from a private range, not the subnet).
@@ -144,7 +148,11 @@ pub struct AKSControlPlaneOptions {
     #[serde(default = "yes", rename = "azureRBAC")]
     pub azure_rbac: bool,
     /// Entra groups made cluster admins (their object ids).
-    #[serde(default, rename = "adminGroupObjectIDs", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        rename = "adminGroupObjectIDs",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     #[schemars(length(max = 32), inner(length(min = 36, max = 36)))]
     pub admin_group_object_ids: Vec<String>,
     /// Keep the cluster's static local accounts (`listClusterAdminCredential`). Default false:

@@ -72,7 +72,9 @@ pub struct AKSMachinePoolSpec {
 }
 
 /// An agent pool's mode.
-#[derive(schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq,
+)]
 pub enum PoolMode {
     /// Runs workloads (default).
     #[default]

@@ -76,13 +76,20 @@ impl Credential {
             Proof::FederatedTokenFile(p) => p.display().to_string(),
         };
         let digest = ring::digest::digest(&ring::digest::SHA256, proof.as_bytes());
-        let short: String = digest.as_ref()[..6].iter().map(|b| format!("{b:02x}")).collect();
+        let short: String = digest.as_ref()[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         format!("{}/{}#{short}", self.tenant, self.client_id)
     }
 
     /// The token endpoint.
     pub fn token_url(&self) -> String {
-        format!("{}/{}/oauth2/v2.0/token", self.authority.trim_end_matches('/'), self.tenant)
+        format!(
+            "{}/{}/oauth2/v2.0/token",
+            self.authority.trim_end_matches('/'),
+            self.tenant
+        )
     }
 }
 
@@ -109,7 +116,8 @@ pub async fn resolve(
 ) -> Result<Credential, ProviderError> {
     match identity::identity(client, namespace, identity_ref).await? {
         Identity::Secret(secret) => {
-            let [tenant, client_id, secret_value] = secret.require([TENANT_KEY, CLIENT_KEY, SECRET_KEY])?;
+            let [tenant, client_id, secret_value] =
+                secret.require([TENANT_KEY, CLIENT_KEY, SECRET_KEY])?;
             Ok(Credential {
                 tenant: tenant.trim().to_string(),
                 client_id: client_id.trim().to_string(),
@@ -122,13 +130,22 @@ pub async fn resolve(
             })
         }
         Identity::Controller => {
-            let var = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-            let (Some(tenant), Some(client_id)) = (var("AZURE_TENANT_ID"), var("AZURE_CLIENT_ID")) else {
+            let var = |k: &str| {
+                std::env::var(k)
+                    .ok()
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+            };
+            let (Some(tenant), Some(client_id)) = (var("AZURE_TENANT_ID"), var("AZURE_CLIENT_ID"))
+            else {
                 return Err(unauthorized(
                     "no Azure credentials: set spec.identityRef to a Secret holding tenantID, clientID and clientSecret, or give the controller AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE",
                 ));
             };
-            let proof = match (var("AZURE_CLIENT_SECRET"), var("AZURE_FEDERATED_TOKEN_FILE")) {
+            let proof = match (
+                var("AZURE_CLIENT_SECRET"),
+                var("AZURE_FEDERATED_TOKEN_FILE"),
+            ) {
                 (Some(s), _) => Proof::Secret(s),
                 (None, Some(f)) => Proof::FederatedTokenFile(PathBuf::from(f)),
                 (None, None) => {
@@ -158,7 +175,9 @@ pub struct AccessToken {
 
 impl std::fmt::Debug for AccessToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccessToken").field("expires_at", &self.expires_at).finish_non_exhaustive()
+        f.debug_struct("AccessToken")
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
     }
 }
 
@@ -228,7 +247,11 @@ impl Tokens {
     ///
     /// # Errors
     /// As [`Tokens::get`].
-    pub async fn exchange(&self, scope: &str, now: jiff::Timestamp) -> Result<AccessToken, ProviderError> {
+    pub async fn exchange(
+        &self,
+        scope: &str,
+        now: jiff::Timestamp,
+    ) -> Result<AccessToken, ProviderError> {
         let c = &self.credential;
         let mut form: Vec<(&str, String)> = vec![
             ("grant_type", "client_credentials".into()),
@@ -239,16 +262,25 @@ impl Tokens {
             Proof::Secret(s) => form.push(("client_secret", s.clone())),
             Proof::FederatedTokenFile(path) => {
                 let assertion = tokio::fs::read_to_string(path).await.map_err(|e| {
-                    unauthorized(format!("the federated token file {} cannot be read: {e}", path.display()))
+                    unauthorized(format!(
+                        "the federated token file {} cannot be read: {e}",
+                        path.display()
+                    ))
                 })?;
-                form.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
+                ));
                 form.push(("client_assertion", assertion.trim().to_string()));
             }
         }
         let body = form
             .iter()
             .map(|(k, v)| {
-                let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+                let enc = |s: &str| {
+                    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+                        .to_string()
+                };
                 format!("{}={}", enc(k), enc(v))
             })
             .collect::<Vec<_>>()
@@ -262,14 +294,25 @@ impl Tokens {
             .timeout(Duration::from_secs(30))
             .send()
             .await
-            .map_err(|e| ProviderError::cloud("token", format!("could not reach Microsoft Entra ID at {url}: {}", e.without_url())))?;
+            .map_err(|e| {
+                ProviderError::cloud(
+                    "token",
+                    format!(
+                        "could not reach Microsoft Entra ID at {url}: {}",
+                        e.without_url()
+                    ),
+                )
+            })?;
         let status = response.status();
         let bytes = response
             .bytes()
             .await
             .map_err(|e| ProviderError::cloud("token", format!("Entra's answer was cut: {e}")))?;
         if status.is_server_error() {
-            return Err(ProviderError::cloud("token", format!("Microsoft Entra ID answered {status}")));
+            return Err(ProviderError::cloud(
+                "token",
+                format!("Microsoft Entra ID answered {status}"),
+            ));
         }
         if !status.is_success() {
             let refusal: Refusal = serde_json::from_slice(&bytes).unwrap_or_default();
@@ -282,8 +325,9 @@ impl Tokens {
                 .to_string(),
             ));
         }
-        let answer: Answer = serde_json::from_slice(&bytes)
-            .map_err(|e| ProviderError::cloud("token", format!("Entra's answer is not a token: {e}")))?;
+        let answer: Answer = serde_json::from_slice(&bytes).map_err(|e| {
+            ProviderError::cloud("token", format!("Entra's answer is not a token: {e}"))
+        })?;
         // Entra sends expires_in as a number (v2) or a string (v1).
         let secs = match &answer.expires_in {
             Some(serde_json::Value::Number(n)) => n.as_u64(),
@@ -322,16 +366,26 @@ mod tests {
             authority: DEFAULT_AUTHORITY.into(),
         };
         assert!(!format!("{c:?}").contains("hunter2"));
-        let rotated = Credential { proof: Proof::Secret("hunter3".into()), ..c.clone() };
+        let rotated = Credential {
+            proof: Proof::Secret("hunter3".into()),
+            ..c.clone()
+        };
         assert_ne!(c.cache_id(), rotated.cache_id());
-        assert_eq!(c.token_url(), "https://login.microsoftonline.com/t/oauth2/v2.0/token");
+        assert_eq!(
+            c.token_url(),
+            "https://login.microsoftonline.com/t/oauth2/v2.0/token"
+        );
     }
 
     #[test]
     fn a_jwts_expiry_is_read_from_its_claims() {
         use base64::Engine as _;
-        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"exp":1900000000}"#);
-        assert_eq!(jwt_expiry(&format!("e30.{claims}.sig")).map(|t| t.as_second()), Some(1_900_000_000));
+        let claims =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"exp":1900000000}"#);
+        assert_eq!(
+            jwt_expiry(&format!("e30.{claims}.sig")).map(|t| t.as_second()),
+            Some(1_900_000_000)
+        );
         assert_eq!(jwt_expiry("opaque"), None);
     }
 }

@@ -7,7 +7,12 @@ use std::time::Duration;
 use provider_runtime::CloudError;
 
 /// Classifies an ARM error answer (pure; the unit tests use it).
-pub fn classify(status: u16, code: &str, message: &str, retry_after: Option<Duration>) -> CloudError {
+pub fn classify(
+    status: u16,
+    code: &str,
+    message: &str,
+    retry_after: Option<Duration>,
+) -> CloudError {
     let said = if code.is_empty() {
         message.to_string()
     } else {
@@ -21,9 +26,17 @@ pub fn classify(status: u16, code: &str, message: &str, retry_after: Option<Dura
         },
         // Another operation runs on the resource, a stale ETag (read again), a group still
         // being deleted, a subnet still used by a cluster: wait and retry.
-        (409, "OperationNotAllowed" | "AnotherOperationInProgress" | "ResourceGroupBeingDeleted" | "Conflict")
+        (
+            409,
+            "OperationNotAllowed"
+            | "AnotherOperationInProgress"
+            | "ResourceGroupBeingDeleted"
+            | "Conflict",
+        )
         | (412, _)
-        | (400, "InUseSubnetCannotBeDeleted" | "AnotherOperationInProgress") => CloudError::InUse(said),
+        | (400, "InUseSubnetCannotBeDeleted" | "AnotherOperationInProgress") => {
+            CloudError::InUse(said)
+        }
         (_, "QuotaExceeded" | "InsufficientVCPUQuota" | "ErrCode_InsufficientVCPUQuota") => {
             CloudError::Quota(said)
         }
@@ -46,16 +59,37 @@ mod tests {
 
     #[test]
     fn arm_answers_map_to_what_the_reconciler_does_next() {
-        assert!(matches!(classify(404, "ResourceNotFound", "gone", None), CloudError::NotFound(_)));
-        assert!(matches!(classify(409, "OperationNotAllowed", "busy", None), CloudError::InUse(_)));
-        assert!(matches!(classify(412, "PreconditionFailed", "stale", None), CloudError::InUse(_)));
+        assert!(matches!(
+            classify(404, "ResourceNotFound", "gone", None),
+            CloudError::NotFound(_)
+        ));
+        assert!(matches!(
+            classify(409, "OperationNotAllowed", "busy", None),
+            CloudError::InUse(_)
+        ));
+        assert!(matches!(
+            classify(412, "PreconditionFailed", "stale", None),
+            CloudError::InUse(_)
+        ));
         assert!(matches!(
             classify(429, "TooManyRequests", "slow", Some(Duration::from_secs(3))),
-            CloudError::Throttled { retry_after: Some(_), .. }
+            CloudError::Throttled {
+                retry_after: Some(_),
+                ..
+            }
         ));
-        assert!(matches!(classify(400, "QuotaExceeded", "cores", None), CloudError::Quota(_)));
-        assert!(matches!(classify(401, "InvalidAuthenticationToken", "who", None), CloudError::Unauthorized(_)));
-        assert!(matches!(classify(503, "", "down", None), CloudError::Transient(_)));
+        assert!(matches!(
+            classify(400, "QuotaExceeded", "cores", None),
+            CloudError::Quota(_)
+        ));
+        assert!(matches!(
+            classify(401, "InvalidAuthenticationToken", "who", None),
+            CloudError::Unauthorized(_)
+        ));
+        assert!(matches!(
+            classify(503, "", "down", None),
+            CloudError::Transient(_)
+        ));
         let invalid = classify(400, "InvalidDnsPrefix", "bad prefix", None);
         assert!(matches!(&invalid, CloudError::Invalid { code, .. } if code == "InvalidDnsPrefix"));
         assert_eq!(invalid.to_string(), "InvalidDnsPrefix: bad prefix");

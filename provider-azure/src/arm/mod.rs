@@ -92,7 +92,12 @@ impl From<Failure> for ProviderError {
 
 impl Arm {
     /// ARM at `endpoint` for `subscription`, authenticating with `tokens`.
-    pub fn new(http: reqwest::Client, endpoint: &str, subscription: &str, tokens: Arc<Tokens>) -> Self {
+    pub fn new(
+        http: reqwest::Client,
+        endpoint: &str,
+        subscription: &str,
+        tokens: Arc<Tokens>,
+    ) -> Self {
         Self {
             http,
             endpoint: endpoint.trim_end_matches('/').to_string(),
@@ -113,7 +118,10 @@ impl Arm {
 
     /// `/subscriptions/<sub>/resourceGroups/<group>`.
     pub fn group_path(&self, group: &str) -> String {
-        format!("/subscriptions/{}/resourceGroups/{group}", self.subscription)
+        format!(
+            "/subscriptions/{}/resourceGroups/{group}",
+            self.subscription
+        )
     }
 
     /// `path` relative to the endpoint when it is a URL on it; `None` for any other host (a
@@ -159,18 +167,28 @@ impl Arm {
     ///
     /// # Errors
     /// The classified failure; `Invalid` for a URL off the endpoint.
-    pub async fn follow(&self, calls: &CloudCalls, operation: &'static str, url: &str) -> Result<Answer, Failure> {
+    pub async fn follow(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        url: &str,
+    ) -> Result<Answer, Failure> {
         let Some(path) = self.relative(url) else {
             return Err(Failure {
                 error: CloudError::Invalid {
                     code: "UnexpectedUrl".into(),
-                    message: format!("ARM handed out a URL off its endpoint {}: not followed", self.endpoint),
+                    message: format!(
+                        "ARM handed out a URL off its endpoint {}: not followed",
+                        self.endpoint
+                    ),
                 },
                 code: "UnexpectedUrl".into(),
                 status: 0,
             });
         };
-        let result = self.send(Method::GET, &format!("{}{path}", self.endpoint), None, None).await;
+        let result = self
+            .send(Method::GET, &format!("{}{path}", self.endpoint), None, None)
+            .await;
         calls.record(
             "arm",
             operation,
@@ -182,7 +200,13 @@ impl Arm {
         result
     }
 
-    async fn send(&self, method: Method, url: &str, body: Option<&Value>, if_match: Option<&str>) -> Result<Answer, Failure> {
+    async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        if_match: Option<&str>,
+    ) -> Result<Answer, Failure> {
         let token = self
             .tokens
             .get(credentials::ARM_SCOPE)
@@ -197,13 +221,18 @@ impl Arm {
             })?;
         let mut request = self.http.request(method, url).bearer_auth(&token.token);
         if let Some(b) = body {
-            request = request.header("content-type", "application/json").body(b.to_string());
+            request = request
+                .header("content-type", "application/json")
+                .body(b.to_string());
         }
         if let Some(e) = if_match {
             request = request.header("if-match", e);
         }
         let response = request.send().await.map_err(|e| Failure {
-            error: CloudError::Transient(format!("could not reach Azure Resource Manager: {}", e.without_url())),
+            error: CloudError::Transient(format!(
+                "could not reach Azure Resource Manager: {}",
+                e.without_url()
+            )),
             code: String::new(),
             status: 0,
         })?;
@@ -215,7 +244,9 @@ impl Arm {
                 .and_then(|v| v.to_str().ok())
                 .map(String::from)
         };
-        let retry_after = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs);
+        let retry_after = header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let async_operation = header("azure-asyncoperation").and_then(|u| self.relative(&u));
         let location = header("location").and_then(|u| self.relative(&u));
         let text = response.text().await.map_err(|e| Failure {
@@ -236,7 +267,10 @@ impl Arm {
                 location,
             });
         }
-        let code = body["error"]["code"].as_str().unwrap_or_default().to_string();
+        let code = body["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let message = body["error"]["message"]
             .as_str()
             .map(String::from)
@@ -252,8 +286,17 @@ impl Arm {
     ///
     /// # Errors
     /// The classified failure.
-    pub async fn get(&self, calls: &CloudCalls, operation: &'static str, path: &str, api_version: &str) -> Result<Option<Value>, Failure> {
-        match self.call(calls, operation, Method::GET, path, api_version, None, None).await {
+    pub async fn get(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        path: &str,
+        api_version: &str,
+    ) -> Result<Option<Value>, Failure> {
+        match self
+            .call(calls, operation, Method::GET, path, api_version, None, None)
+            .await
+        {
             Ok(a) => Ok(Some(a.body)),
             Err(f) if f.error.is_not_found() => Ok(None),
             Err(f) => Err(f),
@@ -264,12 +307,24 @@ impl Arm {
     ///
     /// # Errors
     /// The classified failure.
-    pub async fn list(&self, calls: &CloudCalls, operation: &'static str, path: &str, api_version: &str) -> Result<Vec<Value>, Failure> {
-        let mut page = self.call(calls, operation, Method::GET, path, api_version, None, None).await?;
+    pub async fn list(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        path: &str,
+        api_version: &str,
+    ) -> Result<Vec<Value>, Failure> {
+        let mut page = self
+            .call(calls, operation, Method::GET, path, api_version, None, None)
+            .await?;
         let mut items = Vec::new();
         for _ in 0..1000 {
             items.extend(page.body["value"].as_array().cloned().unwrap_or_default());
-            let Some(next) = page.body["nextLink"].as_str().filter(|n| !n.is_empty()).map(String::from) else {
+            let Some(next) = page.body["nextLink"]
+                .as_str()
+                .filter(|n| !n.is_empty())
+                .map(String::from)
+            else {
                 return Ok(items);
             };
             page = self.follow(calls, operation, &next).await?;
@@ -282,7 +337,11 @@ impl Arm {
     ///
     /// # Errors
     /// The classified failure.
-    pub async fn operation_state(&self, calls: &CloudCalls, path: &str) -> Result<Option<OperationState>, ProviderError> {
+    pub async fn operation_state(
+        &self,
+        calls: &CloudCalls,
+        path: &str,
+    ) -> Result<Option<OperationState>, ProviderError> {
         match self.follow(calls, "Operations_Get", path).await {
             Ok(a) => Ok(Some(operation_state(&a.body))),
             Err(f) if f.error.is_not_found() => Ok(None),
@@ -302,7 +361,13 @@ pub fn operation_state(body: &Value) -> OperationState {
                 (None, Some(m)) => m.to_string(),
                 _ => "no message given".into(),
             };
-            OperationState::Failed(format!("{} ({message})", body["status"].as_str().unwrap_or("Failed").to_ascii_lowercase()))
+            OperationState::Failed(format!(
+                "{} ({message})",
+                body["status"]
+                    .as_str()
+                    .unwrap_or("Failed")
+                    .to_ascii_lowercase()
+            ))
         }
         _ => OperationState::Running,
     }
@@ -311,7 +376,10 @@ pub fn operation_state(body: &Value) -> OperationState {
 /// The operation to track after a PUT or DELETE: its `Azure-AsyncOperation`, else its
 /// `Location`.
 pub fn tracked(answer: &Answer) -> Option<String> {
-    answer.async_operation.clone().or_else(|| answer.location.clone())
+    answer
+        .async_operation
+        .clone()
+        .or_else(|| answer.location.clone())
 }
 
 #[cfg(test)]
@@ -321,10 +389,18 @@ mod tests {
 
     #[test]
     fn operation_status_resources_read_as_the_kernel_tracks_them() {
-        assert_eq!(operation_state(&json!({"status": "InProgress"})), OperationState::Running);
-        assert_eq!(operation_state(&json!({"status": "Succeeded"})), OperationState::Succeeded);
         assert_eq!(
-            operation_state(&json!({"status": "Failed", "error": {"code": "QuotaExceeded", "message": "cores"}})),
+            operation_state(&json!({"status": "InProgress"})),
+            OperationState::Running
+        );
+        assert_eq!(
+            operation_state(&json!({"status": "Succeeded"})),
+            OperationState::Succeeded
+        );
+        assert_eq!(
+            operation_state(
+                &json!({"status": "Failed", "error": {"code": "QuotaExceeded", "message": "cores"}})
+            ),
             OperationState::Failed("failed (QuotaExceeded: cores)".into())
         );
     }

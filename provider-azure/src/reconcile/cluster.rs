@@ -102,7 +102,11 @@ fn parse_cidr(field: &str, text: &str) -> Result<(u32, u8), String> {
     if prefix > 32 {
         return Err(bad());
     }
-    let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix) };
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - prefix)
+    };
     if u32::from(ip) & !mask != 0 {
         return Err(format!("{field} {text} has host bits set"));
     }
@@ -123,7 +127,9 @@ pub fn network_mode(spec: &AKSClusterSpec) -> Result<NetworkMode<CreatedNetwork>
             ));
         }
         if let Some(vnet) = &network.id
-            && !network.subnet_ids[0].to_ascii_lowercase().starts_with(&format!("{}/subnets/", vnet.to_ascii_lowercase()))
+            && !network.subnet_ids[0]
+                .to_ascii_lowercase()
+                .starts_with(&format!("{}/subnets/", vnet.to_ascii_lowercase()))
         {
             return Err(format!(
                 "the subnet {} (spec.network.subnetIDs) is not in the virtual network {vnet} (spec.network.id)",
@@ -132,10 +138,14 @@ pub fn network_mode(spec: &AKSClusterSpec) -> Result<NetworkMode<CreatedNetwork>
         }
         return Ok(NetworkMode::Brought);
     }
-    let vnet = network.cidr_block.unwrap_or_else(|| DEFAULT_VNET_CIDR.into());
+    let vnet = network
+        .cidr_block
+        .unwrap_or_else(|| DEFAULT_VNET_CIDR.into());
     let (base, prefix) = parse_cidr("spec.network.cidrBlock", &vnet)?;
     if !(8..=24).contains(&prefix) {
-        return Err(format!("spec.network.cidrBlock {vnet} must be from /8 to /24"));
+        return Err(format!(
+            "spec.network.cidrBlock {vnet} must be from /8 to /24"
+        ));
     }
     let subnet_prefix = prefix.max(16);
     let subnet = format!("{}/{subnet_prefix}", std::net::Ipv4Addr::from(base));
@@ -150,7 +160,10 @@ pub struct Network {
 }
 
 fn vnet_name(owner: &Owner) -> String {
-    format!("{}-vnet", naming::derive_cloud_name(owner.namespace(), owner.cluster(), &BASE_NAME))
+    format!(
+        "{}-vnet",
+        naming::derive_cloud_name(owner.namespace(), owner.cluster(), &BASE_NAME)
+    )
 }
 
 /// One build or tear-down pass over a created network.
@@ -167,7 +180,11 @@ impl NetworkScope<'_> {
     }
 
     fn vnet_path(&self) -> String {
-        format!("{}/providers/Microsoft.Network/virtualNetworks/{}", self.group_path(), self.vnet)
+        format!(
+            "{}/providers/Microsoft.Network/virtualNetworks/{}",
+            self.group_path(),
+            self.vnet
+        )
     }
 
     fn tags(&self) -> Value {
@@ -206,24 +223,47 @@ impl Service for NetworkService {
 }
 
 impl Builds<NetworkScope<'_>, Built> for NetworkService {
-    async fn reconcile(self, s: &NetworkScope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
+    async fn reconcile(
+        self,
+        s: &NetworkScope<'_>,
+        built: &mut Built,
+    ) -> Result<Progress, ProviderError> {
         let n = s.net;
         let Some(plan) = s.plan else {
             return Ok(Progress::Blocked("no network to build".into()));
         };
         match self {
             NetworkService::ResourceGroup => {
-                let found = n.arm.get(&n.calls, "ResourceGroups_Get", &s.group_path(), arm::RESOURCES).await?;
+                let found = n
+                    .arm
+                    .get(
+                        &n.calls,
+                        "ResourceGroups_Get",
+                        &s.group_path(),
+                        arm::RESOURCES,
+                    )
+                    .await?;
                 if let Some(g) = found {
                     if g["properties"]["provisioningState"] == "Deleting" {
-                        return Ok(Progress::waiting(format!("the resource group {} is being deleted", n.infra.resource_group)));
+                        return Ok(Progress::waiting(format!(
+                            "the resource group {} is being deleted",
+                            n.infra.resource_group
+                        )));
                     }
                     built.group_ours = s.owner.owns(&tags_of(&g));
                     built.group = true;
                     return Ok(Progress::Ready);
                 }
                 n.arm
-                    .call(&n.calls, "ResourceGroups_CreateOrUpdate", Method::PUT, &s.group_path(), arm::RESOURCES, Some(&json!({ "location": n.infra.location, "tags": s.tags() })), None)
+                    .call(
+                        &n.calls,
+                        "ResourceGroups_CreateOrUpdate",
+                        Method::PUT,
+                        &s.group_path(),
+                        arm::RESOURCES,
+                        Some(&json!({ "location": n.infra.location, "tags": s.tags() })),
+                        None,
+                    )
                     .await?;
                 built.group_ours = true;
                 built.group = true;
@@ -233,14 +273,25 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                 if !built.group {
                     return Ok(Progress::Blocked("waiting for the resource group".into()));
                 }
-                let found = n.arm.get(&n.calls, "VirtualNetworks_Get", &s.vnet_path(), arm::NETWORK).await?;
+                let found = n
+                    .arm
+                    .get(
+                        &n.calls,
+                        "VirtualNetworks_Get",
+                        &s.vnet_path(),
+                        arm::NETWORK,
+                    )
+                    .await?;
                 if let Some(v) = found {
                     match s.owner.decide(&tags_of(&v), false) {
                         Ownership::Ours => {}
                         Ownership::Adopt | Ownership::Conflict(_) => {
                             return Err(ProviderError::terminal(
                                 Reason::NameConflict,
-                                format!("the virtual network {} already exists in resource group {} and was not created for this cluster; nothing was changed. Delete or rename it, or bring the network by id instead (spec.network.subnetIDs)", s.vnet, n.infra.resource_group),
+                                format!(
+                                    "the virtual network {} already exists in resource group {} and was not created for this cluster; nothing was changed. Delete or rename it, or bring the network by id instead (spec.network.subnetIDs)",
+                                    s.vnet, n.infra.resource_group
+                                ),
                             ));
                         }
                     }
@@ -250,11 +301,20 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                         .flatten()
                         .find(|x| x["name"] == SUBNET);
                     built.subnet_id = subnet.and_then(|x| x["id"].as_str()).map(String::from);
-                    built.subnet_cidr = subnet.and_then(|x| x["properties"]["addressPrefix"].as_str()).map(String::from);
+                    built.subnet_cidr = subnet
+                        .and_then(|x| x["properties"]["addressPrefix"].as_str())
+                        .map(String::from);
                     return Ok(match v["properties"]["provisioningState"].as_str() {
                         Some("Succeeded") if built.subnet_id.is_some() => Progress::Ready,
-                        Some("Succeeded") => Progress::Blocked(format!("the virtual network {} has no subnet {SUBNET}", s.vnet)),
-                        state => Progress::waiting(format!("the virtual network {} is {}", s.vnet, state.unwrap_or("being made"))),
+                        Some("Succeeded") => Progress::Blocked(format!(
+                            "the virtual network {} has no subnet {SUBNET}",
+                            s.vnet
+                        )),
+                        state => Progress::waiting(format!(
+                            "the virtual network {} is {}",
+                            s.vnet,
+                            state.unwrap_or("being made")
+                        )),
                     });
                 }
                 let body = json!({
@@ -265,9 +325,26 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                         "subnets": [{ "name": SUBNET, "properties": { "addressPrefix": plan.subnet } }],
                     }
                 });
-                match n.arm.call(&n.calls, "VirtualNetworks_CreateOrUpdate", Method::PUT, &s.vnet_path(), arm::NETWORK, Some(&body), None).await {
-                    Ok(_) => Ok(Progress::creating(format!("creating the virtual network {}", s.vnet))),
-                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Progress::waiting(format!("the virtual network {} is being changed", s.vnet))),
+                match n
+                    .arm
+                    .call(
+                        &n.calls,
+                        "VirtualNetworks_CreateOrUpdate",
+                        Method::PUT,
+                        &s.vnet_path(),
+                        arm::NETWORK,
+                        Some(&body),
+                        None,
+                    )
+                    .await
+                {
+                    Ok(_) => Ok(Progress::creating(format!(
+                        "creating the virtual network {}",
+                        s.vnet
+                    ))),
+                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Progress::waiting(
+                        format!("the virtual network {} is being changed", s.vnet),
+                    )),
                     Err(f) => Err(f.into()),
                 }
             }
@@ -281,19 +358,43 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
         let deleted = |result: Result<arm::Answer, arm::Failure>, what: String| match result {
             Ok(_) => Ok(Removal::deleting(format!("deleting the {what}"))),
             Err(f) if f.error.is_not_found() => Ok(Removal::Gone),
-            Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Removal::waiting(format!("the {what} is still in use: {}", f.error))),
+            Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Removal::waiting(format!(
+                "the {what} is still in use: {}",
+                f.error
+            ))),
             Err(f) => Err(f.into()),
         };
         match self {
             NetworkService::VirtualNetwork => {
-                let found = n.arm.get(&n.calls, "VirtualNetworks_Get", &s.vnet_path(), arm::NETWORK).await?;
+                let found = n
+                    .arm
+                    .get(
+                        &n.calls,
+                        "VirtualNetworks_Get",
+                        &s.vnet_path(),
+                        arm::NETWORK,
+                    )
+                    .await?;
                 match found {
                     Some(v) if s.owner.owns(&tags_of(&v)) => {
                         if v["properties"]["provisioningState"] == "Deleting" {
-                            return Ok(Removal::waiting(format!("the virtual network {} is being deleted", s.vnet)));
+                            return Ok(Removal::waiting(format!(
+                                "the virtual network {} is being deleted",
+                                s.vnet
+                            )));
                         }
                         deleted(
-                            n.arm.call(&n.calls, "VirtualNetworks_Delete", Method::DELETE, &s.vnet_path(), arm::NETWORK, None, None).await,
+                            n.arm
+                                .call(
+                                    &n.calls,
+                                    "VirtualNetworks_Delete",
+                                    Method::DELETE,
+                                    &s.vnet_path(),
+                                    arm::NETWORK,
+                                    None,
+                                    None,
+                                )
+                                .await,
                             format!("virtual network {}", s.vnet),
                         )
                     }
@@ -301,16 +402,35 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
                 }
             }
             NetworkService::ResourceGroup => {
-                let found = n.arm.get(&n.calls, "ResourceGroups_Get", &s.group_path(), arm::RESOURCES).await?;
+                let found = n
+                    .arm
+                    .get(
+                        &n.calls,
+                        "ResourceGroups_Get",
+                        &s.group_path(),
+                        arm::RESOURCES,
+                    )
+                    .await?;
                 let Some(g) = found.filter(|g| s.owner.owns(&tags_of(g))) else {
                     return Ok(Removal::Gone);
                 };
                 if g["properties"]["provisioningState"] == "Deleting" {
-                    return Ok(Removal::waiting(format!("the resource group {} is being deleted", n.infra.resource_group)));
+                    return Ok(Removal::waiting(format!(
+                        "the resource group {} is being deleted",
+                        n.infra.resource_group
+                    )));
                 }
                 let clusters = n
                     .arm
-                    .list(&n.calls, "ManagedClusters_ListByResourceGroup", &format!("{}/providers/Microsoft.ContainerService/managedClusters", s.group_path()), arm::CONTAINER)
+                    .list(
+                        &n.calls,
+                        "ManagedClusters_ListByResourceGroup",
+                        &format!(
+                            "{}/providers/Microsoft.ContainerService/managedClusters",
+                            s.group_path()
+                        ),
+                        arm::CONTAINER,
+                    )
                     .await?;
                 if let Some(c) = clusters.first() {
                     return Ok(Removal::waiting(format!(
@@ -320,7 +440,17 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
                     )));
                 }
                 deleted(
-                    n.arm.call(&n.calls, "ResourceGroups_Delete", Method::DELETE, &s.group_path(), arm::RESOURCES, None, None).await,
+                    n.arm
+                        .call(
+                            &n.calls,
+                            "ResourceGroups_Delete",
+                            Method::DELETE,
+                            &s.group_path(),
+                            arm::RESOURCES,
+                            None,
+                            None,
+                        )
+                        .await,
                     format!("resource group {}", n.infra.resource_group),
                 )
             }
@@ -343,15 +473,44 @@ impl InfraClusterCloud for AksInfraCluster {
         network_mode(&obj.spec)
     }
 
-    async fn connect(&self, obj: &AKSCluster, client: &kube::Client, calls: &CloudCalls) -> Result<Network, ProviderError> {
+    async fn connect(
+        &self,
+        obj: &AKSCluster,
+        client: &kube::Client,
+        calls: &CloudCalls,
+    ) -> Result<Network, ProviderError> {
         let infra = Infra::from_spec(&obj.spec);
-        let arm = scope::arm_for(&self.shared, client, &obj.namespace().unwrap_or_default(), &infra).await?;
-        Ok(Network { arm, calls: calls.clone(), infra })
+        let arm = scope::arm_for(
+            &self.shared,
+            client,
+            &obj.namespace().unwrap_or_default(),
+            &infra,
+        )
+        .await?;
+        Ok(Network {
+            arm,
+            calls: calls.clone(),
+            infra,
+        })
     }
 
-    async fn observe_brought(&self, _obj: &AKSCluster, n: &Network) -> NetworkReport<AKSNetworkStatus> {
-        let invalid = |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
-        match n.arm.get(&n.calls, "ResourceGroups_Get", &n.arm.group_path(&n.infra.resource_group), arm::RESOURCES).await {
+    async fn observe_brought(
+        &self,
+        _obj: &AKSCluster,
+        n: &Network,
+    ) -> NetworkReport<AKSNetworkStatus> {
+        let invalid =
+            |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
+        match n
+            .arm
+            .get(
+                &n.calls,
+                "ResourceGroups_Get",
+                &n.arm.group_path(&n.infra.resource_group),
+                arm::RESOURCES,
+            )
+            .await
+        {
             Err(f) => return NetworkReport::failed(f.into()),
             Ok(None) => {
                 return invalid(format!(
@@ -362,35 +521,66 @@ impl InfraClusterCloud for AksInfraCluster {
             }
             Ok(Some(_)) => {}
         }
-        let subnet = match n.arm.get(&n.calls, "Subnets_Get", &n.infra.subnet, arm::NETWORK).await {
+        let subnet = match n
+            .arm
+            .get(&n.calls, "Subnets_Get", &n.infra.subnet, arm::NETWORK)
+            .await
+        {
             Err(f) if matches!(f.error, CloudError::Invalid { .. }) => {
-                return invalid(format!("the subnet {} (spec.network.subnetIDs) cannot be read: {}", n.infra.subnet, f.error));
+                return invalid(format!(
+                    "the subnet {} (spec.network.subnetIDs) cannot be read: {}",
+                    n.infra.subnet, f.error
+                ));
             }
             Err(f) => return NetworkReport::failed(f.into()),
-            Ok(None) => return invalid(format!("the subnet {} (spec.network.subnetIDs) does not exist", n.infra.subnet)),
+            Ok(None) => {
+                return invalid(format!(
+                    "the subnet {} (spec.network.subnetIDs) does not exist",
+                    n.infra.subnet
+                ));
+            }
             Ok(Some(s)) => s,
         };
-        let vnet = n.infra.subnet.rsplit_once("/subnets/").map(|(v, _)| v.to_string());
+        let vnet = n
+            .infra
+            .subnet
+            .rsplit_once("/subnets/")
+            .map(|(v, _)| v.to_string());
         let status = AKSNetworkStatus {
             resource_group: Some(n.infra.resource_group.clone()),
             resource_group_managed: false,
             virtual_network: vnet.clone(),
             subnet: Some(n.infra.subnet.clone()),
-            cidr_block: subnet["properties"]["addressPrefix"].as_str().map(String::from),
+            cidr_block: subnet["properties"]["addressPrefix"]
+                .as_str()
+                .map(String::from),
             zones: n.infra.zones.clone(),
             managed: false,
         };
         let message = format!(
             "using the brought subnet {} of {} in zones {}",
             super::last_segment(&n.infra.subnet),
-            vnet.as_deref().map_or("its virtual network", super::last_segment),
+            vnet.as_deref()
+                .map_or("its virtual network", super::last_segment),
             n.infra.zones.join(", ")
         );
         NetworkReport::ready(status, message, self.shared.rest_interval)
     }
 
-    async fn build(&self, _obj: &AKSCluster, _ctx: &PassContext, net: &Network, owner: Owner, plan: CreatedNetwork) -> Result<NetworkReport<AKSNetworkStatus>, ProviderError> {
-        let scope = NetworkScope { net, owner: &owner, vnet: vnet_name(&owner), plan: Some(&plan) };
+    async fn build(
+        &self,
+        _obj: &AKSCluster,
+        _ctx: &PassContext,
+        net: &Network,
+        owner: Owner,
+        plan: CreatedNetwork,
+    ) -> Result<NetworkReport<AKSNetworkStatus>, ProviderError> {
+        let scope = NetworkScope {
+            net,
+            owner: &owner,
+            vnet: vnet_name(&owner),
+            plan: Some(&plan),
+        };
         let walk = walker::build::<NetworkService, _, Built>(&scope).await;
         let status = AKSNetworkStatus {
             resource_group: Some(net.infra.resource_group.clone()),
@@ -419,8 +609,18 @@ impl InfraClusterCloud for AksInfraCluster {
         })
     }
 
-    async fn tear_down(&self, _obj: &AKSCluster, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
-        let scope = NetworkScope { net, owner: &owner, vnet: vnet_name(&owner), plan: None };
+    async fn tear_down(
+        &self,
+        _obj: &AKSCluster,
+        net: &Network,
+        owner: Owner,
+    ) -> Result<Cleanup, ProviderError> {
+        let scope = NetworkScope {
+            net,
+            owner: &owner,
+            vnet: vnet_name(&owner),
+            plan: None,
+        };
         let removal = walker::tear_down::<NetworkService, _>(&scope).await?;
         Ok(removal.cleanup(self.timing()))
     }
@@ -433,8 +633,16 @@ impl InfraClusterCloud for AksInfraCluster {
         network.zones.iter().map(String::as_str).collect()
     }
 
-    fn status(&self, common: InfraClusterStatusCommon, network: Option<AKSNetworkStatus>) -> AKSClusterStatus {
-        AKSClusterStatus { common, network, ..AKSClusterStatus::default() }
+    fn status(
+        &self,
+        common: InfraClusterStatusCommon,
+        network: Option<AKSNetworkStatus>,
+    ) -> AKSClusterStatus {
+        AKSClusterStatus {
+            common,
+            network,
+            ..AKSClusterStatus::default()
+        }
     }
 }
 
@@ -453,8 +661,16 @@ mod tests {
 
     fn spec(network: Option<NetworkSpec>) -> AKSClusterSpec {
         AKSClusterSpec {
-            common: ClusterSpecCommon { region: "eastus".into(), network, ..ClusterSpecCommon::default() },
-            aks: AKSClusterOptions { subscription_id: "00000000-0000-0000-0000-000000000000".into(), resource_group: "rg".into(), zones: vec![] },
+            common: ClusterSpecCommon {
+                region: "eastus".into(),
+                network,
+                ..ClusterSpecCommon::default()
+            },
+            aks: AKSClusterOptions {
+                subscription_id: "00000000-0000-0000-0000-000000000000".into(),
+                resource_group: "rg".into(),
+                zones: vec![],
+            },
         }
     }
 
@@ -462,22 +678,48 @@ mod tests {
     fn no_network_means_a_created_one_whose_subnet_is_the_first_slash_16() {
         assert_eq!(
             network_mode(&spec(None)),
-            Ok(NetworkMode::Create(CreatedNetwork { vnet: DEFAULT_VNET_CIDR.into(), subnet: "10.224.0.0/16".into() }))
+            Ok(NetworkMode::Create(CreatedNetwork {
+                vnet: DEFAULT_VNET_CIDR.into(),
+                subnet: "10.224.0.0/16".into()
+            }))
         );
-        let small = network_mode(&spec(Some(NetworkSpec { cidr_block: Some("10.1.2.0/24".into()), ..NetworkSpec::default() })));
-        assert_eq!(small, Ok(NetworkMode::Create(CreatedNetwork { vnet: "10.1.2.0/24".into(), subnet: "10.1.2.0/24".into() })));
-        let bad = network_mode(&spec(Some(NetworkSpec { cidr_block: Some("10.1.2.3/16".into()), ..NetworkSpec::default() })));
+        let small = network_mode(&spec(Some(NetworkSpec {
+            cidr_block: Some("10.1.2.0/24".into()),
+            ..NetworkSpec::default()
+        })));
+        assert_eq!(
+            small,
+            Ok(NetworkMode::Create(CreatedNetwork {
+                vnet: "10.1.2.0/24".into(),
+                subnet: "10.1.2.0/24".into()
+            }))
+        );
+        let bad = network_mode(&spec(Some(NetworkSpec {
+            cidr_block: Some("10.1.2.3/16".into()),
+            ..NetworkSpec::default()
+        })));
         assert!(bad.unwrap_err().contains("host bits"));
     }
 
     #[test]
     fn a_brought_subnet_must_sit_in_the_brought_network() {
-        let vnet = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v";
+        let vnet =
+            "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v";
         let brought = |id: Option<&str>, subnet: &str| {
-            network_mode(&spec(Some(NetworkSpec { id: id.map(String::from), subnet_ids: vec![subnet.into()], ..NetworkSpec::default() })))
+            network_mode(&spec(Some(NetworkSpec {
+                id: id.map(String::from),
+                subnet_ids: vec![subnet.into()],
+                ..NetworkSpec::default()
+            })))
         };
-        assert_eq!(brought(Some(vnet), &format!("{vnet}/subnets/nodes")), Ok(NetworkMode::Brought));
-        assert_eq!(brought(None, &format!("{vnet}/subnets/nodes")), Ok(NetworkMode::Brought));
+        assert_eq!(
+            brought(Some(vnet), &format!("{vnet}/subnets/nodes")),
+            Ok(NetworkMode::Brought)
+        );
+        assert_eq!(
+            brought(None, &format!("{vnet}/subnets/nodes")),
+            Ok(NetworkMode::Brought)
+        );
         assert!(brought(Some(vnet), "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/other/subnets/nodes").is_err());
     }
 }

@@ -40,7 +40,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::{aks_version, tags_of};
-use crate::api::{AKSControlPlane, AKSControlPlaneObserved, AKSControlPlaneStatus, NetworkPlugin, NetworkPolicy, SkuTier};
+use crate::api::{
+    AKSControlPlane, AKSControlPlaneObserved, AKSControlPlaneStatus, NetworkPlugin, NetworkPolicy,
+    SkuTier,
+};
 use crate::arm::credentials::{AKS_SCOPE, AKS_SERVER_APP, jwt_expiry};
 use crate::arm::{self, Arm, Tokens};
 use crate::scope::{self, ClusterAccess, Infra, Shared};
@@ -189,9 +192,21 @@ fn observed(c: &Value) -> ObservedCluster {
         node_group: s(&p["nodeResourceGroup"]),
         full_version: s(&p["currentKubernetesVersion"]),
         sku: s(&c["sku"]["tier"]),
-        authorized: sorted(p["apiServerAccessProfile"]["authorizedIPRanges"].as_array().into_iter().flatten().map(s)),
+        authorized: sorted(
+            p["apiServerAccessProfile"]["authorizedIPRanges"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(s),
+        ),
         azure_rbac: p["aadProfile"]["enableAzureRBAC"] == true,
-        admin_groups: sorted(p["aadProfile"]["adminGroupObjectIDs"].as_array().into_iter().flatten().map(s)),
+        admin_groups: sorted(
+            p["aadProfile"]["adminGroupObjectIDs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(s),
+        ),
         local_disabled: p["disableLocalAccounts"] == true,
         oidc: p["oidcIssuerProfile"]["enabled"] == true,
         workload_identity: p["securityProfile"]["workloadIdentity"]["enabled"] == true,
@@ -244,7 +259,11 @@ fn desired(cp: &AKSControlPlane) -> Desired {
         admin_groups: sorted(cp.spec.aks.admin_group_object_ids.iter().cloned()),
         local_disabled: !cp.spec.aks.local_accounts,
         oidc: c.oidc_issuer.as_ref().is_some_and(|o| o.enabled),
-        kms_key: c.encryption.as_ref().map(|e| e.kms_key_id.clone()).unwrap_or_default(),
+        kms_key: c
+            .encryption
+            .as_ref()
+            .map(|e| e.kms_key_id.clone())
+            .unwrap_or_default(),
     }
 }
 
@@ -281,14 +300,20 @@ pub fn diff(o: &ObservedCluster, cp: &AKSControlPlane) -> CloudStep<Change> {
     if !matches!(pool.state.as_str(), "Succeeded" | "Canceled" | "Failed") {
         return CloudStep::Wait(format!("the System pool {SYSTEM_POOL} is {}", pool.state));
     }
-    let minor = |v: &str| KubeVersion::parse(&normalize(v)).ok().map(|k| k.without_patch());
+    let minor = |v: &str| {
+        KubeVersion::parse(&normalize(v))
+            .ok()
+            .map(|k| k.without_patch())
+    };
     if let (Some(p), Some(c)) = (minor(&pool.version), minor(&o.full_version))
         && p < c
     {
         return CloudStep::Change(Change::SystemPoolVersion(aks_version(&c)));
     }
     if pool.count != i64::from(cp.spec.aks.system_pool.count) {
-        return CloudStep::Change(Change::SystemPoolCount(i64::from(cp.spec.aks.system_pool.count)));
+        return CloudStep::Change(Change::SystemPoolCount(i64::from(
+            cp.spec.aks.system_pool.count,
+        )));
     }
     CloudStep::Nothing
 }
@@ -296,9 +321,15 @@ pub fn diff(o: &ObservedCluster, cp: &AKSControlPlane) -> CloudStep<Change> {
 impl Change {
     fn describe(&self, name: &str) -> String {
         match self {
-            Change::Settings(fields) => format!("changing the {} of AKS cluster {name}", fields.join(", ")),
-            Change::SystemPoolVersion(v) => format!("upgrading the System pool {SYSTEM_POOL} of AKS cluster {name} to {v}"),
-            Change::SystemPoolCount(n) => format!("resizing the System pool {SYSTEM_POOL} of AKS cluster {name} to {n} nodes"),
+            Change::Settings(fields) => {
+                format!("changing the {} of AKS cluster {name}", fields.join(", "))
+            }
+            Change::SystemPoolVersion(v) => {
+                format!("upgrading the System pool {SYSTEM_POOL} of AKS cluster {name} to {v}")
+            }
+            Change::SystemPoolCount(n) => {
+                format!("resizing the System pool {SYSTEM_POOL} of AKS cluster {name} to {n} nodes")
+            }
         }
     }
 }
@@ -335,7 +366,17 @@ fn put_body(raw: &Value) -> Value {
         body["identity"] = raw["identity"].clone();
     }
     if let Some(p) = body["properties"].as_object_mut() {
-        for f in ["agentPoolProfiles", "provisioningState", "powerState", "currentKubernetesVersion", "fqdn", "azurePortalFQDN", "privateFQDN", "maxAgentPools", "resourceUID"] {
+        for f in [
+            "agentPoolProfiles",
+            "provisioningState",
+            "powerState",
+            "currentKubernetesVersion",
+            "fqdn",
+            "azurePortalFQDN",
+            "privateFQDN",
+            "maxAgentPools",
+            "resourceUID",
+        ] {
             p.remove(f);
         }
     }
@@ -354,7 +395,9 @@ fn access_of(kubeconfig: &str) -> Option<(String, Option<Vec<u8>>)> {
     let v: Value = serde_saphyr::from_str(kubeconfig).ok()?;
     let cluster = &v["clusters"][0]["cluster"];
     let server = cluster["server"].as_str()?.to_string();
-    let ca = cluster["certificate-authority-data"].as_str().and_then(|d| STANDARD.decode(d.trim()).ok());
+    let ca = cluster["certificate-authority-data"]
+        .as_str()
+        .and_then(|d| STANDARD.decode(d.trim()).ok());
     Some((server, ca))
 }
 
@@ -375,7 +418,15 @@ impl AksControlPlane {
         }
         let answer = scope
             .arm
-            .call(&scope.calls, "ManagedClusters_ListClusterUserCredentials", Method::POST, &format!("{}/listClusterUserCredential", scope.path()), arm::CONTAINER, None, None)
+            .call(
+                &scope.calls,
+                "ManagedClusters_ListClusterUserCredentials",
+                Method::POST,
+                &format!("{}/listClusterUserCredential", scope.path()),
+                arm::CONTAINER,
+                None,
+                None,
+            )
             .await;
         let answer = match answer {
             Ok(a) => a,
@@ -389,7 +440,12 @@ impl AksControlPlane {
             .and_then(|v| STANDARD.decode(v).ok())
             .and_then(|b| String::from_utf8(b).ok())?;
         let (server, ca_pem) = access_of(&text)?;
-        let access = ClusterAccess { server, ca_pem, fqdn: fqdn.to_string(), read_at: std::time::Instant::now() };
+        let access = ClusterAccess {
+            server,
+            ca_pem,
+            fqdn: fqdn.to_string(),
+            read_at: std::time::Instant::now(),
+        };
         self.shared
             .access
             .lock()
@@ -416,7 +472,10 @@ impl TokenSource for AksTokens<'_> {
 
     async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
         let t = self.tokens.exchange(AKS_SCOPE, now).await?;
-        Ok(MintedToken { token: t.token, expires_at: t.expires_at })
+        Ok(MintedToken {
+            token: t.token,
+            expires_at: t.expires_at,
+        })
     }
 }
 
@@ -424,7 +483,13 @@ impl TokenSource for AksTokens<'_> {
 pub fn auth_plugin() -> ExecPlugin {
     let mut plugin = ExecPlugin::new(
         "kubelogin",
-        ["get-token", "--login", "azurecli", "--server-id", AKS_SERVER_APP],
+        [
+            "get-token",
+            "--login",
+            "azurecli",
+            "--server-id",
+            AKS_SERVER_APP,
+        ],
     );
     plugin.install_hint = Some(
         "Install kubelogin (az aks install-cli, or https://azure.github.io/kubelogin) and sign in with az login.".into(),
@@ -453,19 +518,33 @@ impl ControlPlaneCloud for AksControlPlane {
         }
     }
 
-    async fn infrastructure(&self, cp: &AKSControlPlane, cluster: &Cluster, client: &kube::Client) -> Result<(Infra, bool), ProviderError> {
+    async fn infrastructure(
+        &self,
+        cp: &AKSControlPlane,
+        cluster: &Cluster,
+        client: &kube::Client,
+    ) -> Result<(Infra, bool), ProviderError> {
         let infra = scope::infra_for_control_plane(client, cluster, cp).await?;
         let ready = infra.ready;
         Ok((infra, ready))
     }
 
-    async fn cleanup_infrastructure(&self, cp: &AKSControlPlane, cluster: Option<&Cluster>, client: &kube::Client, cluster_name: &str) -> Result<Option<Infra>, ProviderError> {
+    async fn cleanup_infrastructure(
+        &self,
+        cp: &AKSControlPlane,
+        cluster: Option<&Cluster>,
+        client: &kube::Client,
+        cluster_name: &str,
+    ) -> Result<Option<Infra>, ProviderError> {
         let infra = match (cluster, &cp.spec.infrastructure) {
             (Some(cluster), _) => scope::infra_for_control_plane(client, cluster, cp).await?,
             (None, Some(spec)) => Infra::from_spec(spec),
             (None, None) => {
                 let namespace = cp.namespace().unwrap_or_default();
-                let gone = scope::ClusterRef::Gone { namespace: &namespace, name: cluster_name };
+                let gone = scope::ClusterRef::Gone {
+                    namespace: &namespace,
+                    name: cluster_name,
+                };
                 match scope::aks_cluster_for(client, gone).await? {
                     Some(c) => Infra::from_aks_cluster(&c),
                     None => return Ok(None),
@@ -475,7 +554,14 @@ impl ControlPlaneCloud for AksControlPlane {
         Ok(Some(infra).filter(|i| !i.subscription.is_empty() && !i.resource_group.is_empty()))
     }
 
-    async fn connect(&self, cp: &AKSControlPlane, infra: Infra, client: &kube::Client, calls: &CloudCalls, cluster_name: &str) -> Result<AksScope, ProviderError> {
+    async fn connect(
+        &self,
+        cp: &AKSControlPlane,
+        infra: Infra,
+        client: &kube::Client,
+        calls: &CloudCalls,
+        cluster_name: &str,
+    ) -> Result<AksScope, ProviderError> {
         let namespace = cp.namespace().unwrap_or_default();
         let arm = scope::arm_for(&self.shared, client, &namespace, &infra).await?;
         Ok(AksScope {
@@ -495,14 +581,30 @@ impl ControlPlaneCloud for AksControlPlane {
         &scope.infra.additional_tags
     }
 
-    async fn describe(&self, scope: &AksScope) -> Result<Option<ManagedCluster<ObservedCluster>>, ProviderError> {
-        let Some(c) = scope.arm.get(&scope.calls, "ManagedClusters_Get", &scope.path(), arm::CONTAINER).await? else {
+    async fn describe(
+        &self,
+        scope: &AksScope,
+    ) -> Result<Option<ManagedCluster<ObservedCluster>>, ProviderError> {
+        let Some(c) = scope
+            .arm
+            .get(
+                &scope.calls,
+                "ManagedClusters_Get",
+                &scope.path(),
+                arm::CONTAINER,
+            )
+            .await?
+        else {
             return Ok(None);
         };
         let detail = observed(&c);
         let id = c["id"].as_str().unwrap_or_default().to_string();
         let life = lifecycle(&detail.state);
-        let access = if matches!(life, Lifecycle::Creating | Lifecycle::Deleting | Lifecycle::Failed) || detail.fqdn.is_empty() {
+        let access = if matches!(
+            life,
+            Lifecycle::Creating | Lifecycle::Deleting | Lifecycle::Failed
+        ) || detail.fqdn.is_empty()
+        {
             None
         } else {
             self.access(scope, &id, &detail.fqdn).await
@@ -512,7 +614,11 @@ impl ControlPlaneCloud for AksControlPlane {
             .as_ref()
             .and_then(|a| contract::endpoint::parse_url(&a.server))
             .map(|u| Endpoint {
-                name: if private { EndpointName::Private } else { EndpointName::Public },
+                name: if private {
+                    EndpointName::Private
+                } else {
+                    EndpointName::Public
+                },
                 host: u.host,
                 port: u.port,
             })
@@ -529,15 +635,28 @@ impl ControlPlaneCloud for AksControlPlane {
         }))
     }
 
-    async fn operation_state(&self, scope: &AksScope, operation: &Operation) -> Result<Option<OperationState>, ProviderError> {
+    async fn operation_state(
+        &self,
+        scope: &AksScope,
+        operation: &Operation,
+    ) -> Result<Option<OperationState>, ProviderError> {
         scope.arm.operation_state(&scope.calls, &operation.id).await
     }
 
-    async fn observe_more(&self, _scope: &AksScope, _cp: &AKSControlPlane) -> Result<(), ProviderError> {
+    async fn observe_more(
+        &self,
+        _scope: &AksScope,
+        _cp: &AKSControlPlane,
+    ) -> Result<(), ProviderError> {
         Ok(())
     }
 
-    fn diff(&self, cp: &AKSControlPlane, cluster: &ManagedCluster<ObservedCluster>, _extra: &()) -> CloudStep<Change> {
+    fn diff(
+        &self,
+        cp: &AKSControlPlane,
+        cluster: &ManagedCluster<ObservedCluster>,
+        _extra: &(),
+    ) -> CloudStep<Change> {
         diff(&cluster.detail, cp)
     }
 
@@ -545,7 +664,13 @@ impl ControlPlaneCloud for AksControlPlane {
         change.describe(name)
     }
 
-    async fn create(&self, scope: &AksScope, cp: &AKSControlPlane, version: &KubeVersion, request: &Request) -> Result<Created<ObservedCluster>, ProviderError> {
+    async fn create(
+        &self,
+        scope: &AksScope,
+        cp: &AKSControlPlane,
+        version: &KubeVersion,
+        request: &Request,
+    ) -> Result<Created<ObservedCluster>, ProviderError> {
         let infra = &scope.infra;
         if infra.subnet.is_empty() {
             return Err(ProviderError::terminal(
@@ -556,7 +681,10 @@ impl ControlPlaneCloud for AksControlPlane {
         let want = desired(cp);
         let aks = &cp.spec.aks;
         let private = cp.spec.common.endpoint_access.private;
-        let dns_prefix = aks.dns_prefix.clone().unwrap_or_else(|| dns_prefix_of(&scope.name));
+        let dns_prefix = aks
+            .dns_prefix
+            .clone()
+            .unwrap_or_else(|| dns_prefix_of(&scope.name));
         let plugin = match aks.network_plugin {
             NetworkPlugin::Azure => "azure",
             NetworkPlugin::Kubenet => "kubenet",
@@ -606,7 +734,15 @@ impl ControlPlaneCloud for AksControlPlane {
         // without If-Match (it does not exist).
         let answer = scope
             .arm
-            .call(&scope.calls, "ManagedClusters_CreateOrUpdate", Method::PUT, &scope.path(), arm::CONTAINER, Some(&body), None)
+            .call(
+                &scope.calls,
+                "ManagedClusters_CreateOrUpdate",
+                Method::PUT,
+                &scope.path(),
+                arm::CONTAINER,
+                Some(&body),
+                None,
+            )
             .await;
         let answer = match answer {
             Ok(a) => a,
@@ -614,13 +750,19 @@ impl ControlPlaneCloud for AksControlPlane {
             Err(f) => return Err(f.into()),
         };
         Ok(Created {
-            id: arm::tracked(&answer).unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
+            id: arm::tracked(&answer)
+                .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
             overrides: patch.map(|_| request.overrides_applied("ManagedClusters_CreateOrUpdate")),
             cluster: None,
         })
     }
 
-    async fn adopt(&self, scope: &AksScope, _id: &str, request: &Request) -> Result<(), ProviderError> {
+    async fn adopt(
+        &self,
+        scope: &AksScope,
+        _id: &str,
+        request: &Request,
+    ) -> Result<(), ProviderError> {
         let Some(current) = self.describe(scope).await? else {
             return Err(CloudError::NotFound(format!("AKS cluster {} is gone", scope.name)).into());
         };
@@ -628,12 +770,25 @@ impl ControlPlaneCloud for AksControlPlane {
         tags.extend(request.tags.clone());
         scope
             .arm
-            .call(&scope.calls, "ManagedClusters_UpdateTags", Method::PATCH, &scope.path(), arm::CONTAINER, Some(&json!({ "tags": tags })), None)
+            .call(
+                &scope.calls,
+                "ManagedClusters_UpdateTags",
+                Method::PATCH,
+                &scope.path(),
+                arm::CONTAINER,
+                Some(&json!({ "tags": tags })),
+                None,
+            )
             .await?;
         Ok(())
     }
 
-    async fn upgrade(&self, scope: &AksScope, to: &KubeVersion, _request: &Request) -> Result<Started, ProviderError> {
+    async fn upgrade(
+        &self,
+        scope: &AksScope,
+        to: &KubeVersion,
+        _request: &Request,
+    ) -> Result<Started, ProviderError> {
         let Some(current) = self.describe(scope).await? else {
             return Err(CloudError::NotFound(format!("AKS cluster {} is gone", scope.name)).into());
         };
@@ -641,16 +796,32 @@ impl ControlPlaneCloud for AksControlPlane {
         body["properties"]["kubernetesVersion"] = json!(aks_version(to));
         let answer = scope
             .arm
-            .call(&scope.calls, "ManagedClusters_CreateOrUpdate", Method::PUT, &scope.path(), arm::CONTAINER, Some(&body), Some(&current.detail.etag))
+            .call(
+                &scope.calls,
+                "ManagedClusters_CreateOrUpdate",
+                Method::PUT,
+                &scope.path(),
+                arm::CONTAINER,
+                Some(&body),
+                Some(&current.detail.etag),
+            )
             .await;
         match answer {
             Ok(a) => Ok(started(&a)),
-            Err(f) if f.code == "NodePoolMcVersionIncompatible" => Ok(Started::BlockedOnPools(f.error.to_string())),
+            Err(f) if f.code == "NodePoolMcVersionIncompatible" => {
+                Ok(Started::BlockedOnPools(f.error.to_string()))
+            }
             Err(f) => Err(f.into()),
         }
     }
 
-    async fn update(&self, scope: &AksScope, cp: &AKSControlPlane, change: &Change, _request: &Request) -> Result<Started, ProviderError> {
+    async fn update(
+        &self,
+        scope: &AksScope,
+        cp: &AKSControlPlane,
+        change: &Change,
+        _request: &Request,
+    ) -> Result<Started, ProviderError> {
         let Some(current) = self.describe(scope).await? else {
             return Err(CloudError::NotFound(format!("AKS cluster {} is gone", scope.name)).into());
         };
@@ -658,19 +829,41 @@ impl ControlPlaneCloud for AksControlPlane {
         let answer = match change {
             Change::Settings(_) => {
                 let mut body = put_body(&o.raw);
-                apply_settings(&mut body, &desired(cp), cp.spec.common.endpoint_access.private);
+                apply_settings(
+                    &mut body,
+                    &desired(cp),
+                    cp.spec.common.endpoint_access.private,
+                );
                 scope
                     .arm
-                    .call(&scope.calls, "ManagedClusters_CreateOrUpdate", Method::PUT, &scope.path(), arm::CONTAINER, Some(&body), Some(&o.etag))
+                    .call(
+                        &scope.calls,
+                        "ManagedClusters_CreateOrUpdate",
+                        Method::PUT,
+                        &scope.path(),
+                        arm::CONTAINER,
+                        Some(&body),
+                        Some(&o.etag),
+                    )
                     .await?
             }
             Change::SystemPoolVersion(_) | Change::SystemPoolCount(_) => {
                 let Some(pool) = &o.system_pool else {
-                    return Err(CloudError::NotFound(format!("the System pool {SYSTEM_POOL} is gone")).into());
+                    return Err(CloudError::NotFound(format!(
+                        "the System pool {SYSTEM_POOL} is gone"
+                    ))
+                    .into());
                 };
                 let mut props = pool.profile.clone();
                 if let Some(p) = props.as_object_mut() {
-                    for f in ["name", "provisioningState", "powerState", "currentOrchestratorVersion", "nodeImageVersion", "eTag"] {
+                    for f in [
+                        "name",
+                        "provisioningState",
+                        "powerState",
+                        "currentOrchestratorVersion",
+                        "nodeImageVersion",
+                        "eTag",
+                    ] {
                         p.remove(f);
                     }
                 }
@@ -682,7 +875,15 @@ impl ControlPlaneCloud for AksControlPlane {
                 let etag = pool.profile["eTag"].as_str().map(String::from);
                 scope
                     .arm
-                    .call(&scope.calls, "AgentPools_CreateOrUpdate", Method::PUT, &format!("{}/agentPools/{SYSTEM_POOL}", scope.path()), arm::CONTAINER, Some(&json!({ "properties": props })), etag.as_deref())
+                    .call(
+                        &scope.calls,
+                        "AgentPools_CreateOrUpdate",
+                        Method::PUT,
+                        &format!("{}/agentPools/{SYSTEM_POOL}", scope.path()),
+                        arm::CONTAINER,
+                        Some(&json!({ "properties": props })),
+                        etag.as_deref(),
+                    )
                     .await?
             }
         };
@@ -690,7 +891,19 @@ impl ControlPlaneCloud for AksControlPlane {
     }
 
     async fn delete(&self, scope: &AksScope) -> Result<Deletion, ProviderError> {
-        match scope.arm.call(&scope.calls, "ManagedClusters_Delete", Method::DELETE, &scope.path(), arm::CONTAINER, None, None).await {
+        match scope
+            .arm
+            .call(
+                &scope.calls,
+                "ManagedClusters_Delete",
+                Method::DELETE,
+                &scope.path(),
+                arm::CONTAINER,
+                None,
+                None,
+            )
+            .await
+        {
             Ok(a) if a.status == 204 => Ok(Deletion::Gone),
             Ok(_) => Ok(Deletion::Started),
             Err(f) => match f.error {
@@ -702,14 +915,22 @@ impl ControlPlaneCloud for AksControlPlane {
     }
 
     fn tokens<'a>(&'a self, scope: &'a AksScope) -> AksTokens<'a> {
-        AksTokens { tokens: scope.arm.tokens(), lifetime: scope.token_lifetime }
+        AksTokens {
+            tokens: scope.arm.tokens(),
+            lifetime: scope.token_lifetime,
+        }
     }
 
     fn exec_plugin(&self, _scope: &AksScope) -> ExecPlugin {
         auth_plugin()
     }
 
-    fn status(&self, common: ControlPlaneStatusCommon, request_overrides: Option<RequestOverridesStatus>, cluster: Option<&ManagedCluster<ObservedCluster>>) -> AKSControlPlaneStatus {
+    fn status(
+        &self,
+        common: ControlPlaneStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        cluster: Option<&ManagedCluster<ObservedCluster>>,
+    ) -> AKSControlPlaneStatus {
         AKSControlPlaneStatus {
             common,
             observed_generation: None,
@@ -719,7 +940,12 @@ impl ControlPlaneCloud for AksControlPlane {
                 fqdn: Some(c.detail.fqdn.clone()).filter(|f| !f.is_empty()),
                 kubernetes_version: Some(c.detail.full_version.clone()).filter(|v| !v.is_empty()),
                 provisioning_state: Some(c.detail.state.clone()),
-                system_pool_version: c.detail.system_pool.as_ref().map(|p| p.version.clone()).filter(|v| !v.is_empty()),
+                system_pool_version: c
+                    .detail
+                    .system_pool
+                    .as_ref()
+                    .map(|p| p.version.clone())
+                    .filter(|v| !v.is_empty()),
             }),
             request_overrides,
         }
@@ -735,7 +961,11 @@ pub fn dns_prefix_of(name: &str) -> String {
         .take(54)
         .collect();
     let trimmed = mapped.trim_matches('-');
-    if trimmed.is_empty() { "aks".into() } else { trimmed.to_string() }
+    if trimmed.is_empty() {
+        "aks".into()
+    } else {
+        trimmed.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -746,10 +976,16 @@ mod tests {
     #[test]
     fn a_user_kubeconfig_gives_the_server_and_the_ca() {
         let ca = STANDARD.encode("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
-        let text = format!("apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {ca}\n    server: https://c-dns-1234.hcp.eastus.azmk8s.io:443\n  name: c\nkind: Config\n");
+        let text = format!(
+            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {ca}\n    server: https://c-dns-1234.hcp.eastus.azmk8s.io:443\n  name: c\nkind: Config\n"
+        );
         let (server, pem) = access_of(&text).unwrap();
         assert_eq!(server, "https://c-dns-1234.hcp.eastus.azmk8s.io:443");
-        assert!(String::from_utf8(pem.unwrap()).unwrap().contains("BEGIN CERTIFICATE"));
+        assert!(
+            String::from_utf8(pem.unwrap())
+                .unwrap()
+                .contains("BEGIN CERTIFICATE")
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, Operation, RequestOverridesStatus, TaintEffect};
+use contract::api::{
+    MachinePoolSpecCommon, MachinePoolStatusCommon, Operation, RequestOverridesStatus, TaintEffect,
+};
 use contract::capi::MachinePool;
 use contract::conditions::Reason;
 use contract::idempotency::ARM_UNSENT_TOKEN;
@@ -23,7 +25,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
-    Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,
+    Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
+    ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,
 };
 use provider_runtime::{CloudCalls, CloudError, ClusterRef, ProviderError};
 use reqwest::Method;
@@ -38,7 +41,14 @@ use crate::scope::{self, Infra, Shared};
 pub const REPLICAS_MANAGER: &str = "aks";
 
 /// Pool properties ARM sets; left out of a PUT.
-const READ_ONLY: &[&str] = &["name", "provisioningState", "powerState", "currentOrchestratorVersion", "nodeImageVersion", "eTag"];
+const READ_ONLY: &[&str] = &[
+    "name",
+    "provisioningState",
+    "powerState",
+    "currentOrchestratorVersion",
+    "nodeImageVersion",
+    "eTag",
+];
 
 /// The AKSMachinePool reconciler: the generic one over AKS.
 pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<AksMachinePool> {
@@ -157,7 +167,12 @@ pub fn pool_shape(obj: &AKSMachinePool) -> Result<PoolShape, String> {
     let upgrade = c
         .update
         .as_ref()
-        .map(|u| (int_or_percent(&u.max_surge), int_or_percent(&u.max_unavailable)))
+        .map(|u| {
+            (
+                int_or_percent(&u.max_surge),
+                int_or_percent(&u.max_unavailable),
+            )
+        })
         .unwrap_or_default();
     Ok(PoolShape {
         vm_size: c.machine_type.clone(),
@@ -211,7 +226,12 @@ fn view(props: &Value, etag: &str) -> PoolView {
         props: props.clone(),
         etag: etag.to_string(),
         count: int(&props["count"]),
-        autoscaling: (props["enableAutoScaling"] == true).then(|| (int(&props["minCount"]).unwrap_or(0), int(&props["maxCount"]).unwrap_or(0))),
+        autoscaling: (props["enableAutoScaling"] == true).then(|| {
+            (
+                int(&props["minCount"]).unwrap_or(0),
+                int(&props["maxCount"]).unwrap_or(0),
+            )
+        }),
         labels: props["nodeLabels"]
             .as_object()
             .into_iter()
@@ -220,7 +240,10 @@ fn view(props: &Value, etag: &str) -> PoolView {
             .collect(),
         taints,
         mode: props["mode"].as_str().unwrap_or("User").to_string(),
-        upgrade: (s(&props["upgradeSettings"]["maxSurge"]), s(&props["upgradeSettings"]["maxUnavailable"])),
+        upgrade: (
+            s(&props["upgradeSettings"]["maxSurge"]),
+            s(&props["upgradeSettings"]["maxUnavailable"]),
+        ),
     }
 }
 
@@ -245,7 +268,11 @@ pub enum PoolChange {
 }
 
 /// The first difference (pure): the count's owner first, then the count, then the settings.
-pub fn pool_change(view: &PoolView, shape: &PoolShape, scaling: ScalingIntent) -> Option<PoolChange> {
+pub fn pool_change(
+    view: &PoolView,
+    shape: &PoolShape,
+    scaling: ScalingIntent,
+) -> Option<PoolChange> {
     match scaling {
         ScalingIntent::Autoscaled { min, max, .. } => {
             if view.autoscaling != Some((min, max)) {
@@ -264,12 +291,20 @@ pub fn pool_change(view: &PoolView, shape: &PoolShape, scaling: ScalingIntent) -
     let labels = (view.labels != shape.labels).then(|| shape.labels.clone());
     let taints = (view.taints != shape.taints).then(|| shape.taints.clone());
     let mode = (!view.mode.eq_ignore_ascii_case(shape.mode)).then_some(shape.mode);
-    let wanted_upgrade = (shape.upgrade.0.clone().or_else(|| view.upgrade.0.clone()), shape.upgrade.1.clone().or_else(|| view.upgrade.1.clone()));
+    let wanted_upgrade = (
+        shape.upgrade.0.clone().or_else(|| view.upgrade.0.clone()),
+        shape.upgrade.1.clone().or_else(|| view.upgrade.1.clone()),
+    );
     let upgrade = (wanted_upgrade != view.upgrade).then_some(wanted_upgrade);
     if labels.is_none() && taints.is_none() && mode.is_none() && upgrade.is_none() {
         return None;
     }
-    Some(PoolChange::Settings { labels, taints, mode, upgrade })
+    Some(PoolChange::Settings {
+        labels,
+        taints,
+        mode,
+        upgrade,
+    })
 }
 
 /// Applies a change to a pool's properties (pure).
@@ -285,7 +320,10 @@ fn changed(props: &Value, change: &PoolChange) -> Value {
             p["enableAutoScaling"] = json!(true);
             p["minCount"] = json!(min);
             p["maxCount"] = json!(max);
-            let count = p["count"].as_i64().unwrap_or(i64::from(*min)).clamp(i64::from(*min), i64::from(*max));
+            let count = p["count"]
+                .as_i64()
+                .unwrap_or(i64::from(*min))
+                .clamp(i64::from(*min), i64::from(*max));
             p["count"] = json!(count);
         }
         PoolChange::Autoscaling(None) => {
@@ -296,7 +334,12 @@ fn changed(props: &Value, change: &PoolChange) -> Value {
             }
         }
         PoolChange::Count(n) => p["count"] = json!(n),
-        PoolChange::Settings { labels, taints, mode, upgrade } => {
+        PoolChange::Settings {
+            labels,
+            taints,
+            mode,
+            upgrade,
+        } => {
             if let Some(l) = labels {
                 p["nodeLabels"] = json!(l);
             }
@@ -331,12 +374,20 @@ fn lifecycle(state: &str) -> Lifecycle {
 }
 
 fn control_plane_initialized(cp: &AKSControlPlane) -> bool {
-    cp.status.as_ref().is_some_and(|s| s.common.control_plane_initialized())
+    cp.status
+        .as_ref()
+        .is_some_and(|s| s.common.control_plane_initialized())
 }
 
 /// The pool's name: `spec.cloudName`, else derived from the namespace and the object's name.
 fn pool_name(obj: &AKSMachinePool) -> Result<String, ProviderError> {
-    naming::cloud_name(obj.spec.common.cloud_name.as_deref(), &obj.namespace().unwrap_or_default(), &obj.name_any(), &naming::AKS_AGENT_POOL).map_err(invalid)
+    naming::cloud_name(
+        obj.spec.common.cloud_name.as_deref(),
+        &obj.namespace().unwrap_or_default(),
+        &obj.name_any(),
+        &naming::AKS_AGENT_POOL,
+    )
+    .map_err(invalid)
 }
 
 /// `azure://` and the instance's ARM id, its resource group in lower case (as AKS's cloud
@@ -402,18 +453,32 @@ impl MachinePoolCloud for AksMachinePool {
         pool_name(obj)
     }
 
-    async fn locate(&self, obj: &AKSMachinePool, cluster: ClusterRef<'_>, client: &kube::Client, calls: &CloudCalls, require_initialized: bool) -> Result<Located<PoolScope>, ProviderError> {
+    async fn locate(
+        &self,
+        obj: &AKSMachinePool,
+        cluster: ClusterRef<'_>,
+        client: &kube::Client,
+        calls: &CloudCalls,
+        require_initialized: bool,
+    ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
         let Some(cp) = scope::control_plane_for(client, cluster).await? else {
-            return Ok(Located::NotYet("waiting for the Cluster's AKSControlPlane (spec.controlPlaneRef)".into()));
+            return Ok(Located::NotYet(
+                "waiting for the Cluster's AKSControlPlane (spec.controlPlaneRef)".into(),
+            ));
         };
         if require_initialized && !control_plane_initialized(&cp) {
-            return Ok(Located::NotYet(format!("waiting for the AKS control plane {} to be initialized", cp.name_any())));
+            return Ok(Located::NotYet(format!(
+                "waiting for the AKS control plane {} to be initialized",
+                cp.name_any()
+            )));
         }
         let infra = match scope::aks_cluster_for(client, cluster).await? {
             Some(c) => Infra::from_aks_cluster(&c),
             None if cluster.names_infrastructure() => {
-                return Ok(Located::NotYet("waiting for the Cluster's AKSCluster".into()));
+                return Ok(Located::NotYet(
+                    "waiting for the Cluster's AKSCluster".into(),
+                ));
             }
             None => match cp.spec.infrastructure.as_ref() {
                 Some(spec) => Infra::from_spec(spec),
@@ -451,19 +516,48 @@ impl MachinePoolCloud for AksMachinePool {
         format!("{name} (in AKS cluster {})", scope.cluster)
     }
 
-    async fn describe(&self, scope: &PoolScope, name: &str) -> Result<Option<ManagedPool<PoolView>>, ProviderError> {
-        let Some(pool) = scope.arm.get(&scope.calls, "AgentPools_Get", &scope.pool_path(name), arm::CONTAINER).await? else {
+    async fn describe(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+    ) -> Result<Option<ManagedPool<PoolView>>, ProviderError> {
+        let Some(pool) = scope
+            .arm
+            .get(
+                &scope.calls,
+                "AgentPools_Get",
+                &scope.pool_path(name),
+                arm::CONTAINER,
+            )
+            .await?
+        else {
             return Ok(None);
         };
         let props = &pool["properties"];
-        let state = props["provisioningState"].as_str().unwrap_or("Unknown").to_string();
-        let detail = view(props, pool["eTag"].as_str().or_else(|| props["eTag"].as_str()).unwrap_or_default());
+        let state = props["provisioningState"]
+            .as_str()
+            .unwrap_or("Unknown")
+            .to_string();
+        let detail = view(
+            props,
+            pool["eTag"]
+                .as_str()
+                .or_else(|| props["eTag"].as_str())
+                .unwrap_or_default(),
+        );
         Ok(Some(ManagedPool {
             id: pool["id"].as_str().unwrap_or_default().to_string(),
             lifecycle: lifecycle(&state),
-            issues: if state == "Failed" { vec![format!("agent pool {name} is in provisioning state Failed")] } else { Vec::new() },
+            issues: if state == "Failed" {
+                vec![format!("agent pool {name} is in provisioning state Failed")]
+            } else {
+                Vec::new()
+            },
             state,
-            version: props["currentOrchestratorVersion"].as_str().map(String::from).filter(|v| !v.is_empty()),
+            version: props["currentOrchestratorVersion"]
+                .as_str()
+                .map(String::from)
+                .filter(|v| !v.is_empty()),
             tags: props["tags"]
                 .as_object()
                 .into_iter()
@@ -475,53 +569,121 @@ impl MachinePoolCloud for AksMachinePool {
         }))
     }
 
-    async fn operation_state(&self, scope: &PoolScope, _name: &str, operation: &Operation) -> Result<Option<OperationState>, ProviderError> {
+    async fn operation_state(
+        &self,
+        scope: &PoolScope,
+        _name: &str,
+        operation: &Operation,
+    ) -> Result<Option<OperationState>, ProviderError> {
         scope.arm.operation_state(&scope.calls, &operation.id).await
     }
 
-    async fn provider_ids(&self, scope: &PoolScope, name: &str) -> Result<Vec<String>, ProviderError> {
-        let Some(cluster) = scope.arm.get(&scope.calls, "ManagedClusters_Get", &scope.cluster_path(), arm::CONTAINER).await? else {
+    async fn provider_ids(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let Some(cluster) = scope
+            .arm
+            .get(
+                &scope.calls,
+                "ManagedClusters_Get",
+                &scope.cluster_path(),
+                arm::CONTAINER,
+            )
+            .await?
+        else {
             return Ok(Vec::new());
         };
-        let Some(node_group) = cluster["properties"]["nodeResourceGroup"].as_str().filter(|g| !g.is_empty()) else {
+        let Some(node_group) = cluster["properties"]["nodeResourceGroup"]
+            .as_str()
+            .filter(|g| !g.is_empty())
+        else {
             return Ok(Vec::new());
         };
-        let sets_path = format!("{}/providers/Microsoft.Compute/virtualMachineScaleSets", scope.arm.group_path(node_group));
-        let sets = match scope.arm.list(&scope.calls, "VirtualMachineScaleSets_List", &sets_path, arm::COMPUTE).await {
+        let sets_path = format!(
+            "{}/providers/Microsoft.Compute/virtualMachineScaleSets",
+            scope.arm.group_path(node_group)
+        );
+        let sets = match scope
+            .arm
+            .list(
+                &scope.calls,
+                "VirtualMachineScaleSets_List",
+                &sets_path,
+                arm::COMPUTE,
+            )
+            .await
+        {
             Ok(s) => s,
             Err(f) if f.error.is_not_found() => return Ok(Vec::new()),
             Err(f) => return Err(f.into()),
         };
         let mut ids = Vec::new();
-        for set in sets.iter().filter(|s| s["tags"]["aks-managed-poolName"] == name) {
+        for set in sets
+            .iter()
+            .filter(|s| s["tags"]["aks-managed-poolName"] == name)
+        {
             let vmss = set["name"].as_str().unwrap_or_default();
-            let vms = match scope.arm.list(&scope.calls, "VirtualMachineScaleSetVMs_List", &format!("{sets_path}/{vmss}/virtualMachines"), arm::COMPUTE).await {
+            let vms = match scope
+                .arm
+                .list(
+                    &scope.calls,
+                    "VirtualMachineScaleSetVMs_List",
+                    &format!("{sets_path}/{vmss}/virtualMachines"),
+                    arm::COMPUTE,
+                )
+                .await
+            {
                 Ok(v) => v,
                 Err(f) if f.error.is_not_found() => continue,
                 Err(f) => return Err(f.into()),
             };
-            ids.extend(vms.iter().filter_map(|vm| vm["id"].as_str()).map(provider_id));
+            ids.extend(
+                vms.iter()
+                    .filter_map(|vm| vm["id"].as_str())
+                    .map(provider_id),
+            );
         }
-        Ok(provider_id_list(ids.iter().map(|id| (id.as_str(), InstanceLife::Present))))
+        Ok(provider_id_list(
+            ids.iter().map(|id| (id.as_str(), InstanceLife::Present)),
+        ))
     }
 
-    fn diff(&self, call: &PoolCall<'_, AKSMachinePool, PoolShape>, pool: &ManagedPool<PoolView>) -> CloudStep<PoolChange> {
+    fn diff(
+        &self,
+        call: &PoolCall<'_, AKSMachinePool, PoolShape>,
+        pool: &ManagedPool<PoolView>,
+    ) -> CloudStep<PoolChange> {
         match pool_change(&pool.detail, call.spec, call.scaling) {
             Some(change) => CloudStep::Change(change),
             None => CloudStep::Nothing,
         }
     }
 
-    fn describe_change(&self, change: &PoolChange, _pool: Option<&ManagedPool<PoolView>>) -> String {
+    fn describe_change(
+        &self,
+        change: &PoolChange,
+        _pool: Option<&ManagedPool<PoolView>>,
+    ) -> String {
         match change {
-            PoolChange::Autoscaling(Some((min, max))) => format!("turning the cluster autoscaler on between {min} and {max} nodes"),
+            PoolChange::Autoscaling(Some((min, max))) => {
+                format!("turning the cluster autoscaler on between {min} and {max} nodes")
+            }
             PoolChange::Autoscaling(None) => "turning the cluster autoscaler off".into(),
             PoolChange::Count(n) => format!("scaling to {n} nodes"),
-            PoolChange::Settings { .. } => "updating labels, taints, mode or upgrade settings".into(),
+            PoolChange::Settings { .. } => {
+                "updating labels, taints, mode or upgrade settings".into()
+            }
         }
     }
 
-    async fn create(&self, scope: &PoolScope, call: &PoolCall<'_, AKSMachinePool, PoolShape>, version: Option<&KubeVersion>) -> Result<Creation<PoolView>, ProviderError> {
+    async fn create(
+        &self,
+        scope: &PoolScope,
+        call: &PoolCall<'_, AKSMachinePool, PoolShape>,
+        version: Option<&KubeVersion>,
+    ) -> Result<Creation<PoolView>, ProviderError> {
         let zones = pool_zones(call.machine_pool, &scope.infra).map_err(invalid)?;
         let shape = call.spec;
         let mut props = json!({
@@ -547,7 +709,11 @@ impl MachinePoolCloud for AksMachinePool {
         if let Some(m) = shape.max_pods {
             props["maxPods"] = json!(m);
         }
-        if let Some(s) = shape.subnet.as_ref().or(Some(&scope.infra.subnet).filter(|s| !s.is_empty())) {
+        if let Some(s) = shape
+            .subnet
+            .as_ref()
+            .or(Some(&scope.infra.subnet).filter(|s| !s.is_empty()))
+        {
             props["vnetSubnetID"] = json!(s);
         }
         if shape.spot {
@@ -575,62 +741,141 @@ impl MachinePoolCloud for AksMachinePool {
         // ignores it), but describe found none this pass.
         let result = scope
             .arm
-            .call(&scope.calls, "AgentPools_CreateOrUpdate", Method::PUT, &scope.pool_path(call.name), arm::CONTAINER, Some(&body), None)
+            .call(
+                &scope.calls,
+                "AgentPools_CreateOrUpdate",
+                Method::PUT,
+                &scope.pool_path(call.name),
+                arm::CONTAINER,
+                Some(&body),
+                None,
+            )
             .await;
         match result {
             Ok(answer) => Ok(Creation::Started(Box::new(PoolCreated {
-                id: arm::tracked(&answer).unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
-                overrides: patch.map(|_| call.request.overrides_applied("AgentPools_CreateOrUpdate")),
+                id: arm::tracked(&answer)
+                    .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
+                overrides: patch
+                    .map(|_| call.request.overrides_applied("AgentPools_CreateOrUpdate")),
                 pool: None,
             }))),
-            Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Creation::Exists(f.error.to_string())),
+            Err(f) if matches!(f.error, CloudError::InUse(_)) => {
+                Ok(Creation::Exists(f.error.to_string()))
+            }
             Err(f) => Err(f.into()),
         }
     }
 
-    async fn tag(&self, scope: &PoolScope, id: &str, tags: &BTreeMap<String, String>) -> Result<(), ProviderError> {
+    async fn tag(
+        &self,
+        scope: &PoolScope,
+        id: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), ProviderError> {
         let name = last_segment(id).to_string();
         let Some(pool) = self.describe(scope, &name).await? else {
             return Err(CloudError::NotFound(format!("agent pool {name} is gone")).into());
         };
-        let mut props = changed(&pool.detail.props, &PoolChange::Settings { labels: None, taints: None, mode: None, upgrade: None });
+        let mut props = changed(
+            &pool.detail.props,
+            &PoolChange::Settings {
+                labels: None,
+                taints: None,
+                mode: None,
+                upgrade: None,
+            },
+        );
         let mut merged = pool.tags.clone();
         merged.extend(tags.clone());
         props["tags"] = json!(merged);
         scope
             .arm
-            .call(&scope.calls, "AgentPools_CreateOrUpdate", Method::PUT, &scope.pool_path(&name), arm::CONTAINER, Some(&json!({ "properties": props })), Some(&pool.detail.etag))
+            .call(
+                &scope.calls,
+                "AgentPools_CreateOrUpdate",
+                Method::PUT,
+                &scope.pool_path(&name),
+                arm::CONTAINER,
+                Some(&json!({ "properties": props })),
+                Some(&pool.detail.etag),
+            )
             .await?;
         Ok(())
     }
 
-    async fn upgrade(&self, scope: &PoolScope, name: &str, to: &KubeVersion) -> Result<String, ProviderError> {
+    async fn upgrade(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+        to: &KubeVersion,
+    ) -> Result<String, ProviderError> {
         let Some(pool) = self.describe(scope, name).await? else {
             return Err(CloudError::NotFound(format!("agent pool {name} is gone")).into());
         };
-        let mut props = changed(&pool.detail.props, &PoolChange::Settings { labels: None, taints: None, mode: None, upgrade: None });
+        let mut props = changed(
+            &pool.detail.props,
+            &PoolChange::Settings {
+                labels: None,
+                taints: None,
+                mode: None,
+                upgrade: None,
+            },
+        );
         props["orchestratorVersion"] = json!(aks_version(to));
         let answer = scope
             .arm
-            .call(&scope.calls, "AgentPools_CreateOrUpdate", Method::PUT, &scope.pool_path(name), arm::CONTAINER, Some(&json!({ "properties": props })), Some(&pool.detail.etag))
+            .call(
+                &scope.calls,
+                "AgentPools_CreateOrUpdate",
+                Method::PUT,
+                &scope.pool_path(name),
+                arm::CONTAINER,
+                Some(&json!({ "properties": props })),
+                Some(&pool.detail.etag),
+            )
             .await?;
         Ok(arm::tracked(&answer).unwrap_or_default())
     }
 
-    async fn update(&self, scope: &PoolScope, name: &str, change: &PoolChange) -> Result<String, ProviderError> {
+    async fn update(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+        change: &PoolChange,
+    ) -> Result<String, ProviderError> {
         let Some(pool) = self.describe(scope, name).await? else {
             return Err(CloudError::NotFound(format!("agent pool {name} is gone")).into());
         };
         let props = changed(&pool.detail.props, change);
         let answer = scope
             .arm
-            .call(&scope.calls, "AgentPools_CreateOrUpdate", Method::PUT, &scope.pool_path(name), arm::CONTAINER, Some(&json!({ "properties": props })), Some(&pool.detail.etag))
+            .call(
+                &scope.calls,
+                "AgentPools_CreateOrUpdate",
+                Method::PUT,
+                &scope.pool_path(name),
+                arm::CONTAINER,
+                Some(&json!({ "properties": props })),
+                Some(&pool.detail.etag),
+            )
             .await?;
         Ok(arm::tracked(&answer).unwrap_or_default())
     }
 
     async fn delete(&self, scope: &PoolScope, name: &str) -> Result<Deletion, ProviderError> {
-        match scope.arm.call(&scope.calls, "AgentPools_Delete", Method::DELETE, &scope.pool_path(name), arm::CONTAINER, None, None).await {
+        match scope
+            .arm
+            .call(
+                &scope.calls,
+                "AgentPools_Delete",
+                Method::DELETE,
+                &scope.pool_path(name),
+                arm::CONTAINER,
+                None,
+                None,
+            )
+            .await
+        {
             Ok(a) if a.status == 204 => Ok(Deletion::Gone),
             Ok(_) => Ok(Deletion::Started),
             Err(f) => match f.error {
@@ -641,7 +886,13 @@ impl MachinePoolCloud for AksMachinePool {
         }
     }
 
-    fn status(&self, common: MachinePoolStatusCommon, request_overrides: Option<RequestOverridesStatus>, pool: Option<&ManagedPool<PoolView>>, name: &str) -> AKSMachinePoolStatus {
+    fn status(
+        &self,
+        common: MachinePoolStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        pool: Option<&ManagedPool<PoolView>>,
+        name: &str,
+    ) -> AKSMachinePoolStatus {
         AKSMachinePoolStatus {
             common,
             observed_generation: None,
@@ -673,23 +924,47 @@ mod tests {
     }
 
     fn at(count: i32) -> PoolView {
-        PoolView { count: Some(count), mode: "User".into(), ..PoolView::default() }
+        PoolView {
+            count: Some(count),
+            mode: "User".into(),
+            ..PoolView::default()
+        }
     }
 
     #[test]
     fn the_count_s_owner_comes_first_then_the_count_then_settings() {
         let fixed = |replicas| ScalingIntent::Fixed { replicas };
-        assert_eq!(pool_change(&at(1), &shape(), fixed(3)), Some(PoolChange::Count(3)));
+        assert_eq!(
+            pool_change(&at(1), &shape(), fixed(3)),
+            Some(PoolChange::Count(3))
+        );
         assert_eq!(pool_change(&at(3), &shape(), fixed(3)), None);
-        let auto = ScalingIntent::Autoscaled { min: 1, max: 4, initial: 2 };
-        assert_eq!(pool_change(&at(2), &shape(), auto), Some(PoolChange::Autoscaling(Some((1, 4)))));
+        let auto = ScalingIntent::Autoscaled {
+            min: 1,
+            max: 4,
+            initial: 2,
+        };
+        assert_eq!(
+            pool_change(&at(2), &shape(), auto),
+            Some(PoolChange::Autoscaling(Some((1, 4))))
+        );
         let mut on = at(2);
         on.autoscaling = Some((1, 4));
         assert_eq!(pool_change(&on, &shape(), auto), None);
-        assert_eq!(pool_change(&on, &shape(), fixed(2)), Some(PoolChange::Autoscaling(None)));
+        assert_eq!(
+            pool_change(&on, &shape(), fixed(2)),
+            Some(PoolChange::Autoscaling(None))
+        );
         let mut tainted = shape();
         tainted.taints = vec!["dedicated=gpu:NoSchedule".into()];
-        assert!(matches!(pool_change(&at(2), &tainted, fixed(2)), Some(PoolChange::Settings { taints: Some(_), labels: None, .. })));
+        assert!(matches!(
+            pool_change(&at(2), &tainted, fixed(2)),
+            Some(PoolChange::Settings {
+                taints: Some(_),
+                labels: None,
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -700,13 +975,18 @@ mod tests {
         assert_eq!(p["vmSize"], "Standard_D2s_v5");
         assert!(p["provisioningState"].is_null() && p["eTag"].is_null());
         let a = changed(&props, &PoolChange::Autoscaling(Some((2, 5))));
-        assert_eq!((a["enableAutoScaling"].as_bool(), a["count"].as_i64()), (Some(true), Some(2)));
+        assert_eq!(
+            (a["enableAutoScaling"].as_bool(), a["count"].as_i64()),
+            (Some(true), Some(2))
+        );
     }
 
     #[test]
     fn provider_ids_are_written_as_aks_writes_them() {
         assert_eq!(
-            provider_id("/subscriptions/s/resourceGroups/MC_rg_c_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/aks-pool-1-vmss/virtualMachines/3"),
+            provider_id(
+                "/subscriptions/s/resourceGroups/MC_rg_c_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/aks-pool-1-vmss/virtualMachines/3"
+            ),
             "azure:///subscriptions/s/resourceGroups/mc_rg_c_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/aks-pool-1-vmss/virtualMachines/3"
         );
     }

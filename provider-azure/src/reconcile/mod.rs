@@ -20,12 +20,18 @@ provider_runtime::provider_object!(AKSMachinePool, Role::InfraMachinePool);
 /// A version as AKS takes it: the minor, `1.33` (AKS picks the newest patch; the kernel asks
 /// for minors only).
 pub fn aks_version(v: &KubeVersion) -> String {
-    v.without_patch().to_string().trim_start_matches('v').to_string()
+    v.without_patch()
+        .to_string()
+        .trim_start_matches('v')
+        .to_string()
 }
 
 /// `body` with the user's `requestOverrides` laid under the provider's fields (the shared merge
 /// rule of [`contract::overrides`]).
-pub fn overridden(body: &serde_json::Value, patch: &serde_json::Value) -> Result<serde_json::Value, ProviderError> {
+pub fn overridden(
+    body: &serde_json::Value,
+    patch: &serde_json::Value,
+) -> Result<serde_json::Value, ProviderError> {
     let merged = contract::overrides::apply(body, patch);
     if !merged.is_object() {
         return Err(ProviderError::terminal(
