@@ -10,5 +10,5 @@ cd "$(dirname "$0")/.."
 TESTBED_ASSETS=$(bash testbed/build-assets.sh)
 MOTO_SERVER=$(bash emulators/moto/ensure-moto.sh)
 export TESTBED_ASSETS MOTO_SERVER
-cargo build --quiet -p provider-aws -p provider-gcp -p demo
+cargo build --quiet -p provider-aws -p provider-gcp -p provider-azure -p demo
 exec "${CARGO_TARGET_DIR:-target}/debug/demo" "$@"

@@ -61,6 +61,7 @@ DEFAULT_SECONDS = {
     f"{NEGATIVE} (broken toys)": 700,
     "conformance/eks": 330,
     "conformance/gke": 300,
+    "conformance/aks": 290,
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,

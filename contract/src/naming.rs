@@ -507,6 +507,53 @@ pub fn derive_cloud_name(namespace: &str, name: &str, limits: &NameLimits) -> St
     out
 }
 
+/// The cloud name of a resource that lives inside one cluster (a node pool), from its object's
+/// name alone: names are unique within a namespace, and a cluster's pools share its namespace.
+/// The name itself when the cloud takes it; else its allowed characters, cut to leave room for
+/// five characters of a hash of the exact name (so `pool-1` and `pool1` stay apart), starting
+/// as the rules require. AKS agent pools (`AKS_AGENT_POOL`, 12 lowercase letters and digits)
+/// make `demo-pool-0` `demopoo` + hash, where [`derive_cloud_name`] leaves almost only the hash.
+pub fn derive_child_name(name: &str, limits: &NameLimits) -> String {
+    if limits.is_valid(name) {
+        return name.to_owned();
+    }
+    const CHILD_HASH: usize = 5;
+    let hash: String = short_hash(name).chars().take(CHILD_HASH).collect();
+    let budget = limits.max_len.saturating_sub(CHILD_HASH).max(1);
+    let mut prefix: String = name
+        .chars()
+        .map(|c| {
+            if limits.lowercase {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            }
+        })
+        .filter(|c| c.is_ascii_alphanumeric() || limits.punctuation.contains(*c))
+        .collect();
+    let needs_letter = limits.first == FirstChar::Letter;
+    while prefix
+        .chars()
+        .next()
+        .is_some_and(|c| !(c.is_ascii_alphabetic() || (!needs_letter && c.is_ascii_digit())))
+    {
+        prefix.remove(0);
+    }
+    if prefix.is_empty() {
+        prefix.push('p');
+    }
+    let mut prefix: String = prefix.chars().take(budget).collect();
+    while prefix.len() > 1 && prefix.ends_with(|c: char| !c.is_ascii_alphanumeric()) {
+        prefix.pop();
+    }
+    let out = format!("{prefix}{hash}");
+    if limits.is_valid(&out) {
+        out
+    } else {
+        derive_cloud_name("", name, limits)
+    }
+}
+
 /// 64-bit FNV-1a of `input`: the one stable hash of the workspace (derived names, ownership tag
 /// values, idempotency tokens). Stable across Rust releases, unlike the standard library's
 /// hasher: changing it would rename derived cloud resources and repeat creates after an upgrade.
@@ -530,6 +577,28 @@ fn short_hash(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_name_keeps_what_it_can_of_the_object_s_name() {
+        assert_eq!(derive_child_name("pool1", &AKS_AGENT_POOL), "pool1");
+        let a = derive_child_name("demo-pool-0", &AKS_AGENT_POOL);
+        assert!(
+            a.starts_with("demopoo") && a.len() == 12 && AKS_AGENT_POOL.is_valid(&a),
+            "{a}"
+        );
+        assert_ne!(
+            derive_child_name("pool-1", &AKS_AGENT_POOL),
+            derive_child_name("pool1-", &AKS_AGENT_POOL)
+        );
+        let digits = derive_child_name("0-pool", &AKS_AGENT_POOL);
+        assert!(
+            AKS_AGENT_POOL.is_valid(&digits) && digits.starts_with("pool"),
+            "{digits}"
+        );
+        let none = derive_child_name("---", &AKS_AGENT_POOL);
+        assert!(AKS_AGENT_POOL.is_valid(&none), "{none}");
+        assert_eq!(derive_child_name("ng-1", &EKS_NODEGROUP), "ng-1");
+    }
     use proptest::prelude::*;
 
     const ALL: [NameLimits; 6] = [

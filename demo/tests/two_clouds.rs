@@ -193,7 +193,7 @@ async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_
             ("GKE", "ControlPlane") => &["gke"],
             ("GKE", "InfraMachinePool") => &["nodePoolName", "instanceGroups"],
             ("AKS", "ControlPlane") => &["aks"],
-            ("AKS", "InfraMachinePool") => &["agentPoolName", "scaleSet"],
+            ("AKS", "InfraMachinePool") => &["agentPoolName"],
             _ => &[],
         }
     };

@@ -140,11 +140,6 @@ const AKS_BAD: &[(Role, &str, &str)] = &[
     ),
     (
         Role::MachinePool,
-        r#"{"machineType":"m5.large"}"#,
-        "spec.machineType is an Azure VM size on AKS",
-    ),
-    (
-        Role::MachinePool,
         r#"{"image":"COS_CONTAINERD"}"#,
         "spec.image is the AKS node OS SKU on AKS",
     ),

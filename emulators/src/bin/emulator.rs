@@ -897,11 +897,7 @@ async fn run_aks_scale(args: AksScaleArgs) -> Result<()> {
     use emulators::aks::outside::{ScaleRequest, scale_pool};
     let api = args.caller.api();
     let pool = args.agent_pool.clone().unwrap_or_else(|| {
-        contract::naming::derive_cloud_name(
-            &args.cluster_namespace,
-            &args.pool,
-            &contract::naming::AKS_AGENT_POOL,
-        )
+        contract::naming::derive_child_name(&args.pool, &contract::naming::AKS_AGENT_POOL)
     });
     let request = ScaleRequest {
         namespace: args.cluster_namespace,

@@ -54,8 +54,6 @@ use serde::{Deserialize, Serialize};
         .message("spec.diskSizeGB must be from 30 to 2048 on AKS"),
     validation = Rule::new("self.machineType == oldSelf.machineType")
         .message("spec.machineType is immutable on AKS agent pools (vmSize); create a new AKSMachinePool instead"),
-    validation = Rule::new("self.machineType.matches('^Standard_[A-Za-z0-9_]+$')")
-        .message("spec.machineType is an Azure VM size on AKS, e.g. Standard_D2s_v5"),
     validation = Rule::new("!has(self.image) || self.image in ['Ubuntu', 'AzureLinux', 'Ubuntu2204', 'Ubuntu2404']")
         .message("spec.image is the AKS node OS SKU on AKS: Ubuntu, AzureLinux, Ubuntu2204 or Ubuntu2404"),
     validation = Rule::new("(has(self.image) ? self.image : '') == (has(oldSelf.image) ? oldSelf.image : '')")
@@ -116,9 +114,6 @@ pub struct AKSMachinePoolStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 12))]
     pub agent_pool_name: Option<String>,
-    /// The agent pool's scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_set: Option<String>,
     /// When spec.aks.requestOverrides was last applied to an AKS request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_overrides: Option<RequestOverridesStatus>,

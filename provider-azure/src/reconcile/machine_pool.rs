@@ -379,15 +379,19 @@ fn control_plane_initialized(cp: &AKSControlPlane) -> bool {
         .is_some_and(|s| s.common.control_plane_initialized())
 }
 
-/// The pool's name: `spec.cloudName`, else derived from the namespace and the object's name.
-fn pool_name(obj: &AKSMachinePool) -> Result<String, ProviderError> {
-    naming::cloud_name(
-        obj.spec.common.cloud_name.as_deref(),
-        &obj.namespace().unwrap_or_default(),
-        &obj.name_any(),
-        &naming::AKS_AGENT_POOL,
-    )
-    .map_err(invalid)
+/// The pool's name: `spec.cloudName`, else derived from the object's name (unique within the
+/// cluster's namespace, so within the cluster).
+pub fn pool_name(obj: &AKSMachinePool) -> Result<String, ProviderError> {
+    match obj.spec.common.cloud_name.as_deref() {
+        Some(given) => naming::AKS_AGENT_POOL
+            .check(given)
+            .map(|()| given.to_string())
+            .map_err(|e| invalid(format!("spec.cloudName: {e}"))),
+        None => Ok(naming::derive_child_name(
+            &obj.name_any(),
+            &naming::AKS_AGENT_POOL,
+        )),
+    }
 }
 
 /// `azure://` and the instance's ARM id, its resource group in lower case (as AKS's cloud
@@ -890,14 +894,13 @@ impl MachinePoolCloud for AksMachinePool {
         &self,
         common: MachinePoolStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
-        pool: Option<&ManagedPool<PoolView>>,
+        _pool: Option<&ManagedPool<PoolView>>,
         name: &str,
     ) -> AKSMachinePoolStatus {
         AKSMachinePoolStatus {
             common,
             observed_generation: None,
             agent_pool_name: Some(name.to_string()),
-            scale_set: pool.map(|_| format!("aks-{name}-*-vmss")),
             request_overrides,
         }
     }
