@@ -5,8 +5,9 @@ Cargo runs test binaries one after another; most of ours spend their time waitin
 management planes, emulated clouds and Cluster API core, so on a two-core machine several fit at
 once. This runner takes the binaries `cargo test --no-run --message-format=json` built (on stdin),
 runs each as cargo would (in its package's directory), several at a time within `--capacity`
-(a job counts as many units as the test threads it runs; the negative tests are split into
-several jobs), the longest first as the previous run
+(a job counts as many units as the test threads it runs, a heavy one more: see HEAVY; the
+negative tests are split into several jobs), the longest that fits first as
+the previous run
 measured them, and prints each job's output when it ends. It exits non-zero when any job failed,
 after every job has run.
 
@@ -55,6 +56,18 @@ def negative_jobs(exe):
                          [f"--test-threads={threads}", "--exact", *names], threads))
     return jobs
 
+
+# Jobs that weigh more than their test threads: a provider's whole conformance run (two
+# management planes, its emulator with real workload API servers, its provider, clusterctl:
+# PROFILE_WEIGHT) and the comparison of every cloud in one bed (moto, three emulators, three
+# providers).
+PROFILE_WEIGHT = int(os.environ.get("PROFILE_WEIGHT", "3"))
+HEAVY = {
+    "conformance/eks": PROFILE_WEIGHT,
+    "conformance/gke": PROFILE_WEIGHT,
+    "conformance/aks": PROFILE_WEIGHT,
+    "demo/two_clouds": 2,
+}
 
 # First-run estimates (seconds) for the ordering, until a run has measured them.
 DEFAULT_SECONDS = {
@@ -111,6 +124,8 @@ def main():
         base = f"{package}/{name}" if kind == "test" else f"{package}::{name} ({kind})"
         if base == NEGATIVE:
             splits = negative_jobs(exe)
+        elif base in HEAVY:
+            splits = [(base, ["--test-threads=2"], HEAVY[base])]
         else:
             # A job weighs the threads its tests can use: two at most, one for a single test.
             weight = max(1, min(2, test_count(exe))) if kind == "test" else 1
@@ -153,10 +168,15 @@ def main():
                 t.write(f"  {job['label']:<42} {seconds:5.0f}s{'' if rc == 0 else '  FAILED'}\n")
             lock.notify_all()
 
+    # The longest job that fits starts first; a heavy job waiting for room does not hold back
+    # lighter ones behind it.
     threads = []
-    for job in jobs:
+    pending = list(jobs)
+    while pending:
         with lock:
-            lock.wait_for(lambda: state["used"] + job["weight"] <= capacity)
+            lock.wait_for(lambda: any(state["used"] + j["weight"] <= capacity for j in pending))
+            job = next(j for j in pending if state["used"] + j["weight"] <= capacity)
+            pending.remove(job)
             state["used"] += job["weight"]
         thread = threading.Thread(target=run, args=(job,))
         thread.start()

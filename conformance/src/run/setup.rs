@@ -387,7 +387,9 @@ async fn judge_core_access(ctx: &Ctx, bed: &Bed) -> Outcome {
     let user = format!("system:serviceaccount:{CORE_NAMESPACE}:{CORE_SERVICE_ACCOUNT}");
     let api: Api<SubjectAccessReview> = Api::all(bed.client.clone());
     let verbs = ["get", "list", "watch", "patch", "update", "delete"];
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    // kube-controller-manager aggregates the role in its own time (slower on a loaded machine);
+    // a provider whose role never carries the aggregation label still fails after the wait.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     loop {
         let mut denied = Vec::new();
         for crd in &ctx.release.crds {

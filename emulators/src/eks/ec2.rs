@@ -13,6 +13,8 @@ use tokio::sync::OnceCell;
 
 const VERSION: &str = "2016-11-15";
 
+/// How many times a request that got no answer from moto is sent again.
+const SEND_RETRIES: u32 = 3;
 /// RFC 3986 unreserved characters stay; everything else is percent-encoded.
 const FORM: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
@@ -268,19 +270,33 @@ impl Ec2 {
             self.region,
             "0".repeat(64)
         );
-        let response = self
-            .http
-            .post(format!("{}/", self.endpoint))
-            .header(
-                "content-type",
-                "application/x-www-form-urlencoded; charset=utf-8",
-            )
-            .header("x-amz-date", amz_date)
-            .header("authorization", authorization)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| fail(None, format!("request failed: {e}")))?;
+        // moto is one Python process: on a loaded machine a connection can be refused or cut.
+        // A request that got no answer is sent again (EC2's own SDKs retry the same way); an
+        // answer, even an error, is final.
+        let mut attempt = 0;
+        let response = loop {
+            let sent = self
+                .http
+                .post(format!("{}/", self.endpoint))
+                .header(
+                    "content-type",
+                    "application/x-www-form-urlencoded; charset=utf-8",
+                )
+                .header("x-amz-date", &amz_date)
+                .header("authorization", &authorization)
+                .body(body.clone())
+                .send()
+                .await;
+            match sent {
+                Ok(r) => break r,
+                Err(e) if attempt < SEND_RETRIES => {
+                    attempt += 1;
+                    tracing::debug!(action, attempt, error = %e, "EC2 request got no answer; sending it again");
+                    tokio::time::sleep(Duration::from_millis(500 << attempt)).await;
+                }
+                Err(e) => return Err(fail(None, format!("request failed: {e}"))),
+            }
+        };
         let status = response.status();
         let text = response
             .text()

@@ -2,18 +2,20 @@
 //! (`spec.identityRef`: keys `tenantID`, `clientID`, `clientSecret`) or, for the controller's
 //! own identity, the variables `azure_identity` reads (`AZURE_TENANT_ID`, `AZURE_CLIENT_ID` and
 //! `AZURE_CLIENT_SECRET` or `AZURE_FEDERATED_TOKEN_FILE` for workload identity), and the tokens
-//! they buy: client credentials against `<authority>/<tenant>/oauth2/v2.0/token`.
+//! they buy (client credentials at `<authority>/<tenant>/oauth2/v2.0/token`, through
+//! [`super::identity`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use azure_core::credentials::TokenCredential;
 
 use contract::api::IdentityRef;
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 use provider_runtime::identity::{self, Identity};
-use serde::Deserialize;
 
 /// Entra's public cloud authority.
 pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";
@@ -181,36 +183,35 @@ impl std::fmt::Debug for AccessToken {
     }
 }
 
-#[derive(Deserialize)]
-struct Answer {
-    access_token: String,
-    expires_in: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize, Default)]
-struct Refusal {
-    #[serde(default)]
-    error: String,
-    #[serde(default)]
-    error_description: String,
-}
-
-/// Tokens of one credential, per scope, reused until five minutes before they expire.
+/// Tokens of one credential, per scope, reused until five minutes before they expire. They come
+/// from [`super::identity::credential`]: `azure_identity`'s credentials for Entra, our loopback
+/// client for an emulator.
 pub struct Tokens {
     http: reqwest::Client,
     credential: Credential,
+    source: Result<Arc<dyn TokenCredential>, String>,
     cache: Mutex<HashMap<String, AccessToken>>,
 }
 
 /// How long before expiry a cached token is replaced.
 const EARLY: Duration = Duration::from_secs(300);
 
+fn ours(token: &azure_core::credentials::AccessToken) -> AccessToken {
+    AccessToken {
+        token: token.token.secret().to_string(),
+        expires_at: jiff::Timestamp::from_second(token.expires_on.unix_timestamp())
+            .unwrap_or_else(|_| jiff::Timestamp::now()),
+    }
+}
+
 impl Tokens {
-    /// Tokens of `credential`, exchanged over `http`.
+    /// Tokens of `credential`, exchanged over `http` (loopback authorities only).
     pub fn new(http: reqwest::Client, credential: Credential) -> Self {
+        let source = super::identity::credential(&http, &credential).map_err(|e| e.to_string());
         Self {
             http,
             credential,
+            source,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -235,7 +236,12 @@ impl Tokens {
         {
             return Ok(t.clone());
         }
-        let token = self.exchange(scope, now).await?;
+        let source = self.source.as_ref().map_err(|e| unauthorized(e.clone()))?;
+        let token = source
+            .get_token(&[scope], None)
+            .await
+            .map(|t| ours(&t))
+            .map_err(|e| super::identity::classify(&e, &self.credential))?;
         self.cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -243,102 +249,22 @@ impl Tokens {
         Ok(token)
     }
 
-    /// A new token for `scope`, never from the cache (the kubeconfig Secret's).
+    /// A new token for `scope` from a new credential, never from a cache (the kubeconfig
+    /// Secret's: refreshed when a third of its life is left, which a cache would not renew).
     ///
     /// # Errors
     /// As [`Tokens::get`].
     pub async fn exchange(
         &self,
         scope: &str,
-        now: jiff::Timestamp,
+        _now: jiff::Timestamp,
     ) -> Result<AccessToken, ProviderError> {
-        let c = &self.credential;
-        let mut form: Vec<(&str, String)> = vec![
-            ("grant_type", "client_credentials".into()),
-            ("client_id", c.client_id.clone()),
-            ("scope", scope.to_string()),
-        ];
-        match &c.proof {
-            Proof::Secret(s) => form.push(("client_secret", s.clone())),
-            Proof::FederatedTokenFile(path) => {
-                let assertion = tokio::fs::read_to_string(path).await.map_err(|e| {
-                    unauthorized(format!(
-                        "the federated token file {} cannot be read: {e}",
-                        path.display()
-                    ))
-                })?;
-                form.push((
-                    "client_assertion_type",
-                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
-                ));
-                form.push(("client_assertion", assertion.trim().to_string()));
-            }
-        }
-        let body = form
-            .iter()
-            .map(|(k, v)| {
-                let enc = |s: &str| {
-                    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
-                        .to_string()
-                };
-                format!("{}={}", enc(k), enc(v))
-            })
-            .collect::<Vec<_>>()
-            .join("&");
-        let url = c.token_url();
-        let response = self
-            .http
-            .post(&url)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .timeout(Duration::from_secs(30))
-            .send()
+        let source = super::identity::credential(&self.http, &self.credential)?;
+        source
+            .get_token(&[scope], None)
             .await
-            .map_err(|e| {
-                ProviderError::cloud(
-                    "token",
-                    format!(
-                        "could not reach Microsoft Entra ID at {url}: {}",
-                        e.without_url()
-                    ),
-                )
-            })?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| ProviderError::cloud("token", format!("Entra's answer was cut: {e}")))?;
-        if status.is_server_error() {
-            return Err(ProviderError::cloud(
-                "token",
-                format!("Microsoft Entra ID answered {status}"),
-            ));
-        }
-        if !status.is_success() {
-            let refusal: Refusal = serde_json::from_slice(&bytes).unwrap_or_default();
-            return Err(unauthorized(
-                format!(
-                    "Microsoft Entra ID refused the service principal {} of tenant {}: {} {}",
-                    c.client_id, c.tenant, refusal.error, refusal.error_description
-                )
-                .trim_end()
-                .to_string(),
-            ));
-        }
-        let answer: Answer = serde_json::from_slice(&bytes).map_err(|e| {
-            ProviderError::cloud("token", format!("Entra's answer is not a token: {e}"))
-        })?;
-        // Entra sends expires_in as a number (v2) or a string (v1).
-        let secs = match &answer.expires_in {
-            Some(serde_json::Value::Number(n)) => n.as_u64(),
-            Some(serde_json::Value::String(s)) => s.parse().ok(),
-            _ => None,
-        }
-        .unwrap_or(3600);
-        Ok(AccessToken {
-            token: answer.access_token,
-            expires_at: now + Duration::from_secs(secs),
-        })
+            .map(|t| ours(&t))
+            .map_err(|e| super::identity::classify(&e, &self.credential))
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod credentials;
 pub mod errors;
+pub mod identity;
 
 use std::sync::Arc;
 use std::time::Duration;
