@@ -61,7 +61,7 @@ def negative_jobs(exe):
 # management planes, its emulator with real workload API servers, its provider, clusterctl:
 # PROFILE_WEIGHT) and the comparison of every cloud in one bed (moto, three emulators, three
 # providers).
-PROFILE_WEIGHT = int(os.environ.get("PROFILE_WEIGHT", "3"))
+PROFILE_WEIGHT = int(os.environ.get("PROFILE_WEIGHT", "2"))
 HEAVY = {
     "conformance/eks": PROFILE_WEIGHT,
     "conformance/gke": PROFILE_WEIGHT,

@@ -122,3 +122,84 @@ pub async fn infra_cluster_for<K: ClusterObject>(
         }
     }
 }
+
+/// Where a pool's cluster lives, found the same way on every cloud.
+#[derive(Debug)]
+pub enum PoolHome<CP, IC> {
+    /// The Cluster's ControlPlane; its InfraCluster when the Cluster has one (`None`: the pool
+    /// works from the ControlPlane's own `spec.infrastructure`); the version the ControlPlane
+    /// reports.
+    Found {
+        /// The ControlPlane.
+        control_plane: CP,
+        /// The InfraCluster, when there is one.
+        infra_cluster: Option<IC>,
+        /// `status.version`, parsed.
+        version: Option<contract::version::KubeVersion>,
+    },
+    /// Not yet: what is awaited, in the user's terms.
+    NotYet(String),
+}
+
+/// The first half of every cloud's pool `locate`: the Cluster's ControlPlane (initialized, when
+/// `require_initialized`), and its InfraCluster, waited for while the Cluster names one. A
+/// Cluster that names none needs the ControlPlane's own `spec.infrastructure`
+/// (`has_own_infrastructure`; `fields` says what it holds, for the error). `cloud` is the
+/// cloud's short name (`AKS`), for messages.
+///
+/// # Errors
+/// Terminal `InvalidSpec` with neither an InfraCluster nor the ControlPlane's own
+/// infrastructure; the management API's.
+pub async fn pool_home<CP, IC>(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+    cloud: &str,
+    require_initialized: bool,
+    has_own_infrastructure: impl FnOnce(&CP) -> bool,
+    fields: &str,
+) -> Result<PoolHome<CP, IC>, ProviderError>
+where
+    CP: ClusterObject + crate::control_plane::ManagedControlPlane,
+    IC: ClusterObject,
+{
+    let Some(control_plane) = control_plane_for::<CP>(client, cluster).await? else {
+        return Ok(PoolHome::NotYet(format!(
+            "waiting for the Cluster's {} (spec.controlPlaneRef)",
+            CP::kind(&())
+        )));
+    };
+    let status = control_plane.status_common();
+    if require_initialized && !status.is_some_and(|s| s.control_plane_initialized()) {
+        return Ok(PoolHome::NotYet(format!(
+            "waiting for the {cloud} control plane {} to be initialized",
+            control_plane.name_any()
+        )));
+    }
+    let infra_cluster = infra_cluster_for::<IC>(client, cluster, cloud).await?;
+    if infra_cluster.is_none() {
+        if cluster.names_infrastructure() {
+            return Ok(PoolHome::NotYet(format!(
+                "waiting for the Cluster's {}",
+                IC::kind(&())
+            )));
+        }
+        if !has_own_infrastructure(&control_plane) {
+            return Err(ProviderError::terminal(
+                Reason::InvalidSpec,
+                format!(
+                    "the Cluster has no {}, so the {}'s spec.infrastructure ({fields}) must be set",
+                    IC::kind(&()),
+                    CP::kind(&())
+                ),
+            ));
+        }
+    }
+    let version = status
+        .and_then(|s| s.version.as_deref())
+        .and_then(|v| contract::version::KubeVersion::parse(&contract::version::normalize(v)).ok());
+    Ok(PoolHome::Found {
+        control_plane,
+        infra_cluster,
+        version,
+    })
+}

@@ -22,8 +22,9 @@ use contract::conditions::Reason;
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::naming;
 use contract::plan::{CloudStep, Lifecycle, OperationState};
-use contract::version::{KubeVersion, normalize};
+use contract::version::KubeVersion;
 use kube::ResourceExt;
+use provider_runtime::cluster_objects::{self, PoolHome};
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
@@ -37,7 +38,7 @@ use self::mapping::{
     UpdateView, creation_scaling, pool_shape, provider_id_list, select_subnets, zones_needed,
 };
 use self::plan::ConfigChange;
-use crate::api::{EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
+use crate::api::{EKSCluster, EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
 use crate::cloud::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
 
@@ -91,12 +92,6 @@ impl PoolScope {
 
 fn invalid(message: impl Into<String>) -> ProviderError {
     ProviderError::terminal(Reason::InvalidSpec, message)
-}
-
-fn control_plane_initialized(cp: &EKSControlPlane) -> bool {
-    cp.status
-        .as_ref()
-        .is_some_and(|s| s.common.control_plane_initialized())
 }
 
 /// The node group's name: `spec.cloudName`, else derived from the namespace and the object's name.
@@ -228,19 +223,25 @@ impl MachinePoolCloud for EksMachinePool {
         require_initialized: bool,
     ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let Some(cp) = scope::control_plane_for(client, cluster).await? else {
-            return Ok(Located::NotYet(
-                "waiting for the Cluster's EKSControlPlane (spec.controlPlaneRef)".into(),
-            ));
+        let home = cluster_objects::pool_home::<EKSControlPlane, EKSCluster>(
+            client,
+            cluster,
+            "EKS",
+            require_initialized,
+            |cp| cp.spec.infrastructure.is_some(),
+            "region, network.subnetIDs",
+        )
+        .await?;
+        let (cp, eks_cluster, control_plane_version) = match home {
+            PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
+            PoolHome::Found {
+                control_plane,
+                infra_cluster,
+                version,
+            } => (control_plane, infra_cluster, version),
         };
-        if require_initialized && !control_plane_initialized(&cp) {
-            return Ok(Located::NotYet(format!(
-                "waiting for the EKS control plane {} to be initialized",
-                cp.name_any()
-            )));
-        }
-        let (infra, cluster_subnets) = match scope::eks_cluster_for(client, cluster).await? {
-            Some(eks_cluster) => {
+        let (infra, cluster_subnets) = match (&eks_cluster, cp.spec.infrastructure.as_ref()) {
+            (Some(eks_cluster), _) => {
                 let subnets = eks_cluster
                     .status
                     .as_ref()
@@ -256,19 +257,9 @@ impl MachinePoolCloud for EksMachinePool {
                             .collect()
                     })
                     .unwrap_or_default();
-                (Infra::from_eks_cluster(&eks_cluster), subnets)
+                (Infra::from_eks_cluster(eks_cluster), subnets)
             }
-            None if cluster.names_infrastructure() => {
-                return Ok(Located::NotYet(
-                    "waiting for the Cluster's EKSCluster".into(),
-                ));
-            }
-            None => {
-                let Some(spec) = cp.spec.infrastructure.as_ref() else {
-                    return Err(invalid(
-                        "the Cluster has no EKSCluster, so the EKSControlPlane's spec.infrastructure (region, network.subnetIDs) must be set",
-                    ));
-                };
+            (None, Some(spec)) => {
                 let infra = Infra::from_spec(spec);
                 let subnets = infra
                     .subnet_ids
@@ -281,13 +272,13 @@ impl MachinePoolCloud for EksMachinePool {
                     .collect();
                 (infra, subnets)
             }
+            (None, None) => {
+                return Ok(Located::NotYet(
+                    "waiting for the Cluster's EKSCluster".into(),
+                ));
+            }
         };
         let clients = scope::clients_for(&self.shared.clients, client, &namespace, &infra).await?;
-        let control_plane_version = cp
-            .status
-            .as_ref()
-            .and_then(|s| s.common.version.as_deref())
-            .and_then(|v| KubeVersion::parse(&normalize(v)).ok());
         Ok(Located::Found(PoolScope {
             clients,
             calls: calls.clone(),

@@ -20,9 +20,10 @@ use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::naming;
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::scaling::{InstanceLife, ScalingIntent, provider_id_list};
-use contract::version::{KubeVersion, normalize};
+use contract::version::KubeVersion;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
+use provider_runtime::cluster_objects::{self, PoolHome};
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
@@ -33,7 +34,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::{aks_version, last_segment};
-use crate::api::{AKSControlPlane, AKSMachinePool, AKSMachinePoolStatus, PoolMode};
+use crate::api::{AKSCluster, AKSControlPlane, AKSMachinePool, AKSMachinePoolStatus, PoolMode};
 use crate::arm::{self, Arm};
 use crate::scope::{self, Infra, Shared};
 
@@ -373,12 +374,6 @@ fn lifecycle(state: &str) -> Lifecycle {
     }
 }
 
-fn control_plane_initialized(cp: &AKSControlPlane) -> bool {
-    cp.status
-        .as_ref()
-        .is_some_and(|s| s.common.control_plane_initialized())
-}
-
 /// The pool's name: `spec.cloudName`, else derived from the object's name (unique within the
 /// cluster's namespace, so within the cluster).
 pub fn pool_name(obj: &AKSMachinePool) -> Result<String, ProviderError> {
@@ -466,39 +461,33 @@ impl MachinePoolCloud for AksMachinePool {
         require_initialized: bool,
     ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let Some(cp) = scope::control_plane_for(client, cluster).await? else {
-            return Ok(Located::NotYet(
-                "waiting for the Cluster's AKSControlPlane (spec.controlPlaneRef)".into(),
-            ));
+        let home = cluster_objects::pool_home::<AKSControlPlane, AKSCluster>(
+            client,
+            cluster,
+            "AKS",
+            require_initialized,
+            |cp| cp.spec.infrastructure.is_some(),
+            "region, aks.subscriptionID, aks.resourceGroup, network",
+        )
+        .await?;
+        let (cp, infra_cluster, control_plane_version) = match home {
+            PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
+            PoolHome::Found {
+                control_plane,
+                infra_cluster,
+                version,
+            } => (control_plane, infra_cluster, version),
         };
-        if require_initialized && !control_plane_initialized(&cp) {
-            return Ok(Located::NotYet(format!(
-                "waiting for the AKS control plane {} to be initialized",
-                cp.name_any()
-            )));
-        }
-        let infra = match scope::aks_cluster_for(client, cluster).await? {
-            Some(c) => Infra::from_aks_cluster(&c),
-            None if cluster.names_infrastructure() => {
+        let infra = match (&infra_cluster, cp.spec.infrastructure.as_ref()) {
+            (Some(c), _) => Infra::from_aks_cluster(c),
+            (None, Some(spec)) => Infra::from_spec(spec),
+            (None, None) => {
                 return Ok(Located::NotYet(
                     "waiting for the Cluster's AKSCluster".into(),
                 ));
             }
-            None => match cp.spec.infrastructure.as_ref() {
-                Some(spec) => Infra::from_spec(spec),
-                None => {
-                    return Err(invalid(
-                        "the Cluster has no AKSCluster, so the AKSControlPlane's spec.infrastructure (region, aks.subscriptionID, aks.resourceGroup, network) must be set",
-                    ));
-                }
-            },
         };
         let arm = scope::arm_for(&self.shared, client, &namespace, &infra).await?;
-        let control_plane_version = cp
-            .status
-            .as_ref()
-            .and_then(|s| s.common.version.as_deref())
-            .and_then(|v| KubeVersion::parse(&normalize(v)).ok());
         Ok(Located::Found(PoolScope {
             arm,
             calls: calls.clone(),

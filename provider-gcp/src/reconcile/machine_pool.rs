@@ -20,10 +20,11 @@ use contract::idempotency::GKE_UNSENT_TOKEN;
 use contract::naming;
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::scaling::{InstanceLife, ScalingIntent, provider_id_list};
-use contract::version::{KubeVersion, normalize};
+use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
 use google_cloud_gax::paginator::ItemPaginator as _;
 use kube::ResourceExt;
+use provider_runtime::cluster_objects::{self, PoolHome};
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
@@ -32,7 +33,7 @@ use provider_runtime::machine_pool::{
 use provider_runtime::{CloudCalls, CloudError, ClusterRef, ProviderError};
 
 use super::control_plane::get_operation;
-use crate::api::{GKEControlPlane, GKEMachinePool, GKEMachinePoolStatus};
+use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool, GKEMachinePoolStatus};
 use crate::cloud::{Clients, absent_if_not_found, counted};
 use crate::scope::{self, Infra, Shared};
 
@@ -305,12 +306,6 @@ fn node_taints(taints: &[(String, String, gke::node_taint::Effect)]) -> gke::Nod
     }))
 }
 
-fn control_plane_initialized(cp: &GKEControlPlane) -> bool {
-    cp.status
-        .as_ref()
-        .is_some_and(|s| s.common.control_plane_initialized())
-}
-
 /// The pool's name: `spec.cloudName`, else derived from the namespace and the object's name.
 fn pool_name(obj: &GKEMachinePool) -> Result<String, ProviderError> {
     naming::cloud_name(
@@ -434,39 +429,33 @@ impl MachinePoolCloud for GkeMachinePool {
         require_initialized: bool,
     ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let Some(cp) = scope::control_plane_for(client, cluster).await? else {
-            return Ok(Located::NotYet(
-                "waiting for the Cluster's GKEControlPlane (spec.controlPlaneRef)".into(),
-            ));
+        let home = cluster_objects::pool_home::<GKEControlPlane, GKECluster>(
+            client,
+            cluster,
+            "GKE",
+            require_initialized,
+            |cp| cp.spec.infrastructure.is_some(),
+            "region, gke.project, network",
+        )
+        .await?;
+        let (cp, infra_cluster, control_plane_version) = match home {
+            PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
+            PoolHome::Found {
+                control_plane,
+                infra_cluster,
+                version,
+            } => (control_plane, infra_cluster, version),
         };
-        if require_initialized && !control_plane_initialized(&cp) {
-            return Ok(Located::NotYet(format!(
-                "waiting for the GKE control plane {} to be initialized",
-                cp.name_any()
-            )));
-        }
-        let infra = match scope::gke_cluster_for(client, cluster).await? {
-            Some(c) => Infra::from_gke_cluster(&c),
-            None if cluster.names_infrastructure() => {
+        let infra = match (&infra_cluster, cp.spec.infrastructure.as_ref()) {
+            (Some(c), _) => Infra::from_gke_cluster(c),
+            (None, Some(spec)) => Infra::from_spec(spec),
+            (None, None) => {
                 return Ok(Located::NotYet(
                     "waiting for the Cluster's GKECluster".into(),
                 ));
             }
-            None => match cp.spec.infrastructure.as_ref() {
-                Some(spec) => Infra::from_spec(spec),
-                None => {
-                    return Err(invalid(
-                        "the Cluster has no GKECluster, so the GKEControlPlane's spec.infrastructure (region, gke.project, network) must be set",
-                    ));
-                }
-            },
         };
         let clients = scope::clients_for(&self.shared, client, &namespace, &infra).await?;
-        let control_plane_version = cp
-            .status
-            .as_ref()
-            .and_then(|s| s.common.version.as_deref())
-            .and_then(|v| KubeVersion::parse(&normalize(v)).ok());
         Ok(Located::Found(PoolScope {
             clients,
             calls: calls.clone(),
