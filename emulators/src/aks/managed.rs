@@ -1056,8 +1056,6 @@ impl Aks {
             };
             render_pool(c, p)
         };
-        // The pool's operation id is kept in the pool's state; the operation refers to the
-        // cluster key and the pool name.
         let location = c.location.clone();
         tracing::info!(
             cluster = name,

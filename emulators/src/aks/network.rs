@@ -644,20 +644,7 @@ impl Aks {
         id: &str,
     ) -> Result<Response, ArmError> {
         let st = self.lock();
-        let op = st
-            .operations
-            .get(id)
-            .filter(|o| {
-                o.namespace.eq_ignore_ascii_case(namespace)
-                    && o.subscription.eq_ignore_ascii_case(&req.subscription)
-            })
-            .ok_or_else(|| {
-                ArmError::new(
-                    StatusCode::NOT_FOUND,
-                    "NotFound",
-                    format!("Operation {id} was not found."),
-                )
-            })?;
+        let op = operation_of(&st, req, namespace, id)?;
         let mut v = json!({
             "id": format!("/subscriptions/{}/providers/{}/locations/{location}/operations/{id}", req.subscription, op.namespace),
             "name": id,
@@ -688,20 +675,7 @@ impl Aks {
         id: &str,
     ) -> Result<Response, ArmError> {
         let st = self.lock();
-        let op = st
-            .operations
-            .get(id)
-            .filter(|o| {
-                o.namespace.eq_ignore_ascii_case(namespace)
-                    && o.subscription.eq_ignore_ascii_case(&req.subscription)
-            })
-            .ok_or_else(|| {
-                ArmError::new(
-                    StatusCode::NOT_FOUND,
-                    "NotFound",
-                    format!("Operation {id} was not found."),
-                )
-            })?;
+        let op = operation_of(&st, req, namespace, id)?;
         match op.status {
             OpStatus::InProgress => Ok(AsyncHeaders::new(
                 &req.base,
@@ -728,6 +702,28 @@ impl Aks {
             }
         }
     }
+}
+
+/// The operation `id` of `namespace` in the request's subscription.
+fn operation_of<'s>(
+    st: &'s super::state::State,
+    req: &Req,
+    namespace: &str,
+    id: &str,
+) -> Result<&'s Operation, ArmError> {
+    st.operations
+        .get(id)
+        .filter(|o| {
+            o.namespace.eq_ignore_ascii_case(namespace)
+                && o.subscription.eq_ignore_ascii_case(&req.subscription)
+        })
+        .ok_or_else(|| {
+            ArmError::new(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                format!("Operation {id} was not found."),
+            )
+        })
 }
 
 fn render_scale_set(subscription: &str, node_group: &str, location: &str, p: &Pool) -> Value {

@@ -14,7 +14,6 @@
 //! The shared status, `NetworkReady`, the deletion policy and when to look again are the
 //! kernel's.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -644,11 +643,6 @@ impl InfraClusterCloud for AksInfraCluster {
             ..AKSClusterStatus::default()
         }
     }
-}
-
-/// Tags of a map, for bodies.
-pub fn tags_json(tags: &BTreeMap<String, String>) -> Value {
-    json!(tags)
 }
 
 #[cfg(test)]
