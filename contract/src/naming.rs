@@ -205,6 +205,18 @@ pub const OKE_CLUSTER: NameLimits = NameLimits {
     lowercase: false,
 };
 
+/// OKE node pool names: 1–255 characters (Container Engine API reference,
+/// `CreateNodePoolDetails.name`; no character rules documented). The same conservative choice as
+/// [`OKE_CLUSTER`], and `.` besides, so an object's Kubernetes name is used as it is.
+pub const OKE_NODE_POOL: NameLimits = NameLimits {
+    what: "OKE node pool name",
+    max_len: 255,
+    punctuation: "-_.",
+    first: FirstChar::Alphanumeric,
+    must_end_alphanumeric: true,
+    lowercase: false,
+};
+
 /// Why a name breaks a cloud's rules; the message names the cloud and the rule.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
@@ -601,13 +613,14 @@ mod tests {
     }
     use proptest::prelude::*;
 
-    const ALL: [NameLimits; 6] = [
+    const ALL: [NameLimits; 7] = [
         EKS_CLUSTER,
         EKS_NODEGROUP,
         AKS_CLUSTER,
         AKS_AGENT_POOL,
         GKE_CLUSTER,
         OKE_CLUSTER,
+        OKE_NODE_POOL,
     ];
 
     #[test]

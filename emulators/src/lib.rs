@@ -9,3 +9,4 @@ pub mod eks;
 pub mod gke;
 pub mod kit;
 pub mod moto;
+pub mod oke;

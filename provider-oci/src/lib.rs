@@ -5,4 +5,4 @@
 //! Oracle's own Python SDK (`testdata/`). The kinds, the emulator and the reconcilers follow
 //! (issue 12).
 
-pub mod signer;
+

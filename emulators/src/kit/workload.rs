@@ -483,6 +483,57 @@ impl WorkloadServers {
 
 /// Polls `/readyz` through the admin client until it answers `ok`, failing early if the process
 /// exits. On failure returns the error and the tail of the log (the process is killed).
+/// What a cloud emulator tells the kit about its clusters, so that starting their workload API
+/// servers and keeping their Nodes equal to the instances is written once ([`start_for`],
+/// [`sync_for`]). `key` is the cloud's key of the cluster, `id` its workload server's id.
+pub trait WorkloadClusters: Send + Sync {
+    /// Records how starting the server of cluster `key` went (a failure fails the cluster as the
+    /// cloud fails it); returns whether the cluster still wants the server (it may have been
+    /// deleted meanwhile).
+    fn started(&self, key: &str, id: &str, result: &Result<WorkloadEndpoint>) -> bool;
+    /// The workload server's id and the Nodes the cluster's instances register now; `None` when
+    /// the cluster is gone.
+    fn nodes(&self, key: &str) -> Option<(String, Vec<NodeSpec>)>;
+    /// Marks the cluster's Nodes for another sync after a failed write.
+    fn nodes_failed(&self, key: &str);
+}
+
+/// Starts the workload API server `id` of cluster `key` and records the outcome; a server the
+/// cluster no longer wants is stopped again.
+pub async fn start_for(
+    servers: &WorkloadServers,
+    clusters: &impl WorkloadClusters,
+    key: &str,
+    id: &str,
+) {
+    let result = servers.start_cluster(id).await;
+    if let Err(e) = &result {
+        tracing::error!(cluster = key, error = %format!("{e:#}"), "workload API server failed to start");
+    }
+    let keep = clusters.started(key, id, &result);
+    if !keep && result.is_ok() {
+        servers.stop_cluster(id).await;
+    }
+}
+
+/// Writes the Nodes of cluster `key` from its instances, one sync at a time (`one`); a failed
+/// write is retried on a later tick.
+pub async fn sync_for(
+    servers: &WorkloadServers,
+    one: &tokio::sync::Mutex<()>,
+    clusters: &impl WorkloadClusters,
+    key: &str,
+) {
+    let _one = one.lock().await;
+    let Some((id, nodes)) = clusters.nodes(key) else {
+        return;
+    };
+    if let Err(e) = servers.set_nodes(&id, &nodes).await {
+        tracing::warn!(cluster = key, error = %format!("{e:#}"), "writing Nodes failed; retrying");
+        clusters.nodes_failed(key);
+    }
+}
+
 async fn wait_ready(
     mut process: Process,
     kubeconfig: &Path,

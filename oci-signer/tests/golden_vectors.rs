@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use provider_oci::signer::{ApiKey, Request, sign};
+use oci_signer::{ApiKey, Request, sign};
 use serde_json::Value;
 
 fn vectors() -> Value {

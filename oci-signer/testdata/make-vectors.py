@@ -2,7 +2,7 @@
 """Golden vectors for provider-oci's request signer, made with Oracle's own Python SDK.
 
     python3 -m venv /tmp/oci && /tmp/oci/bin/pip install oci==2.189.0
-    /tmp/oci/bin/python provider-oci/testdata/make-vectors.py > provider-oci/testdata/signer-vectors.json
+    /tmp/oci/bin/python oci-signer/testdata/make-vectors.py > oci-signer/testdata/signer-vectors.json
 
 The SDK's `oci.signer.Signer` signs each request below (as the SDK's clients do, through
 `requests`); the file records every header it set. The RSA key is generated here for the vectors
