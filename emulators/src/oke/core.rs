@@ -780,6 +780,30 @@ impl Oke {
         }
     }
 
+    /// `GET /20160918/availabilityDomains?compartmentId=…` (Identity).
+    pub(super) fn list_availability_domains(&self, req: &Req) -> Result<Answer, OciError> {
+        let compartment = req
+            .query
+            .get("compartmentId")
+            .ok_or_else(|| OciError::missing("compartmentId"))?;
+        if !self.known_compartment(compartment) {
+            return Err(OciError::not_found(format!("compartment {compartment}")));
+        }
+        let items = self
+            .availability_domains()
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| {
+                json!({
+                    "id": format!("ocid1.availabilitydomain.oc1..aaaaaaaaemulatedad{i}"),
+                    "name": name,
+                    "compartmentId": compartment,
+                })
+            })
+            .collect();
+        req.page(items)
+    }
+
     /// `GET /20160918/services`.
     pub(super) fn list_services(&self, req: &Req) -> Result<Answer, OciError> {
         req.page(services(self.region_key()))

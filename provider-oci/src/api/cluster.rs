@@ -1,0 +1,167 @@
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// Where the cluster's OCI resources live: compartment, region, availability domains, the
+/// network (created from a CIDR or brought by OCID), credentials and tags. Never sets a
+/// control-plane endpoint: the OKEControlPlane owns it.
+///
+/// The network is either brought (`network.id`: the VCN's OCID; `network.subnetIDs`: the nodes'
+/// subnets; `oke.endpointSubnetID`: the API endpoint's subnet, default the first of
+/// `subnetIDs`; the provider only reads them) or created (`network.cidrBlock`, default
+/// 10.0.0.0/16) the way OKE's own quick create lays it out: a VCN with an internet gateway, a
+/// NAT gateway and a service gateway, a public and a private route table, security lists for the
+/// endpoint and the nodes, a public endpoint subnet, a public load-balancer subnet and a private
+/// node subnet, every one tagged as this cluster's and deleted with it.
+// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "OKECluster",
+    plural = "okeclusters",
+    namespaced,
+    status = "OKEClusterStatus",
+    category = "cluster-api",
+    shortname = "okecl",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
+    printcolumn(
+        name = "VCN",
+        type_ = "string",
+        json_path = ".status.network.vcnID"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 16 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
+        .message("spec.network.cidrBlock must be an IPv4 block from /16 to /24 on OKE (the VCN's block, split into the endpoint, load-balancer and node subnets), e.g. 10.0.0.0/16"),
+    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || self.network.subnetIDs.all(s, s.startsWith('ocid1.subnet.'))")
+        .message("spec.network.subnetIDs must hold subnet OCIDs on OKE (ocid1.subnet.oc1.<region>.…)"),
+    validation = Rule::new("!has(self.network) || !has(self.network.id) || self.network.id.startsWith('ocid1.vcn.')")
+        .message("spec.network.id must be a VCN OCID on OKE (ocid1.vcn.oc1.<region>.…)"),
+    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) == 0 || has(self.network.id)")
+        .message("spec.network.subnetIDs needs spec.network.id on OKE: name the VCN the subnets are in (an OKE cluster is created in a VCN)"),
+    validation = Rule::new("!has(self.network) || !has(self.network.id) || (has(self.network.subnetIDs) && size(self.network.subnetIDs) > 0)")
+        .message("spec.network.id needs spec.network.subnetIDs on OKE: name the nodes' subnets of the brought VCN"),
+    validation = Rule::new("!has(self.oke.endpointSubnetID) || (has(self.network) && has(self.network.id))")
+        .message("spec.oke.endpointSubnetID is for a brought network (spec.network.id); a created network makes its own endpoint subnet"),
+    validation = Rule::new("!has(self.additionalTags) || self.additionalTags.all(k, size(k) <= 100 && size(self.additionalTags[k]) <= 256)")
+        .message("spec.additionalTags become OCI freeform tags on OKE: keys of at most 100 characters, values of at most 256"),
+)]
+pub struct OKEClusterSpec {
+    /// Region (`spec.region`, e.g. us-ashburn-1), network, identity and tags, as on every cloud.
+    #[serde(flatten)]
+    pub common: ClusterSpecCommon,
+    /// What only OKE has.
+    pub oke: OKEClusterOptions,
+}
+
+/// OKE-only infrastructure options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OKEClusterOptions {
+    /// The compartment everything is created in (its OCID). Immutable.
+    #[serde(rename = "compartmentID")]
+    #[schemars(length(min = 1, max = 255))]
+    #[x_kube(validation = Rule::new("self.startsWith('ocid1.compartment.') || self.startsWith('ocid1.tenancy.')").message("spec.oke.compartmentID must be a compartment OCID (ocid1.compartment.oc1..…) or the tenancy's (its root compartment)"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.compartmentID is immutable"))]
+    pub compartment_id: String,
+    /// The availability domains nodes may run in (the failure domains), e.g.
+    /// `Uocm:US-ASHBURN-AD-1`. Default: every availability domain of the region. Immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 3), inner(length(min = 1, max = 64)))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.availabilityDomains is immutable"))]
+    pub availability_domains: Vec<String>,
+    /// With a brought network: the subnet of the Kubernetes API endpoint (its OCID). Default: the
+    /// first of spec.network.subnetIDs. Immutable.
+    #[serde(
+        default,
+        rename = "endpointSubnetID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(length(min = 1, max = 255))]
+    #[x_kube(validation = Rule::new("self.startsWith('ocid1.subnet.')").message("spec.oke.endpointSubnetID must be a subnet OCID (ocid1.subnet.oc1.<region>.…)"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.endpointSubnetID is immutable"))]
+    pub endpoint_subnet_id: Option<String>,
+    /// With a brought network: the subnets of the cluster's Service load balancers. Immutable.
+    #[serde(
+        default,
+        rename = "serviceLBSubnetIDs",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 2), inner(length(min = 1, max = 255)))]
+    #[x_kube(validation = Rule::new("self.all(s, s.startsWith('ocid1.subnet.'))").message("spec.oke.serviceLBSubnetIDs must hold subnet OCIDs"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.serviceLBSubnetIDs is immutable"))]
+    pub service_lb_subnet_ids: Vec<String>,
+}
+
+/// Observed state of an OKECluster.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OKEClusterStatus {
+    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    #[serde(flatten)]
+    pub common: InfraClusterStatusCommon,
+    /// The network in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<OKENetworkStatus>,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The OCI network resources in use.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OKENetworkStatus {
+    /// The VCN's OCID.
+    #[serde(default, rename = "vcnID", skip_serializing_if = "Option::is_none")]
+    pub vcn_id: Option<String>,
+    /// The VCN's block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    pub cidr_block: Option<String>,
+    /// The API endpoint's subnet.
+    #[serde(
+        default,
+        rename = "endpointSubnetID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub endpoint_subnet_id: Option<String>,
+    /// The nodes' subnets.
+    #[serde(default, rename = "nodeSubnetIDs", skip_serializing_if = "Vec::is_empty")]
+    pub node_subnet_ids: Vec<String>,
+    /// The Service load balancers' subnets.
+    #[serde(
+        default,
+        rename = "serviceLBSubnetIDs",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub service_lb_subnet_ids: Vec<String>,
+    /// Whether the endpoint subnet is public (a public API endpoint needs one).
+    #[serde(default)]
+    pub endpoint_subnet_public: bool,
+    /// The availability domains in use (the failure domains).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub availability_domains: Vec<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    #[serde(default)]
+    pub managed: bool,
+}

@@ -1,0 +1,185 @@
+use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+use super::OKEClusterSpec;
+
+/// The OKE cluster itself: version, endpoint access, cluster type, pod networking, Vault
+/// encryption of Secrets, OIDC discovery. Publishes the endpoint in
+/// `spec.controlPlaneEndpoint` (OKE serves on port 6443) and the kubeconfig Secrets
+/// `<cluster>-kubeconfig` (a token of `oci ce cluster generate-token`'s form, signed with the
+/// provider's API key and refreshed before OCI's five minutes run out) and
+/// `<cluster>-user-kubeconfig` (`oci ce cluster generate-token`, one context per endpoint:
+/// an OKE cluster always has a private endpoint in its endpoint subnet, and a public one when
+/// `endpointAccess.public`).
+// kube-derive repeats `type_` across printcolumns, which trips this lint.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "controlplane.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "OKEControlPlane",
+    plural = "okecontrolplanes",
+    namespaced,
+    status = "OKEControlPlaneStatus",
+    category = "cluster-api",
+    shortname = "okecp",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+        description = "The owning Cluster"
+    ),
+    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
+    printcolumn(
+        name = "Endpoint",
+        type_ = "string",
+        json_path = ".spec.controlPlaneEndpoint.host"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = contract::naming::OKE_CLUSTER.cel_validation("cloudName", "spec.cloudName"),
+    validation = Rule::new("!has(self.logging) || ((!has(self.logging.apiServer) || !self.logging.apiServer) && (!has(self.logging.audit) || !self.logging.audit) && (!has(self.logging.authenticator) || !self.logging.authenticator) && (!has(self.logging.controllerManager) || !self.logging.controllerManager) && (!has(self.logging.scheduler) || !self.logging.scheduler))")
+        .message("spec.logging is not supported on OKE: OKE sends control-plane logs to the OCI Logging service, which this provider does not manage; leave every spec.logging field false"),
+    validation = Rule::new("!has(self.addons) || size(self.addons) == 0")
+        .message("spec.addons is not supported on OKE yet: OKE add-ons are installed through their own API, which this provider does not manage yet; use spec.oke.requestOverrides for cluster options until typed support lands"),
+    validation = Rule::new("!has(self.encryption) || self.encryption.kmsKeyID.startsWith('ocid1.key.')")
+        .message("spec.encryption.kmsKeyID must be an OCI Vault key OCID on OKE (ocid1.key.oc1.<region>.…)"),
+    validation = Rule::new("(has(self.encryption) ? self.encryption.kmsKeyID : '') == (has(oldSelf.encryption) ? oldSelf.encryption.kmsKeyID : '')")
+        .message("spec.encryption is immutable on OKE: a cluster's Vault key is set when it is created"),
+    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.publicCIDRs) || size(self.endpointAccess.publicCIDRs) == 0")
+        .message("spec.endpointAccess.publicCIDRs is not supported on OKE: OKE restricts its public endpoint with the endpoint subnet's security list or network security groups, not a list on the cluster"),
+    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.preferred) || self.endpointAccess.preferred == 'Private' || !has(self.endpointAccess.public) || self.endpointAccess.public")
+        .message("spec.endpointAccess.preferred Public needs spec.endpointAccess.public on OKE (an OKE cluster without a public endpoint has only its private one)"),
+    validation = Rule::new("!has(self.oidcIssuer) || !self.oidcIssuer.enabled || (has(self.oke) && has(self.oke.clusterType) && self.oke.clusterType == 'enhanced')")
+        .message("spec.oidcIssuer needs spec.oke.clusterType enhanced on OKE (OIDC discovery is a feature of enhanced clusters)"),
+)]
+pub struct OKEControlPlaneSpec {
+    /// Version, endpoint, access, encryption, OIDC issuer, cloud name, as on every cloud.
+    #[serde(flatten)]
+    pub common: ControlPlaneSpecCommon,
+    /// Only for a Cluster without an OKECluster (bring-your-own network): the compartment,
+    /// region, network, identity and tags, as an OKECluster's spec. Ignored when the Cluster has
+    /// an OKECluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infrastructure: Option<OKEClusterSpec>,
+    /// What only OKE has.
+    #[serde(default)]
+    pub oke: OKEControlPlaneOptions,
+}
+
+/// OKE's cluster types.
+#[derive(
+    schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterType {
+    /// `BASIC_CLUSTER`: no charge for the control plane, no enhanced features.
+    #[default]
+    Basic,
+    /// `ENHANCED_CLUSTER`: virtual nodes, add-ons, OIDC discovery, a financially backed SLA.
+    Enhanced,
+}
+
+/// How pods get their addresses.
+#[derive(
+    schemars::JsonSchema, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq,
+)]
+pub enum CniType {
+    /// `OCI_VCN_IP_NATIVE`: pods get addresses of the nodes' subnets (OKE's default).
+    #[default]
+    #[serde(rename = "vcnNative")]
+    VcnNative,
+    /// `FLANNEL_OVERLAY`: pods get addresses of `podsCIDR`, an overlay.
+    #[serde(rename = "flannel")]
+    Flannel,
+}
+
+/// OKE-only control-plane options.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("!has(self.podsCIDR) || !has(self.cniType) || self.cniType == 'flannel'")
+        .message("spec.oke.podsCIDR is for the flannel overlay (spec.oke.cniType flannel); VCN-native pods take the nodes' subnets' addresses"),
+)]
+pub struct OKEControlPlaneOptions {
+    /// basic (default) or enhanced. A basic cluster can become enhanced, not back.
+    #[serde(default)]
+    #[x_kube(validation = Rule::new("self == oldSelf || self == 'enhanced'").message("spec.oke.clusterType can go from basic to enhanced only: OKE does not turn an enhanced cluster back into a basic one"))]
+    pub cluster_type: ClusterType,
+    /// How pods get addresses: vcnNative (default, OKE's VCN-native pod networking) or
+    /// flannel. Immutable.
+    #[serde(default)]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.cniType is immutable on OKE"))]
+    pub cni_type: CniType,
+    /// The pods' block of the flannel overlay (default 10.244.0.0/16). Immutable.
+    #[serde(default, rename = "podsCIDR", skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    #[x_kube(validation = Rule::new("isCIDR(self)").message("spec.oke.podsCIDR must be a CIDR block such as 10.244.0.0/16"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.podsCIDR is immutable on OKE"))]
+    pub pods_cidr: Option<String>,
+    /// The Services' block (default 10.96.0.0/16). Immutable.
+    #[serde(default, rename = "servicesCIDR", skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    #[x_kube(validation = Rule::new("isCIDR(self)").message("spec.oke.servicesCIDR must be a CIDR block such as 10.96.0.0/16"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.servicesCIDR is immutable on OKE"))]
+    pub services_cidr: Option<String>,
+    /// A JSON merge patch applied to the body of the CreateCluster request, for features no
+    /// typed field covers yet (e.g. `{"options": {"admissionControllerOptions":
+    /// {"isPodSecurityPolicyEnabled": false}}}`). The user's responsibility; every field the
+    /// provider itself sends wins. status.requestOverrides shows when it was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::free_form_object")]
+    pub request_overrides: Option<serde_json::Value>,
+}
+
+/// Observed state of an OKEControlPlane.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OKEControlPlaneStatus {
+    /// Initialization, version, endpoints, cloud id, operation, kubeconfig, conditions, as on
+    /// every cloud.
+    #[serde(flatten)]
+    pub common: ControlPlaneStatusCommon,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// What OKE reports beyond the shared status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oke: Option<OKEControlPlaneObserved>,
+    /// When spec.oke.requestOverrides was last applied to an OKE request, and to which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_overrides: Option<RequestOverridesStatus>,
+}
+
+/// What OKE reports beyond the shared status.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OKEControlPlaneObserved {
+    /// OKE's lifecycleState (ACTIVE, UPDATING, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle_state: Option<String>,
+    /// OKE's exact Kubernetes version, e.g. v1.33.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// The versions OKE offers to upgrade to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub available_upgrades: Vec<String>,
+    /// BASIC_CLUSTER or ENHANCED_CLUSTER.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_type: Option<String>,
+    /// The VCN the cluster is in.
+    #[serde(default, rename = "vcnID", skip_serializing_if = "Option::is_none")]
+    pub vcn_id: Option<String>,
+}

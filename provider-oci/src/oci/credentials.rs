@@ -1,0 +1,187 @@
+//! An OCI user's API signing key, from the identity Secret (`spec.identityRef`: keys `tenancy`,
+//! `user`, `fingerprint` and `key`, the PEM private key, as Cluster API Provider OCI's
+//! credential Secrets hold them, so teams moving over keep their Secrets) or, for the
+//! controller's own identity, its environment (`OCI_TENANCY_ID`, `OCI_USER_ID`,
+//! `OCI_CREDENTIALS_FINGERPRINT`, and `OCI_CREDENTIALS_KEY` holding the PEM or
+//! `OCI_CREDENTIALS_KEY_PATH` naming a file).
+
+use contract::api::IdentityRef;
+use contract::conditions::Reason;
+use oci_signer::ApiKey;
+use provider_runtime::ProviderError;
+use provider_runtime::identity::{self, Identity};
+
+/// Keys of the identity Secret.
+pub const TENANCY_KEY: &str = "tenancy";
+/// See [`TENANCY_KEY`].
+pub const USER_KEY: &str = "user";
+/// See [`TENANCY_KEY`].
+pub const FINGERPRINT_KEY: &str = "fingerprint";
+/// See [`TENANCY_KEY`].
+pub const KEY_KEY: &str = "key";
+/// A pass phrase of an encrypted key: refused (ring reads no encrypted keys).
+pub const PASSPHRASE_KEY: &str = "passphrase";
+
+/// An API key's parts. `Debug` never shows the private key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// The tenancy OCID.
+    pub tenancy: String,
+    /// The user OCID.
+    pub user: String,
+    /// The key's fingerprint.
+    pub fingerprint: String,
+    /// The PEM private key.
+    pem: String,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("tenancy", &self.tenancy)
+            .field("user", &self.user)
+            .field("fingerprint", &self.fingerprint)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unauthorized(message: impl Into<String>) -> ProviderError {
+    ProviderError::terminal(Reason::Unauthorized, message)
+}
+
+impl Credential {
+    /// The key id (`<tenancy>/<user>/<fingerprint>`) and a digest of the key: a rotated key is
+    /// another identity for the client cache.
+    pub fn cache_id(&self) -> String {
+        let digest = ring::digest::digest(&ring::digest::SHA256, self.pem.as_bytes());
+        let short: String = digest.as_ref()[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{}/{}/{}#{short}", self.tenancy, self.user, self.fingerprint)
+    }
+
+    /// The signing key.
+    ///
+    /// # Errors
+    /// Terminal `Unauthorized` when the PEM is not an unencrypted RSA key.
+    pub fn api_key(&self, source: &str) -> Result<ApiKey, ProviderError> {
+        ApiKey::from_pem(&self.pem, &self.tenancy, &self.user, &self.fingerprint)
+            .map_err(|e| unauthorized(format!("{source}: {e}")))
+    }
+}
+
+fn check_ids(tenancy: &str, user: &str, source: &str) -> Result<(), ProviderError> {
+    if !tenancy.starts_with("ocid1.tenancy.") {
+        return Err(unauthorized(format!(
+            "{source}: {tenancy:?} is not a tenancy OCID (ocid1.tenancy.oc1..…)"
+        )));
+    }
+    if !user.starts_with("ocid1.user.") {
+        return Err(unauthorized(format!(
+            "{source}: {user:?} is not a user OCID (ocid1.user.oc1..…)"
+        )));
+    }
+    Ok(())
+}
+
+/// The API key an object works as: its identity Secret's, or the controller's environment.
+///
+/// # Errors
+/// Terminal `Unauthorized` when neither gives a complete, readable key.
+pub async fn resolve(
+    client: &kube::Client,
+    namespace: &str,
+    identity_ref: Option<&IdentityRef>,
+) -> Result<Credential, ProviderError> {
+    match identity::identity(client, namespace, identity_ref).await? {
+        Identity::Secret(secret) => {
+            let source = format!(
+                "identity Secret {namespace}/{}",
+                identity_ref.and_then(|r| r.name.as_deref()).unwrap_or_default()
+            );
+            if secret.get(PASSPHRASE_KEY).is_some() {
+                return Err(unauthorized(format!(
+                    "{source} holds a passphrase: encrypted API keys are not supported; store the key without its pass phrase (openssl rsa -in key.pem -out plain.pem)"
+                )));
+            }
+            let [tenancy, user, fingerprint, pem] =
+                secret.require([TENANCY_KEY, USER_KEY, FINGERPRINT_KEY, KEY_KEY])?;
+            check_ids(tenancy, user, &source)?;
+            let credential = Credential {
+                tenancy: tenancy.to_string(),
+                user: user.to_string(),
+                fingerprint: fingerprint.to_string(),
+                pem: pem.to_string(),
+            };
+            credential.api_key(&source)?;
+            Ok(credential)
+        }
+        Identity::Controller => from_env(|k| std::env::var(k).ok()),
+    }
+}
+
+/// The controller's own API key from its environment (`var` reads a variable).
+///
+/// # Errors
+/// Terminal `Unauthorized` when a part is missing or the key cannot be read.
+pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Credential, ProviderError> {
+    let get = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let (Some(tenancy), Some(user), Some(fingerprint)) = (
+        get("OCI_TENANCY_ID"),
+        get("OCI_USER_ID"),
+        get("OCI_CREDENTIALS_FINGERPRINT"),
+    ) else {
+        return Err(unauthorized(
+            "no OCI credentials: set spec.identityRef to a Secret holding tenancy, user, fingerprint and key, or give the controller OCI_TENANCY_ID, OCI_USER_ID, OCI_CREDENTIALS_FINGERPRINT and OCI_CREDENTIALS_KEY (or OCI_CREDENTIALS_KEY_PATH)",
+        ));
+    };
+    let source = "the controller's OCI credentials";
+    check_ids(&tenancy, &user, source)?;
+    let pem = match (get("OCI_CREDENTIALS_KEY"), get("OCI_CREDENTIALS_KEY_PATH")) {
+        (Some(pem), _) => pem,
+        (None, Some(path)) => std::fs::read_to_string(&path)
+            .map_err(|e| unauthorized(format!("{source}: reading the key file {path}: {e}")))?,
+        (None, None) => {
+            return Err(unauthorized(
+                "the controller has OCI_TENANCY_ID and OCI_USER_ID but neither OCI_CREDENTIALS_KEY nor OCI_CREDENTIALS_KEY_PATH",
+            ));
+        }
+    };
+    let credential = Credential {
+        tenancy,
+        user,
+        fingerprint,
+        pem,
+    };
+    credential.api_key(source)?;
+    Ok(credential)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_must_name_every_part_and_a_readable_key() {
+        let none = from_env(|_| None).unwrap_err().to_string();
+        assert!(none.contains("OCI_TENANCY_ID"), "{none}");
+        let vars = |k: &str| match k {
+            "OCI_TENANCY_ID" => Some("ocid1.tenancy.oc1..a".to_string()),
+            "OCI_USER_ID" => Some("ocid1.user.oc1..b".to_string()),
+            "OCI_CREDENTIALS_FINGERPRINT" => Some("aa:bb".to_string()),
+            "OCI_CREDENTIALS_KEY" => Some("not a key".to_string()),
+            _ => None,
+        };
+        let bad = from_env(vars).unwrap_err().to_string();
+        assert!(bad.contains("RSA private key"), "{bad}");
+        let wrong = from_env(|k| match k {
+            "OCI_TENANCY_ID" => Some("tenancy".to_string()),
+            other => vars(other),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(wrong.contains("not a tenancy OCID"), "{wrong}");
+    }
+}

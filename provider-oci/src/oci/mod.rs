@@ -1,0 +1,504 @@
+//! Our OCI REST client (no usable Rust SDK of OCI exists): JSON over reqwest with rustls on
+//! ring, every request signed with the user's API key (`oci-signer`: `date (request-target)
+//! host`, and `content-length content-type x-content-sha256` for bodies), each call counted,
+//! OCI's errors classified, `opc-next-page` followed, and work requests read so a change is
+//! tracked across passes instead of waited for.
+
+pub mod credentials;
+pub mod errors;
+pub mod token;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use contract::plan::OperationState;
+use oci_signer::{ApiKey, Request, sign};
+use provider_runtime::{CallOutcome, CloudCalls, CloudError, ProviderError};
+use reqwest::Method;
+use serde_json::Value;
+
+pub use credentials::Credential;
+
+/// Installs ring as rustls's process-wide provider; a second call is harmless.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// An HTTP client for OCI.
+pub fn http_client() -> reqwest::Client {
+    install_crypto();
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// The OCI services this provider calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// Container Engine for Kubernetes, `/20180222`.
+    ContainerEngine,
+    /// Core Services (networking, compute), `/20160918`.
+    Core,
+    /// Identity (availability domains), `/20160918`.
+    Identity,
+}
+
+impl Service {
+    fn base_path(self) -> &'static str {
+        match self {
+            Service::ContainerEngine => "/20180222",
+            Service::Core | Service::Identity => "/20160918",
+        }
+    }
+}
+
+/// Where each service is for a region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoints {
+    /// Container Engine (`https://containerengine.<region>.oci.oraclecloud.com`).
+    pub container_engine: String,
+    /// Core Services (`https://iaas.<region>.oraclecloud.com`).
+    pub core: String,
+    /// Identity (`https://identity.<region>.oci.oraclecloud.com`).
+    pub identity: String,
+}
+
+impl Endpoints {
+    /// OCI's public endpoints of `region`, or every service at `single` (an emulator).
+    pub fn of(region: &str, single: Option<&str>) -> Self {
+        match single.map(str::trim).filter(|s| !s.is_empty()) {
+            Some(url) => {
+                let url = url.trim_end_matches('/').to_string();
+                Self {
+                    container_engine: url.clone(),
+                    core: url.clone(),
+                    identity: url,
+                }
+            }
+            None => Self {
+                container_engine: format!("https://containerengine.{region}.oci.oraclecloud.com"),
+                core: format!("https://iaas.{region}.oraclecloud.com"),
+                identity: format!("https://identity.{region}.oci.oraclecloud.com"),
+            },
+        }
+    }
+
+    fn of_service(&self, service: Service) -> &str {
+        match service {
+            Service::ContainerEngine => &self.container_engine,
+            Service::Core => &self.core,
+            Service::Identity => &self.identity,
+        }
+    }
+}
+
+/// One region's OCI, as one API key.
+#[derive(Clone)]
+pub struct Oci {
+    http: reqwest::Client,
+    endpoints: Endpoints,
+    region: String,
+    key: Arc<ApiKey>,
+}
+
+impl std::fmt::Debug for Oci {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Oci")
+            .field("region", &self.region)
+            .field("endpoints", &self.endpoints)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What OCI answered a call that succeeded.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The HTTP status (200, 202, 204).
+    pub status: u16,
+    /// The JSON body (`Null` when there is none or it is not JSON).
+    pub body: Value,
+    /// The body as text (a kubeconfig is YAML).
+    pub text: String,
+    /// `etag`.
+    pub etag: Option<String>,
+    /// `opc-work-request-id`.
+    pub work_request: Option<String>,
+    /// `opc-next-page`.
+    pub next_page: Option<String>,
+}
+
+/// A failed call: its classification and OCI's code.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// What it means for the reconciler.
+    pub error: CloudError,
+    /// OCI's error code.
+    pub code: String,
+    /// The HTTP status (0 when the call did not get an answer).
+    pub status: u16,
+}
+
+impl From<Failure> for ProviderError {
+    fn from(f: Failure) -> Self {
+        f.error.into()
+    }
+}
+
+/// One call: its operation id, service, method, path (after the service's version, with any
+/// query) and what it sends.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The operation's id, for counting (`CreateCluster`).
+    pub operation: &'static str,
+    /// The service.
+    pub service: Service,
+    /// The method.
+    pub method: &'a Method,
+    /// The path after the version (`/clusters/ocid…?x=y`).
+    pub path: &'a str,
+    /// The JSON body.
+    pub body: Option<&'a Value>,
+    /// `opc-retry-token`.
+    pub retry_token: Option<&'a str>,
+    /// `if-match`.
+    pub if_match: Option<&'a str>,
+}
+
+impl<'a> Call<'a> {
+    /// A GET of `path`.
+    pub fn get(operation: &'static str, service: Service, path: &'a str) -> Self {
+        Self {
+            operation,
+            service,
+            method: &Method::GET,
+            path,
+            body: None,
+            retry_token: None,
+            if_match: None,
+        }
+    }
+
+    /// A call of `method` with `body`.
+    pub fn send(
+        operation: &'static str,
+        service: Service,
+        method: &'a Method,
+        path: &'a str,
+        body: Option<&'a Value>,
+    ) -> Self {
+        Self {
+            operation,
+            service,
+            method,
+            path,
+            body,
+            retry_token: None,
+            if_match: None,
+        }
+    }
+
+    /// With `opc-retry-token`.
+    pub fn retry_token(mut self, token: &'a str) -> Self {
+        self.retry_token = Some(token);
+        self
+    }
+
+    /// With `if-match`.
+    pub fn if_match(mut self, etag: Option<&'a str>) -> Self {
+        self.if_match = etag;
+        self
+    }
+}
+
+/// `date` as HTTP writes it.
+pub fn http_date(t: jiff::Timestamp) -> String {
+    t.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+/// A query value, percent-encoded.
+pub fn q(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+impl Oci {
+    /// OCI at `endpoints` for `region`, signing with `key`.
+    pub fn new(http: reqwest::Client, endpoints: Endpoints, region: &str, key: Arc<ApiKey>) -> Self {
+        Self {
+            http,
+            endpoints,
+            region: region.to_string(),
+            key,
+        }
+    }
+
+    /// The region.
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
+    /// The API key.
+    pub fn key(&self) -> &ApiKey {
+        &self.key
+    }
+
+    /// One call, counted.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn call(&self, calls: &CloudCalls, call: Call<'_>) -> Result<Answer, Failure> {
+        let result = self.send(&call).await;
+        calls.record(
+            "oci",
+            call.operation,
+            match &result {
+                Ok(_) => CallOutcome::Success,
+                Err(f) => f.error.call_outcome(),
+            },
+        );
+        result
+    }
+
+    async fn send(&self, call: &Call<'_>) -> Result<Answer, Failure> {
+        let url = format!(
+            "{}{}{}",
+            self.endpoints.of_service(call.service),
+            call.service.base_path(),
+            call.path
+        );
+        let body = call.body.map(Value::to_string);
+        let date = http_date(jiff::Timestamp::now());
+        let signed = sign(
+            &self.key,
+            &Request {
+                method: call.method.as_str(),
+                url: &url,
+                body: body.as_deref().map(str::as_bytes),
+                content_type: "application/json",
+                date: &date,
+            },
+        )
+        .map_err(|e| Failure {
+            error: CloudError::Unauthorized(format!("the request could not be signed: {e}")),
+            code: "Signing".into(),
+            status: 0,
+        })?;
+        let mut request = self
+            .http
+            .request(call.method.clone(), &url)
+            .header("accept", "application/json")
+            .header("opc-request-id", request_id());
+        // reqwest writes `host` and `content-length` itself, equal to what was signed.
+        for (name, value) in signed {
+            if name != "host" && name != "content-length" {
+                request = request.header(name, value);
+            }
+        }
+        if let Some(t) = call.retry_token {
+            request = request.header("opc-retry-token", t);
+        }
+        if let Some(e) = call.if_match {
+            request = request.header("if-match", e);
+        }
+        if let Some(b) = body {
+            request = request.body(b);
+        } else if matches!(*call.method, Method::POST | Method::PUT) {
+            request = request.body("");
+        }
+        let response = request.send().await.map_err(|e| Failure {
+            error: CloudError::Transient(format!("could not reach OCI: {}", e.without_url())),
+            code: String::new(),
+            status: 0,
+        })?;
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from)
+        };
+        let retry_after = header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let etag = header("etag");
+        let work_request = header("opc-work-request-id");
+        let next_page = header("opc-next-page").filter(|p| !p.is_empty());
+        let text = response.text().await.map_err(|e| Failure {
+            error: CloudError::Transient(format!("OCI's answer was cut: {e}")),
+            code: String::new(),
+            status,
+        })?;
+        let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if (200..300).contains(&status) {
+            return Ok(Answer {
+                status,
+                body,
+                text,
+                etag,
+                work_request,
+                next_page,
+            });
+        }
+        let code = body["code"].as_str().unwrap_or_default().to_string();
+        let message = body["message"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| format!("HTTP {status}"));
+        Err(Failure {
+            error: errors::classify(status, &code, &message, retry_after),
+            code,
+            status,
+        })
+    }
+
+    /// A GET of one resource with its etag; `Ok(None)` for a 404.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn get(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        service: Service,
+        path: &str,
+    ) -> Result<Option<(Value, Option<String>)>, Failure> {
+        match self
+            .call(calls, Call::get(operation, service, path))
+            .await
+        {
+            Ok(a) => Ok(Some((a.body, a.etag))),
+            Err(f) if f.error.is_not_found() => Ok(None),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Every item of a list (`path` with its query), following `opc-next-page`.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn list(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        service: Service,
+        path: &str,
+    ) -> Result<Vec<Value>, Failure> {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let mut items = Vec::new();
+        let mut page: Option<String> = None;
+        for _ in 0..1000 {
+            let paged = match &page {
+                None => path.to_string(),
+                Some(p) => format!("{path}{sep}page={}", q(p)),
+            };
+            let answer = self
+                .call(calls, Call::get(operation, service, &paged))
+                .await?;
+            items.extend(answer.body.as_array().cloned().unwrap_or_default());
+            match answer.next_page {
+                Some(next) => page = Some(next),
+                None => return Ok(items),
+            }
+        }
+        Ok(items)
+    }
+
+    /// The state of a work request; `None` when OCI no longer knows it.
+    ///
+    /// # Errors
+    /// The classified failure.
+    pub async fn work_request_state(
+        &self,
+        calls: &CloudCalls,
+        id: &str,
+    ) -> Result<Option<OperationState>, ProviderError> {
+        let path = format!("/workRequests/{id}");
+        let Some((w, _)) = self
+            .get(calls, "GetWorkRequest", Service::ContainerEngine, &path)
+            .await?
+        else {
+            return Ok(None);
+        };
+        match w["status"].as_str().unwrap_or_default() {
+            "SUCCEEDED" => Ok(Some(OperationState::Succeeded)),
+            status @ ("FAILED" | "CANCELED") => {
+                let errors = self
+                    .list(
+                        calls,
+                        "ListWorkRequestErrors",
+                        Service::ContainerEngine,
+                        &format!(
+                            "/workRequests/{id}/errors?compartmentId={}",
+                            q(w["compartmentId"].as_str().unwrap_or_default())
+                        ),
+                    )
+                    .await
+                    .unwrap_or_default();
+                Ok(Some(work_request_failed(status, &errors)))
+            }
+            _ => Ok(Some(OperationState::Running)),
+        }
+    }
+}
+
+/// A failed work request in the shared terms, with OCI's errors.
+pub fn work_request_failed(status: &str, errors: &[Value]) -> OperationState {
+    let said: Vec<String> = errors
+        .iter()
+        .map(|e| match (e["code"].as_str(), e["message"].as_str()) {
+            (Some(c), Some(m)) => format!("{c}: {m}"),
+            (None, Some(m)) => m.to_string(),
+            _ => "no message given".into(),
+        })
+        .collect();
+    OperationState::Failed(format!(
+        "{} ({})",
+        status.to_ascii_lowercase(),
+        if said.is_empty() {
+            "no error given".to_string()
+        } else {
+            said.join("; ")
+        }
+    ))
+}
+
+/// A new `opc-request-id`: 32 upper-case hex digits, as Oracle's SDKs make them.
+fn request_id() -> String {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 16];
+    let _ = ring::rand::SystemRandom::new().fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02X}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn endpoints_are_oci_s_or_one_emulator() {
+        let real = Endpoints::of("us-ashburn-1", None);
+        assert_eq!(
+            real.container_engine,
+            "https://containerengine.us-ashburn-1.oci.oraclecloud.com"
+        );
+        assert_eq!(real.core, "https://iaas.us-ashburn-1.oraclecloud.com");
+        let local = Endpoints::of("us-ashburn-1", Some("http://127.0.0.1:9/"));
+        assert_eq!(local.identity, "http://127.0.0.1:9");
+    }
+
+    #[test]
+    fn a_failed_work_request_carries_oci_s_errors() {
+        assert_eq!(
+            work_request_failed(
+                "FAILED",
+                &[json!({"code": "LimitExceeded", "message": "ocpus", "timestamp": "t"})]
+            ),
+            OperationState::Failed("failed (LimitExceeded: ocpus)".into())
+        );
+        assert_eq!(request_id().len(), 32);
+        assert_eq!(q("a b/c"), "a%20b%2Fc");
+    }
+}

@@ -1,0 +1,303 @@
+//! What every OKE reconciler needs to know about the cluster an object belongs to: the
+//! compartment, region and availability domains, the credentials, the cluster's name in OKE,
+//! its VCN and subnets, and the tags to put on what it creates. Read from the Cluster, its
+//! OKECluster (when it has one) and its OKEControlPlane.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use contract::api::IdentityRef;
+use contract::capi::Cluster;
+use contract::conditions::Reason;
+use contract::naming;
+use contract::ownership::Owner;
+use kube::ResourceExt;
+use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
+
+pub use provider_runtime::ClusterRef;
+
+use crate::api::{OKECluster, OKEClusterSpec, OKEControlPlane};
+use crate::oci::{self, Credential, Endpoints, Oci, Service, q};
+
+/// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
+pub const PROVIDER: &str = "oke";
+
+/// How long availability domains read from Identity are reused.
+const DOMAINS_TTL: Duration = Duration::from_secs(3600);
+
+/// What every reconciler shares: the client cache and the provider's settings.
+pub struct Shared {
+    /// OCI clients per region and API key.
+    pub clients: ClientCache,
+    /// How soon to look again while OKE is busy.
+    pub poll_interval: Duration,
+    /// How soon to look again at rest.
+    pub rest_interval: Duration,
+    /// How long a cluster accepts a token after its date (OCI's clock skew: five minutes); the
+    /// kubeconfig Secret's token is replaced when a third of it is left.
+    pub token_lifetime: Duration,
+    /// Each cluster's CA (PEM), read from its kubeconfig, by cluster OCID.
+    pub cas: Mutex<BTreeMap<String, (Vec<u8>, Instant)>>,
+    /// The availability domains of each (region, compartment).
+    pub domains: Mutex<BTreeMap<(String, String), (Vec<String>, Instant)>>,
+}
+
+impl Shared {
+    /// Settings with clients talking to OCI's public endpoints, or to `endpoint` for every
+    /// service (an emulator).
+    pub fn new(endpoint: Option<&str>) -> Self {
+        oci::install_crypto();
+        Self {
+            clients: ClientCache::new(endpoint),
+            poll_interval: Duration::from_secs(15),
+            rest_interval: Duration::from_secs(15 * 60),
+            token_lifetime: Duration::from_secs(300),
+            cas: Mutex::new(BTreeMap::new()),
+            domains: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The availability domains of `oci`'s region seen from `compartment` (Identity's
+    /// ListAvailabilityDomains, cached an hour).
+    ///
+    /// # Errors
+    /// OCI's.
+    pub async fn availability_domains(
+        &self,
+        oci: &Oci,
+        calls: &CloudCalls,
+        compartment: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let key = (oci.region().to_string(), compartment.to_string());
+        if let Some((ads, at)) = self
+            .domains
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            && at.elapsed() < DOMAINS_TTL
+        {
+            return Ok(ads.clone());
+        }
+        let listed = oci
+            .list(
+                calls,
+                "ListAvailabilityDomains",
+                Service::Identity,
+                &format!("/availabilityDomains?compartmentId={}", q(compartment)),
+            )
+            .await?;
+        let mut ads: Vec<String> = listed
+            .iter()
+            .filter_map(|a| a["name"].as_str().map(String::from))
+            .collect();
+        ads.sort();
+        self.domains
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, (ads.clone(), Instant::now()));
+        Ok(ads)
+    }
+}
+
+/// OCI clients per region and API key ([`identity::ClientCache`]).
+pub struct ClientCache {
+    clients: identity::ClientCache<Credential, Oci>,
+    endpoint: Option<String>,
+    http: reqwest::Client,
+}
+
+impl ClientCache {
+    /// A cache whose clients talk to OCI's public endpoints, or all to `endpoint`.
+    pub fn new(endpoint: Option<&str>) -> Self {
+        Self {
+            clients: identity::ClientCache::default(),
+            endpoint: endpoint.map(String::from),
+            http: oci::http_client(),
+        }
+    }
+
+    /// The client for `region` as `credential`, built once.
+    ///
+    /// # Errors
+    /// Terminal `Unauthorized` when the key cannot be read.
+    pub async fn get(&self, region: &str, credential: Credential) -> Result<Oci, ProviderError> {
+        let id = credential.cache_id();
+        self.clients
+            .try_get(region, &id, &credential, || async {
+                let key = credential.api_key("the API key")?;
+                Ok(Oci::new(
+                    self.http.clone(),
+                    Endpoints::of(region, self.endpoint.as_deref()),
+                    region,
+                    Arc::new(key),
+                ))
+            })
+            .await
+    }
+}
+
+/// The infrastructure an object works within.
+#[derive(Debug, Clone, Default)]
+pub struct Infra {
+    /// The compartment.
+    pub compartment: String,
+    /// The region.
+    pub region: String,
+    /// The availability domains nodes may run in (empty: every one of the region).
+    pub availability_domains: Vec<String>,
+    /// Identity reference (in the Cluster's namespace).
+    pub identity_ref: Option<IdentityRef>,
+    /// User tags for every resource.
+    pub additional_tags: BTreeMap<String, String>,
+    /// The VCN (empty: not known yet).
+    pub vcn: String,
+    /// The API endpoint's subnet.
+    pub endpoint_subnet: String,
+    /// The nodes' subnets.
+    pub node_subnets: Vec<String>,
+    /// The Service load balancers' subnets.
+    pub lb_subnets: Vec<String>,
+    /// Whether the infrastructure is ready to build on.
+    pub ready: bool,
+}
+
+impl Infra {
+    /// From the OKECluster: its spec, and its status for the network.
+    pub fn from_oke_cluster(c: &OKECluster) -> Self {
+        let mut infra = Self::from_spec(&c.spec);
+        let status = c.status.as_ref();
+        if let Some(n) = status.and_then(|s| s.network.as_ref()) {
+            if let Some(v) = &n.vcn_id {
+                infra.vcn.clone_from(v);
+            }
+            if let Some(s) = &n.endpoint_subnet_id {
+                infra.endpoint_subnet.clone_from(s);
+            }
+            if !n.node_subnet_ids.is_empty() {
+                infra.node_subnets.clone_from(&n.node_subnet_ids);
+            }
+            if !n.service_lb_subnet_ids.is_empty() {
+                infra.lb_subnets.clone_from(&n.service_lb_subnet_ids);
+            }
+            if !n.availability_domains.is_empty() {
+                infra.availability_domains.clone_from(&n.availability_domains);
+            }
+        }
+        infra.ready = status.is_some_and(|s| s.common.ready);
+        infra
+    }
+
+    /// From a spec (an OKECluster's, or a control plane's own `spec.infrastructure`, whose
+    /// network is brought by OCID).
+    pub fn from_spec(spec: &OKEClusterSpec) -> Self {
+        let network = spec.common.network.clone().unwrap_or_default();
+        let endpoint_subnet = spec
+            .oke
+            .endpoint_subnet_id
+            .clone()
+            .or_else(|| network.subnet_ids.first().cloned())
+            .unwrap_or_default();
+        Self {
+            compartment: spec.oke.compartment_id.clone(),
+            region: spec.common.region.clone(),
+            availability_domains: spec.oke.availability_domains.clone(),
+            identity_ref: spec.common.identity_ref.clone(),
+            additional_tags: spec.common.additional_tags.0.clone(),
+            vcn: network.id.clone().unwrap_or_default(),
+            endpoint_subnet,
+            node_subnets: network.subnet_ids.clone(),
+            lb_subnets: spec.oke.service_lb_subnet_ids.clone(),
+            ready: true,
+        }
+    }
+}
+
+/// The Cluster's OKECluster, if its `spec.infrastructureRef` names one.
+///
+/// # Errors
+/// When the reference names another kind.
+pub async fn oke_cluster_of(
+    client: &kube::Client,
+    cluster: &Cluster,
+) -> Result<Option<OKECluster>, ProviderError> {
+    cluster_objects::infra_cluster_of(client, cluster, "OKE").await
+}
+
+/// The Cluster's OKECluster, also with the Cluster gone.
+///
+/// # Errors
+/// As [`oke_cluster_of`].
+pub async fn oke_cluster_for(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+) -> Result<Option<OKECluster>, ProviderError> {
+    cluster_objects::infra_cluster_for(client, cluster, "OKE").await
+}
+
+/// The infrastructure of a control plane: its Cluster's OKECluster, else its own
+/// `spec.infrastructure`.
+///
+/// # Errors
+/// Terminal `InvalidSpec` without either.
+pub async fn infra_for_control_plane(
+    client: &kube::Client,
+    cluster: &Cluster,
+    cp: &OKEControlPlane,
+) -> Result<Infra, ProviderError> {
+    if let Some(c) = oke_cluster_of(client, cluster).await? {
+        return Ok(Infra::from_oke_cluster(&c));
+    }
+    if cluster.spec.infrastructure_ref.as_ref().is_some() {
+        // Named but not (yet) there: wait, without touching the cloud.
+        return Ok(Infra {
+            ready: false,
+            ..Infra::default()
+        });
+    }
+    match &cp.spec.infrastructure {
+        Some(spec) => Ok(Infra::from_spec(spec)),
+        None => Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "the Cluster has no OKECluster, so spec.infrastructure (region, oke.compartmentID, network.id and network.subnetIDs) must be set on the OKEControlPlane",
+        )),
+    }
+}
+
+/// The OKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
+/// within OKE's limits.
+pub fn oke_cluster_name(cp: &OKEControlPlane, cluster_name: &str) -> String {
+    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
+        naming::derive_cloud_name(
+            &cp.namespace().unwrap_or_default(),
+            cluster_name,
+            &naming::OKE_CLUSTER,
+        )
+    })
+}
+
+/// The owner of every OCI resource made for `cluster` in `namespace`.
+pub fn owner(namespace: &str, cluster: &str) -> Owner {
+    Owner::new(PROVIDER, namespace, cluster)
+}
+
+/// Credentials and the OCI client for `infra`, for an object in `namespace`.
+///
+/// # Errors
+/// Terminal `InvalidSpec` without a compartment or region; the identity's errors.
+pub async fn oci_for(
+    shared: &Arc<Shared>,
+    client: &kube::Client,
+    namespace: &str,
+    infra: &Infra,
+) -> Result<Oci, ProviderError> {
+    if infra.compartment.is_empty() || infra.region.is_empty() {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            "no OCI compartment or region: set spec.oke.compartmentID and spec.region on the OKECluster (or spec.infrastructure on the OKEControlPlane when the Cluster has no OKECluster)",
+        ));
+    }
+    let credential =
+        oci::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+    shared.clients.get(&infra.region, credential).await
+}
