@@ -59,13 +59,14 @@ def negative_jobs(exe):
 
 # Jobs that weigh more than their test threads: a provider's whole conformance run (two
 # management planes, its emulator with real workload API servers, its provider, clusterctl:
-# PROFILE_WEIGHT) and the comparison of every cloud in one bed (moto, three emulators, three
+# PROFILE_WEIGHT) and the comparison of every cloud in one bed (moto, four emulators, four
 # providers).
 PROFILE_WEIGHT = int(os.environ.get("PROFILE_WEIGHT", "2"))
 HEAVY = {
     "conformance/eks": PROFILE_WEIGHT,
     "conformance/gke": PROFILE_WEIGHT,
     "conformance/aks": PROFILE_WEIGHT,
+    "conformance/oke": PROFILE_WEIGHT,
     "demo/two_clouds": 2,
 }
 
@@ -75,6 +76,7 @@ DEFAULT_SECONDS = {
     "conformance/eks": 330,
     "conformance/gke": 300,
     "conformance/aks": 290,
+    "conformance/oke": 300,
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,

@@ -12,6 +12,7 @@ use emulators::gke::{GkeConfig, GkeServer, ServiceAccountKey, serve_gke};
 use emulators::kit::workload::WorkloadServers;
 use emulators::kit::{Delays, Timing};
 use emulators::moto::Moto;
+use emulators::oke::{OkeConfig, OkeServer, serve_oke};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use testbed::{ManagementPlane, Options};
 use tokio::process::Child;
@@ -32,6 +33,8 @@ pub const AZURE_LOCATION: &str = "eastus";
 pub const AZURE_CLIENT_ID: &str = "00000000-0000-4000-8000-00000000de30";
 /// See [`AZURE_CLIENT_ID`].
 pub const AZURE_CLIENT_SECRET: &str = "local-demo-secret";
+/// The OCI region of the demo's OKE clusters.
+pub const OCI_REGION: &str = emulators::oke::REGION;
 
 /// A cloud of the local default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,9 @@ pub enum Cloud {
     Gke,
     /// Azure AKS: the AKS emulator (ARM and Entra ID), `provider-azure`.
     Aks,
+    /// Oracle OKE: the OKE emulator (Container Engine, Core Services, Identity; signed
+    /// requests), `provider-oci`.
+    Oke,
 }
 
 impl Cloud {
@@ -51,6 +57,7 @@ impl Cloud {
             Cloud::Eks => "provider-aws",
             Cloud::Gke => "provider-gcp",
             Cloud::Aks => "provider-azure",
+            Cloud::Oke => "provider-oci",
         }
     }
 
@@ -60,6 +67,7 @@ impl Cloud {
             Cloud::Eks => "EKS",
             Cloud::Gke => "GKE",
             Cloud::Aks => "AKS",
+            Cloud::Oke => "OKE",
         }
     }
 
@@ -77,6 +85,10 @@ impl Cloud {
             Cloud::Aks => concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/../provider-azure/templates/cluster-template.yaml"
+            ),
+            Cloud::Oke => concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../provider-oci/templates/cluster-template.yaml"
             ),
         }
     }
@@ -134,6 +146,16 @@ pub struct AksCloud {
     pub workload: Arc<WorkloadServers>,
 }
 
+/// The emulated OKE.
+pub struct OkeCloud {
+    /// The OKE emulator.
+    pub server: OkeServer,
+    /// Its workload API servers.
+    pub workload: Arc<WorkloadServers>,
+    /// The API key file the provider signs with.
+    pub key_file: PathBuf,
+}
+
 /// Everything running. Dropping it stops every process.
 pub struct Environment {
     /// The management plane.
@@ -141,6 +163,7 @@ pub struct Environment {
     eks: Option<EksCloud>,
     gke: Option<GkeCloud>,
     aks: Option<AksCloud>,
+    oke: Option<OkeCloud>,
     providers: Vec<(Cloud, Child)>,
     dir: tempfile::TempDir,
 }
@@ -154,12 +177,13 @@ impl std::fmt::Debug for Environment {
 }
 
 /// A provider binary next to the running executable (`target/<profile>/`), or the one
-/// `PROVIDER_AWS_BIN` / `PROVIDER_GCP_BIN` / `PROVIDER_AZURE_BIN` names.
+/// `PROVIDER_AWS_BIN` / `PROVIDER_GCP_BIN` / `PROVIDER_AZURE_BIN` / `PROVIDER_OCI_BIN` names.
 pub fn provider_binary(cloud: Cloud) -> Result<PathBuf> {
     let var = match cloud {
         Cloud::Eks => "PROVIDER_AWS_BIN",
         Cloud::Gke => "PROVIDER_GCP_BIN",
         Cloud::Aks => "PROVIDER_AZURE_BIN",
+        Cloud::Oke => "PROVIDER_OCI_BIN",
     };
     if let Some(path) = std::env::var_os(var) {
         return Ok(PathBuf::from(path));
@@ -200,6 +224,7 @@ impl Environment {
             eks: None,
             gke: None,
             aks: None,
+            oke: None,
             providers: Vec::new(),
             dir,
         };
@@ -208,6 +233,7 @@ impl Environment {
                 Cloud::Eks => env.start_eks(timing, &logs, options.poll_interval).await?,
                 Cloud::Gke => env.start_gke(timing, &logs, options.poll_interval).await?,
                 Cloud::Aks => env.start_aks(timing, &logs, options.poll_interval).await?,
+                Cloud::Oke => env.start_oke(timing, &logs, options.poll_interval).await?,
             }
         }
         Ok(env)
@@ -350,6 +376,54 @@ impl Environment {
         Ok(())
     }
 
+    async fn start_oke(&mut self, timing: Timing, logs: &Path, poll: &str) -> Result<()> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let workload = Arc::new(WorkloadServers::new(
+            self.plane.assets().clone(),
+            self.dir.path().join("workload-oke"),
+            format!("{base}/_emulator/tokenreview"),
+        )?);
+        let user = emulators::oke::global_ocid("user");
+        let tenancy = emulators::oke::TENANCY;
+        let (pem, key) = emulators::oke::generate_api_key(&format!("{tenancy}/{user}"))?;
+        let fingerprint = key.fingerprint();
+        let key_file = self.dir.path().join("oci_api_key.pem");
+        std::fs::write(&key_file, pem)?;
+        let config = OkeConfig {
+            keys: vec![key],
+            workload: Some(workload.clone()),
+            ..OkeConfig::default()
+        };
+        let server = serve_oke(config, timing, listener)
+            .await
+            .context("starting the OKE emulator")?;
+        self.plane
+            .install_crds(&provider_oci::api::crds())
+            .await
+            .context("installing the OKE provider's CRDs")?;
+        let provider = start_provider(
+            Cloud::Oke,
+            &self.plane,
+            logs,
+            poll,
+            &[
+                ("OCI_TENANCY_ID", tenancy.to_string()),
+                ("OCI_USER_ID", user),
+                ("OCI_CREDENTIALS_FINGERPRINT", fingerprint),
+                ("OCI_CREDENTIALS_KEY_PATH", key_file.display().to_string()),
+                ("OCI_ENDPOINT", server.url().to_string()),
+            ],
+        )?;
+        self.providers.push((Cloud::Oke, provider));
+        self.oke = Some(OkeCloud {
+            server,
+            workload,
+            key_file,
+        });
+        Ok(())
+    }
+
     /// The emulated EKS, when started.
     pub fn eks(&self) -> Option<&EksCloud> {
         self.eks.as_ref()
@@ -363,6 +437,11 @@ impl Environment {
     /// The emulated AKS, when started.
     pub fn aks(&self) -> Option<&AksCloud> {
         self.aks.as_ref()
+    }
+
+    /// The emulated OKE, when started.
+    pub fn oke(&self) -> Option<&OkeCloud> {
+        self.oke.as_ref()
     }
 
     /// The clouds running.
@@ -385,6 +464,11 @@ impl Environment {
                 .aks
                 .iter()
                 .map(|a| a.workload.running().len())
+                .sum::<usize>()
+            + self
+                .oke
+                .iter()
+                .map(|o| o.workload.running().len())
                 .sum::<usize>()
     }
 
@@ -510,6 +594,8 @@ impl Environment {
             .env("GCP_REGION", GCP_REGION)
             .env("AZURE_SUBSCRIPTION_ID", emulators::aks::SUBSCRIPTION)
             .env("AZURE_LOCATION", AZURE_LOCATION)
+            .env("OCI_COMPARTMENT_ID", emulators::oke::COMPARTMENT)
+            .env("OCI_REGION", OCI_REGION)
             .output()
             .await?;
         if !output.status.success() {
@@ -538,6 +624,10 @@ impl Environment {
         if let Some(aks) = self.aks.take() {
             aks.server.shutdown().await;
             aks.workload.shutdown().await;
+        }
+        if let Some(oke) = self.oke.take() {
+            oke.server.shutdown().await;
+            oke.workload.shutdown().await;
         }
         self.plane.stop().await;
     }

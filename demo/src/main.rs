@@ -1,6 +1,7 @@
-//! `demo [--cloud eks|gke|aks|both|all]`: the whole flow on the local default — a real management
-//! plane, the emulated clouds (EKS: moto for EC2 and our EKS emulator; GKE: our GKE emulator;
-//! AKS: our ARM and Entra ID emulator; each with real workload API servers), their providers, and
+//! `demo [--cloud eks|gke|aks|oke|both|all]`: the whole flow on the local default — a real
+//! management plane, the emulated clouds (EKS: moto for EC2 and our EKS emulator; GKE: our GKE
+//! emulator; AKS: our ARM and Entra ID emulator; OKE: our Container Engine and Core Services
+//! emulator, every request signed; each with real workload API servers), their providers, and
 //! one managed cluster per cloud
 //! created from the provider's cluster template with the real clusterctl, shown as its
 //! conditions change; then, if asked, upgraded, scaled and deleted. `demo eks …` is the same as
@@ -47,16 +48,19 @@ enum Clouds {
     Gke,
     /// Azure AKS: the AKS emulator (ARM and Entra ID), provider-azure.
     Aks,
+    /// Oracle OKE: the OKE emulator (Container Engine, Core Services; signed requests),
+    /// provider-oci.
+    Oke,
     /// EKS and GKE, from one management plane: one cluster on each, from the same template
     /// shape.
     Both,
-    /// EKS, GKE and AKS, from one management plane.
+    /// EKS, GKE, AKS and OKE, from one management plane.
     All,
 }
 
 #[derive(Args, Clone)]
 struct DemoArgs {
-    /// The clouds: eks, gke, aks, both (eks and gke) or all.
+    /// The clouds: eks, gke, aks, oke, both (eks and gke) or all.
     #[arg(long, value_enum, default_value = "eks")]
     cloud: Clouds,
     /// The Cluster's name.
@@ -115,8 +119,9 @@ fn clouds(c: Clouds) -> Vec<Cloud> {
         Clouds::Eks => vec![Cloud::Eks],
         Clouds::Gke => vec![Cloud::Gke],
         Clouds::Aks => vec![Cloud::Aks],
+        Clouds::Oke => vec![Cloud::Oke],
         Clouds::Both => vec![Cloud::Eks, Cloud::Gke],
-        Clouds::All => vec![Cloud::Eks, Cloud::Gke, Cloud::Aks],
+        Clouds::All => vec![Cloud::Eks, Cloud::Gke, Cloud::Aks, Cloud::Oke],
     }
 }
 
@@ -128,6 +133,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
             Cloud::Eks => "moto, the EKS emulator, provider-aws",
             Cloud::Gke => "the GKE emulator, provider-gcp",
             Cloud::Aks => "the AKS emulator, provider-azure",
+            Cloud::Oke => "the OKE emulator, provider-oci",
         })
         .collect();
     println!(
@@ -166,6 +172,14 @@ async fn demo(args: DemoArgs) -> Result<()> {
             "  AKS emulator (ARM and Entra ID): {}   (subscription {})",
             aks.server.url(),
             emulators::aks::SUBSCRIPTION
+        );
+    }
+    if let Some(oke) = env.oke() {
+        println!(
+            "  OKE emulator (Container Engine, Core Services, Identity): {}   (compartment {}, key {})",
+            oke.server.url(),
+            emulators::oke::COMPARTMENT,
+            oke.key_file.display()
         );
     }
     println!("  logs: {}", env.dir().join("logs").display());

@@ -1,5 +1,5 @@
-//! Every cloud from one management plane: an EKS, a GKE and an AKS cluster made from the same
-//! template shape (each provider's default flavor: a created network, the control plane, one pool
+//! Every cloud from one management plane: an EKS, a GKE, an AKS and an OKE cluster made from the
+//! same template shape (each provider's default flavor: a created network, the control plane, one pool
 //! of two) in one bed, and their Cluster API objects compared field by field with EKS's. The
 //! shared contract shows as the same condition types, reasons and message style, the same status
 //! fields, the same Secrets; they differ only inside the cloud blocks and the cloud's identifiers.
@@ -80,9 +80,9 @@ fn user_contexts(s: &Secret, cluster: &str) -> (Vec<String>, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_cluster_api() {
+async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same_to_cluster_api() {
     let mut env = Environment::start(EnvOptions {
-        clouds: vec![Cloud::Eks, Cloud::Gke, Cloud::Aks],
+        clouds: vec![Cloud::Eks, Cloud::Gke, Cloud::Aks, Cloud::Oke],
         ..EnvOptions::default()
     })
     .await
@@ -99,27 +99,29 @@ async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_
         (Cloud::Eks, "shape-eks"),
         (Cloud::Gke, "shape-gke"),
         (Cloud::Aks, "shape-aks"),
+        (Cloud::Oke, "shape-oke"),
     ];
     for (cloud, name) in names {
         let yaml = env.generate(cloud, name, NS, "v1.31.0", 2).await.unwrap();
         env.apply_yaml(&yaml, NS).await.unwrap();
     }
-    let mut tracker = Tracker::for_clouds(&["EKS", "GKE", "AKS"]).silent();
+    let mut tracker = Tracker::for_clouds(&["EKS", "GKE", "AKS", "OKE"]).silent();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(400);
     loop {
         if let Err(e) = env.ensure_provider_running() {
             panic!("{e:#}");
         }
         let snapshot = tracker.poll(&client, NS).await.unwrap();
-        if snapshot.settled() && snapshot.cluster_phases.len() == 3 && snapshot.pools.len() == 3 {
+        if snapshot.settled() && snapshot.cluster_phases.len() == 4 && snapshot.pools.len() == 4 {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the clusters were not settled in time: {snapshot:?}\n--- provider-aws\n{}\n--- provider-gcp\n{}\n--- provider-azure\n{}",
+            "the clusters were not settled in time: {snapshot:?}\n--- provider-aws\n{}\n--- provider-gcp\n{}\n--- provider-azure\n{}\n--- provider-oci\n{}",
             testbed::process::tail(&env.log_of(Cloud::Eks), 30),
             testbed::process::tail(&env.log_of(Cloud::Gke), 30),
-            testbed::process::tail(&env.log_of(Cloud::Aks), 30)
+            testbed::process::tail(&env.log_of(Cloud::Aks), 30),
+            testbed::process::tail(&env.log_of(Cloud::Oke), 30)
         );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
@@ -194,10 +196,12 @@ async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_
             ("GKE", "InfraMachinePool") => &["nodePoolName", "instanceGroups"],
             ("AKS", "ControlPlane") => &["aks"],
             ("AKS", "InfraMachinePool") => &["agentPoolName"],
+            ("OKE", "ControlPlane") => &["oke"],
+            ("OKE", "InfraMachinePool") => &["nodePoolName", "nodePoolID"],
             _ => &[],
         }
     };
-    for other in ["GKE", "AKS"] {
+    for other in ["GKE", "AKS", "OKE"] {
         let theirs = &by_cloud[other];
         // The same condition types, statuses and reasons on every object, core's included;
         // messages in the same style (a sentence, capitalised, never empty).
@@ -322,6 +326,8 @@ async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_
             Cloud::Eks => "aws:///",
             Cloud::Gke => "gce://",
             Cloud::Aks => "azure:///",
+            // OKE's cloud controller writes the instance's OCID as it is.
+            Cloud::Oke => "ocid1.instance.",
         };
         // The pool's two nodes are there (AKS adds its System pool's own).
         let pool_ids: Vec<String> =
@@ -338,7 +344,7 @@ async fn eks_gke_and_aks_clusters_from_the_same_template_shape_look_the_same_to_
             "{name}: nodes {provider_ids:?}, the pool's {pool_ids:?}"
         );
     }
-    for (i, other) in ["GKE", "AKS"].iter().enumerate() {
+    for (i, other) in ["GKE", "AKS", "OKE"].iter().enumerate() {
         if shapes[0] != shapes[i + 1] {
             differences.push(format!(
                 "Secrets: EKS {:?} vs {other} {:?}",

@@ -96,6 +96,7 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
             "spec.labels keys must be at most 63 characters on EKS",
             "spec.taints[].key must be at most 63 characters on EKS",
         )),
+        no_taints: None,
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
     plane.stop().await;

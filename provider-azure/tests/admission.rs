@@ -178,6 +178,7 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         own: AKS_BAD,
         // Azure takes Kubernetes' own label and taint keys as they are.
         long_keys: None,
+        no_taints: None,
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
     plane.stop().await;

@@ -27,6 +27,9 @@ pub struct Kinds {
     /// The messages a label key and a taint key longer than 63 characters get, when the cloud
     /// refuses them (Kubernetes allows a prefix of 253); `None` when it takes them.
     pub long_keys: Option<(&'static str, &'static str)>,
+    /// The message every taint gets when the cloud's pools take no taints at all (OKE);
+    /// `None` when they take them.
+    pub no_taints: Option<&'static str>,
 }
 
 impl Kinds {
@@ -244,6 +247,7 @@ async fn kubernetes_own_cases_are_judged_as_kubernetes_judges_them(
         let spec = json!({"labels": {key.clone(): "v"}});
         problems.extend(submit(spec, label, format!("label key {key:?}")).await);
         let spec = json!({"taints": [{"key": key.clone(), "effect": "NoSchedule"}]});
+        let taint = taint.or(kinds.no_taints);
         problems.extend(submit(spec, taint, format!("taint key {key:?}")).await);
     }
     let values = upstream::label_values_valid()
@@ -259,7 +263,7 @@ async fn kubernetes_own_cases_are_judged_as_kubernetes_judges_them(
         let refusal = (!valid).then_some("spec.labels.example.com/role");
         problems.extend(submit(spec, refusal, format!("label value {value:?}")).await);
         let spec = json!({"taints": [{"key": "dedicated", "value": value.clone(), "effect": "NoSchedule"}]});
-        let refusal = (!valid).then_some("spec.taints[0].value");
+        let refusal = (!valid).then_some("spec.taints[0].value").or(kinds.no_taints);
         problems.extend(submit(spec, refusal, format!("taint value {value:?}")).await);
     }
     assert!(

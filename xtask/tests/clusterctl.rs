@@ -1,8 +1,9 @@
-//! C57/C58: the real clusterctl installs the generated `manifests/eks/` and `manifests/gke/`
-//! releases from a local repository into one real management plane (a team mixing clouds),
-//! fully offline, and renders their cluster templates: the default flavor, `byo-network` and
-//! `clusterclass` (with ClusterClass `eks` / `gke`), whose objects the real apiserver and Cluster
-//! API core's webhooks admit and core's topology controller turns into the provider's objects.
+//! C57/C58: the real clusterctl installs the generated `manifests/eks/`, `gke/`, `aks/` and
+//! `oke/` releases from a local repository into one real management plane (a team mixing
+//! clouds), fully offline, and renders their cluster templates: the default flavor,
+//! `byo-network` and `clusterclass` (with each release's ClusterClass), whose objects the real
+//! apiserver and Cluster API core's webhooks admit and core's topology controller turns into the
+//! provider's objects.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ const FLAVORS: [&str; 3] = [
 ];
 
 /// The releases installed, by clusterctl name.
-const RELEASES: [&str; 3] = ["eks", "gke", "aks"];
+const RELEASES: [&str; 4] = ["eks", "gke", "aks", "oke"];
 const FIELD_MANAGER: &str = "clusterctl-test";
 
 /// `<base>/cluster-api/<v>/…` from the bed's core CRDs, `<base>/infrastructure-eks/v0.1.0/…`
@@ -587,9 +588,10 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     // C57: init from the local repository.
     let core = format!("cluster-api:{CORE_VERSION}");
     let infra = format!("eks:{}", xtask::eks::VERSION);
-    let gke = format!("gke:{}", xtask::gke::VERSION);
-    let aks = format!("aks:{}", xtask::aks::VERSION);
-    let both = format!("{infra},{gke},{aks}");
+    let gke_infra = format!("gke:{}", xtask::gke::VERSION);
+    let aks_infra = format!("aks:{}", xtask::aks::VERSION);
+    let oke_infra = format!("oke:{}", xtask::oke::VERSION);
+    let both = format!("{infra},{gke_infra},{aks_infra},{oke_infra}");
     let out = ctl.run(
         &[
             "init",
@@ -720,161 +722,174 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
 
     byo_network_flavor(&ctl, &client, &infra).await;
     clusterclass_flavor(&ctl, &client, &infra).await;
-    gke_release(&ctl, &client, &gke).await;
-    aks_release(&ctl, &client, &aks).await;
+    release_beside(&ctl, &client, &gke_infra, &gke()).await;
+    release_beside(&ctl, &client, &aks_infra, &aks()).await;
+    release_beside(&ctl, &client, &oke_infra, &oke()).await;
 
     plane.stop().await;
     eprintln!("clusterctl test took {:?}", started.elapsed());
 }
 
-/// The GKE release beside EKS's in the same management cluster: installed by clusterctl with
-/// its own namespace, RBAC and Deployment; its flavors render (`byo-network` needs the network
-/// names, the default needs the project) and its ClusterClass is built by core's topology.
-async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
-    let release = &xtask::gke::RELEASE;
-    for crd in provider_gcp::api::crds() {
+/// Another cloud's release beside EKS's in the same management cluster, as a team mixing clouds
+/// installs it: what is the cloud's own in the checks.
+struct Beside {
+    /// The release.
+    release: &'static xtask::release::Release,
+    /// Its kinds' prefix (`GKE`).
+    prefix: &'static str,
+    /// Its manager's image.
+    image: &'static str,
+    /// The environment variables its manager reads its own credentials from.
+    env: &'static [&'static str],
+    /// `byo-network`: its required variables, the values rendered and the control plane's
+    /// `spec.infrastructure.network` they make.
+    byo_required: &'static [&'static str],
+    byo_vars: Vec<(&'static str, String)>,
+    byo_network: Value,
+    /// The default flavor's values, and a field of the InfraCluster they make.
+    default_vars: Vec<(&'static str, String)>,
+    default_check: Option<(&'static str, Value)>,
+    /// The clusterclass flavor's values, and what core's topology makes of them: the
+    /// InfraCluster's region and cloud block, the pool's machine type.
+    class_vars: Vec<(&'static str, String)>,
+    class_region: &'static str,
+    class_block: (&'static str, Value),
+    class_machine_type: &'static str,
+}
+
+/// The release beside EKS's: installed by clusterctl with its own namespace, RBAC and
+/// Deployment; its flavors render (`byo-network` needs the network, the default the account
+/// scope) and the apiserver and core's webhooks admit them; its ClusterClass is built by core's
+/// topology into the cloud's objects with the class's variables.
+async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, case: &Beside) {
+    let release = case.release;
+    let provider = release.provider_label();
+    let prefix = case.prefix;
+    for crd in (release.crds)() {
         let name = crd.metadata.name.unwrap();
         let got = Api::<CustomResourceDefinition>::all(client.clone())
             .get(&name)
             .await
             .unwrap();
-        assert_installed_as(&name, &got.metadata, "infrastructure-gke");
+        assert_installed_as(&name, &got.metadata, &provider);
     }
     let deployment = Api::<Deployment>::namespaced(client.clone(), &release.namespace())
         .get(&release.deployment())
         .await
         .unwrap();
     assert_installed_as(
-        "the GKE Deployment",
+        &format!("the {prefix} Deployment"),
         &deployment.metadata,
-        "infrastructure-gke",
+        &provider,
     );
     let pod = deployment.spec.unwrap().template.spec.unwrap();
-    assert_eq!(
-        pod.containers[0].image.as_deref(),
-        Some("ghcr.io/example/provider-gcp:v0.1.0")
-    );
+    assert_eq!(pod.containers[0].image.as_deref(), Some(case.image));
     let env = pod.containers[0].env.clone().unwrap_or_default();
-    assert!(
-        env.iter()
-            .any(|e| e.name == "GOOGLE_APPLICATION_CREDENTIALS"),
-        "{env:?}"
-    );
+    for name in case.env {
+        assert!(env.iter().any(|e| e.name == *name), "{name}: {env:?}");
+    }
 
     let (required, _) = ctl.variables(infra, "byo-network");
-    for variable in [
-        "GCP_PROJECT",
-        "GCP_NETWORK",
-        "GCP_SUBNETWORK",
-        "KUBERNETES_VERSION",
-    ] {
+    for variable in case.byo_required.iter().chain(&["KUBERNETES_VERSION"]) {
         assert!(
             required.contains(variable),
             "{variable} not required:\n{required}"
         );
     }
-    let namespace = "team-gke";
-    test_support::create_namespace(client, namespace).await;
-    let docs = ctl.render(
-        infra,
-        "byo-network",
-        "brought",
-        namespace,
-        &[
-            ("GCP_PROJECT", "capi-project-1"),
-            ("GCP_NETWORK", "shared-vpc"),
-            ("GCP_SUBNETWORK", "shared-nodes"),
-        ],
-    );
+    let namespace = format!("team-{}", release.name);
+    test_support::create_namespace(client, &namespace).await;
+    let vars = |v: &[(&'static str, String)]| -> Vec<(&'static str, String)> { v.to_vec() };
+    let pairs = |v: &Vec<(&'static str, String)>| -> Vec<(&'static str, &str)> {
+        v.iter().map(|(k, x)| (*k, x.as_str())).collect()
+    };
+    let sorted = |mut kinds: Vec<String>| {
+        kinds.sort();
+        kinds
+    };
+    let byo = vars(&case.byo_vars);
+    let docs = ctl.render(infra, "byo-network", "brought", &namespace, &pairs(&byo));
     assert_eq!(
         kinds_of(&docs),
-        [
-            "Cluster",
-            "GKEControlPlane",
-            "GKEMachinePool",
-            "MachinePool"
-        ]
+        sorted(vec![
+            "Cluster".into(),
+            format!("{prefix}ControlPlane"),
+            format!("{prefix}MachinePool"),
+            "MachinePool".into()
+        ])
     );
-    let control_plane = one(&docs, "GKEControlPlane");
+    let control_plane = one(&docs, &format!("{prefix}ControlPlane"));
     assert_eq!(
         control_plane["spec"]["infrastructure"]["network"],
-        json!({"id": "shared-vpc", "subnetIDs": ["shared-nodes"]})
+        case.byo_network
     );
     for doc in &docs {
-        apply(client, namespace, doc).await;
+        apply(client, &namespace, doc).await;
     }
-    let docs = ctl.render(
-        infra,
-        "",
-        "made",
-        namespace,
-        &[("GCP_PROJECT", "capi-project-1")],
-    );
+    let made = vars(&case.default_vars);
+    let docs = ctl.render(infra, "", "made", &namespace, &pairs(&made));
     assert_eq!(
         kinds_of(&docs),
-        [
-            "Cluster",
-            "GKECluster",
-            "GKEControlPlane",
-            "GKEMachinePool",
-            "MachinePool"
-        ]
+        sorted(vec![
+            "Cluster".into(),
+            format!("{prefix}Cluster"),
+            format!("{prefix}ControlPlane"),
+            format!("{prefix}MachinePool"),
+            "MachinePool".into()
+        ])
     );
+    if let Some((pointer, want)) = &case.default_check {
+        assert_eq!(
+            one(&docs, &format!("{prefix}Cluster")).pointer(pointer),
+            Some(want)
+        );
+    }
     for doc in &docs {
-        apply(client, namespace, doc).await;
+        apply(client, &namespace, doc).await;
     }
 
-    // ClusterClass gke through core's topology.
-    let name = "classy-gke";
-    let docs = ctl.render(
-        infra,
-        "clusterclass",
-        name,
-        namespace,
-        &[
-            ("GCP_PROJECT", "capi-project-1"),
-            ("GCP_REGION", "europe-west4"),
-            ("GCP_NODE_MACHINE_TYPE", "n2-standard-4"),
-        ],
-    );
+    // The ClusterClass through core's topology.
+    let class = release.name;
+    let name = format!("classy-{class}");
+    let classy = vars(&case.class_vars);
+    let docs = ctl.render(infra, "clusterclass", &name, &namespace, &pairs(&classy));
     assert_eq!(
         kinds_of(&docs),
-        [
-            "Cluster",
-            "ClusterClass",
-            "GKEClusterTemplate",
-            "GKEControlPlaneTemplate",
-            "GKEMachinePoolTemplate",
-            "KubeadmConfigTemplate",
-        ]
+        sorted(vec![
+            "Cluster".into(),
+            "ClusterClass".into(),
+            format!("{prefix}ClusterTemplate"),
+            format!("{prefix}ControlPlaneTemplate"),
+            format!("{prefix}MachinePoolTemplate"),
+            "KubeadmConfigTemplate".into(),
+        ])
     );
     for doc in docs.iter().filter(|d| d["kind"] != json!("Cluster")) {
-        apply(client, namespace, doc).await;
+        apply(client, &namespace, doc).await;
     }
     let classes = dynamic_api(
         client,
-        namespace,
+        &namespace,
         "cluster.x-k8s.io/v1beta2",
         "ClusterClass",
     );
     eventually(
-        "ClusterClass gke to be reconciled",
+        &format!("ClusterClass {class} to be reconciled"),
         Duration::from_secs(60),
         || async {
-            let class = classes.get("gke").await.ok()?;
+            let class = classes.get(class).await.ok()?;
             (condition_true(&class, "VariablesReady")
                 && condition_true(&class, "RefVersionsUpToDate"))
             .then_some(())
         },
     )
     .await;
-    apply(client, namespace, one(&docs, "Cluster")).await;
-    let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
+    apply(client, &namespace, one(&docs, "Cluster")).await;
+    let clusters = dynamic_api(client, &namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
     let (infra_name, cp_name) = eventually(
-        "topology to set the GKE Cluster's references",
+        &format!("topology to set the {prefix} Cluster's references"),
         Duration::from_secs(60),
         || async {
-            let cluster = clusters.get(name).await.ok()?;
+            let cluster = clusters.get(&name).await.ok()?;
             let spec = &cluster.data["spec"];
             Some((
                 spec["infrastructureRef"]["name"].as_str()?.to_owned(),
@@ -883,29 +898,29 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
         },
     )
     .await;
-    let gke_cluster = eventually("the GKECluster", Duration::from_secs(60), || async {
+    let infra_kind = format!("{prefix}Cluster");
+    let infra_cluster = eventually(&format!("the {infra_kind}"), Duration::from_secs(60), || async {
         dynamic_api(
             client,
-            namespace,
+            &namespace,
             "infrastructure.cluster.x-k8s.io/v1alpha1",
-            "GKECluster",
+            &infra_kind,
         )
         .get(&infra_name)
         .await
         .ok()
     })
     .await;
-    assert_eq!(gke_cluster.data["spec"]["region"], json!("europe-west4"));
-    assert_eq!(
-        gke_cluster.data["spec"]["gke"]["project"],
-        json!("capi-project-1")
-    );
-    let control_plane = eventually("the GKEControlPlane", Duration::from_secs(60), || async {
+    assert_eq!(infra_cluster.data["spec"]["region"], json!(case.class_region));
+    let (block, want) = &case.class_block;
+    assert_eq!(infra_cluster.data["spec"][*block], *want);
+    let cp_kind = format!("{prefix}ControlPlane");
+    let control_plane = eventually(&format!("the {cp_kind}"), Duration::from_secs(60), || async {
         dynamic_api(
             client,
-            namespace,
+            &namespace,
             "controlplane.cluster.x-k8s.io/v1alpha1",
-            "GKEControlPlane",
+            &cp_kind,
         )
         .get(&cp_name)
         .await
@@ -913,12 +928,13 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
     })
     .await;
     assert_eq!(control_plane.data["spec"]["version"], json!("v1.33.0"));
-    let pool = eventually("the GKEMachinePool", Duration::from_secs(60), || async {
+    let pool_kind = format!("{prefix}MachinePool");
+    let pool = eventually(&format!("the {pool_kind}"), Duration::from_secs(60), || async {
         let listed = dynamic_api(
             client,
-            namespace,
+            &namespace,
             "infrastructure.cluster.x-k8s.io/v1alpha1",
-            "GKEMachinePool",
+            &pool_kind,
         )
         .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
         .await
@@ -926,199 +942,106 @@ async fn gke_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
         listed.items.into_iter().next()
     })
     .await;
-    assert_eq!(pool.data["spec"]["machineType"], json!("n2-standard-4"));
+    assert_eq!(
+        pool.data["spec"]["machineType"],
+        json!(case.class_machine_type)
+    );
 }
 
-/// The AKS release beside EKS's and GKE's in the same management cluster: installed by
-/// clusterctl with its own namespace, RBAC and Deployment; its flavors render (`byo-network`
-/// needs the subnet, the default the subscription) and its ClusterClass is built by core's
-/// topology.
-async fn aks_release(ctl: &Clusterctl, client: &kube::Client, infra: &str) {
-    let release = &xtask::aks::RELEASE;
-    for crd in provider_azure::api::crds() {
-        let name = crd.metadata.name.unwrap();
-        let got = Api::<CustomResourceDefinition>::all(client.clone())
-            .get(&name)
-            .await
-            .unwrap();
-        assert_installed_as(&name, &got.metadata, "infrastructure-aks");
+fn gke() -> Beside {
+    Beside {
+        release: &xtask::gke::RELEASE,
+        prefix: "GKE",
+        image: "ghcr.io/example/provider-gcp:v0.1.0",
+        env: &["GOOGLE_APPLICATION_CREDENTIALS"],
+        byo_required: &["GCP_PROJECT", "GCP_NETWORK", "GCP_SUBNETWORK"],
+        byo_vars: vec![
+            ("GCP_PROJECT", "capi-project-1".into()),
+            ("GCP_NETWORK", "shared-vpc".into()),
+            ("GCP_SUBNETWORK", "shared-nodes".into()),
+        ],
+        byo_network: json!({"id": "shared-vpc", "subnetIDs": ["shared-nodes"]}),
+        default_vars: vec![("GCP_PROJECT", "capi-project-1".into())],
+        default_check: None,
+        class_vars: vec![
+            ("GCP_PROJECT", "capi-project-1".into()),
+            ("GCP_REGION", "europe-west4".into()),
+            ("GCP_NODE_MACHINE_TYPE", "n2-standard-4".into()),
+        ],
+        class_region: "europe-west4",
+        class_block: ("gke", json!({"project": "capi-project-1"})),
+        class_machine_type: "n2-standard-4",
     }
-    let deployment = Api::<Deployment>::namespaced(client.clone(), &release.namespace())
-        .get(&release.deployment())
-        .await
-        .unwrap();
-    assert_installed_as(
-        "the AKS Deployment",
-        &deployment.metadata,
-        "infrastructure-aks",
-    );
-    let pod = deployment.spec.unwrap().template.spec.unwrap();
-    assert_eq!(
-        pod.containers[0].image.as_deref(),
-        Some("ghcr.io/example/provider-azure:v0.1.0")
-    );
-    let env = pod.containers[0].env.clone().unwrap_or_default();
-    for name in ["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"] {
-        assert!(env.iter().any(|e| e.name == name), "{name}: {env:?}");
-    }
+}
 
-    let (required, _) = ctl.variables(infra, "byo-network");
-    for variable in [
-        "AZURE_SUBSCRIPTION_ID",
-        "AZURE_SUBNET_ID",
-        "KUBERNETES_VERSION",
-    ] {
-        assert!(
-            required.contains(variable),
-            "{variable} not required:\n{required}"
-        );
-    }
-    let namespace = "team-aks";
-    test_support::create_namespace(client, namespace).await;
+fn aks() -> Beside {
     let subscription = "00000000-0000-4000-8000-000000000001";
     let subnet = format!(
         "/subscriptions/{subscription}/resourceGroups/shared-net/providers/Microsoft.Network/virtualNetworks/shared/subnets/nodes"
     );
-    let docs = ctl.render(
-        infra,
-        "byo-network",
-        "brought",
-        namespace,
-        &[
-            ("AZURE_SUBSCRIPTION_ID", subscription),
-            ("AZURE_SUBNET_ID", &subnet),
+    Beside {
+        release: &xtask::aks::RELEASE,
+        prefix: "AKS",
+        image: "ghcr.io/example/provider-azure:v0.1.0",
+        env: &["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"],
+        byo_required: &["AZURE_SUBSCRIPTION_ID", "AZURE_SUBNET_ID"],
+        byo_vars: vec![
+            ("AZURE_SUBSCRIPTION_ID", subscription.into()),
+            ("AZURE_SUBNET_ID", subnet.clone()),
         ],
-    );
-    assert_eq!(
-        kinds_of(&docs),
-        [
-            "AKSControlPlane",
-            "AKSMachinePool",
-            "Cluster",
-            "MachinePool"
-        ]
-    );
-    let control_plane = one(&docs, "AKSControlPlane");
-    assert_eq!(
-        control_plane["spec"]["infrastructure"]["network"],
-        json!({"subnetIDs": [subnet]})
-    );
-    for doc in &docs {
-        apply(client, namespace, doc).await;
+        byo_network: json!({"subnetIDs": [subnet]}),
+        // The resource group defaults to the Cluster's name.
+        default_vars: vec![("AZURE_SUBSCRIPTION_ID", subscription.into())],
+        default_check: Some(("/spec/aks/resourceGroup", json!("made"))),
+        class_vars: vec![
+            ("AZURE_SUBSCRIPTION_ID", subscription.into()),
+            ("AZURE_RESOURCE_GROUP", "classy-group".into()),
+            ("AZURE_LOCATION", "westeurope".into()),
+            ("AZURE_NODE_VM_SIZE", "Standard_D4s_v5".into()),
+        ],
+        class_region: "westeurope",
+        class_block: (
+            "aks",
+            json!({"subscriptionID": subscription, "resourceGroup": "classy-group"}),
+        ),
+        class_machine_type: "Standard_D4s_v5",
     }
-    // The default flavor: the resource group defaults to the Cluster's name.
-    let docs = ctl.render(
-        infra,
-        "",
-        "made",
-        namespace,
-        &[("AZURE_SUBSCRIPTION_ID", subscription)],
-    );
-    assert_eq!(
-        kinds_of(&docs),
-        [
-            "AKSCluster",
-            "AKSControlPlane",
-            "AKSMachinePool",
-            "Cluster",
-            "MachinePool"
-        ]
-    );
-    assert_eq!(
-        one(&docs, "AKSCluster")["spec"]["aks"]["resourceGroup"],
-        json!("made")
-    );
-    for doc in &docs {
-        apply(client, namespace, doc).await;
-    }
+}
 
-    // ClusterClass aks through core's topology.
-    let name = "classy-aks";
-    let docs = ctl.render(
-        infra,
-        "clusterclass",
-        name,
-        namespace,
-        &[
-            ("AZURE_SUBSCRIPTION_ID", subscription),
-            ("AZURE_RESOURCE_GROUP", "classy-group"),
-            ("AZURE_LOCATION", "westeurope"),
-            ("AZURE_NODE_VM_SIZE", "Standard_D4s_v5"),
+fn oke() -> Beside {
+    let compartment = "ocid1.compartment.oc1..aaaaaaaateamcompartment";
+    Beside {
+        release: &xtask::oke::RELEASE,
+        prefix: "OKE",
+        image: "ghcr.io/example/provider-oci:v0.1.0",
+        env: &[
+            "OCI_TENANCY_ID",
+            "OCI_USER_ID",
+            "OCI_CREDENTIALS_FINGERPRINT",
+            "OCI_CREDENTIALS_KEY",
         ],
-    );
-    assert_eq!(
-        kinds_of(&docs),
-        [
-            "AKSClusterTemplate",
-            "AKSControlPlaneTemplate",
-            "AKSMachinePoolTemplate",
-            "Cluster",
-            "ClusterClass",
-            "KubeadmConfigTemplate",
-        ]
-    );
-    for doc in docs.iter().filter(|d| d["kind"] != json!("Cluster")) {
-        apply(client, namespace, doc).await;
+        byo_required: &[
+            "OCI_COMPARTMENT_ID",
+            "OCI_VCN_ID",
+            "OCI_ENDPOINT_SUBNET_ID",
+            "OCI_NODE_SUBNET_ID",
+        ],
+        byo_vars: vec![
+            ("OCI_COMPARTMENT_ID", compartment.into()),
+            ("OCI_VCN_ID", "ocid1.vcn.oc1.iad.aaaaaaaashared".into()),
+            ("OCI_ENDPOINT_SUBNET_ID", "ocid1.subnet.oc1.iad.aaaaaaaaendpoint".into()),
+            ("OCI_NODE_SUBNET_ID", "ocid1.subnet.oc1.iad.aaaaaaaanodes".into()),
+        ],
+        byo_network: json!({"id": "ocid1.vcn.oc1.iad.aaaaaaaashared", "subnetIDs": ["ocid1.subnet.oc1.iad.aaaaaaaanodes"]}),
+        default_vars: vec![("OCI_COMPARTMENT_ID", compartment.into())],
+        default_check: Some(("/spec/network/cidrBlock", json!("10.0.0.0/16"))),
+        class_vars: vec![
+            ("OCI_COMPARTMENT_ID", compartment.into()),
+            ("OCI_REGION", "eu-frankfurt-1".into()),
+            ("OCI_NODE_SHAPE", "VM.Standard3.Flex".into()),
+        ],
+        class_region: "eu-frankfurt-1",
+        class_block: ("oke", json!({"compartmentID": compartment})),
+        class_machine_type: "VM.Standard3.Flex",
     }
-    let classes = dynamic_api(
-        client,
-        namespace,
-        "cluster.x-k8s.io/v1beta2",
-        "ClusterClass",
-    );
-    eventually(
-        "ClusterClass aks to be reconciled",
-        Duration::from_secs(60),
-        || async {
-            let class = classes.get("aks").await.ok()?;
-            (condition_true(&class, "VariablesReady")
-                && condition_true(&class, "RefVersionsUpToDate"))
-            .then_some(())
-        },
-    )
-    .await;
-    apply(client, namespace, one(&docs, "Cluster")).await;
-    let clusters = dynamic_api(client, namespace, "cluster.x-k8s.io/v1beta2", "Cluster");
-    let infra_name = eventually(
-        "topology to set the AKS Cluster's references",
-        Duration::from_secs(60),
-        || async {
-            let cluster = clusters.get(name).await.ok()?;
-            cluster.data["spec"]["infrastructureRef"]["name"]
-                .as_str()
-                .map(str::to_owned)
-        },
-    )
-    .await;
-    let aks_cluster = eventually("the AKSCluster", Duration::from_secs(60), || async {
-        dynamic_api(
-            client,
-            namespace,
-            "infrastructure.cluster.x-k8s.io/v1alpha1",
-            "AKSCluster",
-        )
-        .get(&infra_name)
-        .await
-        .ok()
-    })
-    .await;
-    assert_eq!(aks_cluster.data["spec"]["region"], json!("westeurope"));
-    assert_eq!(
-        aks_cluster.data["spec"]["aks"],
-        json!({"subscriptionID": subscription, "resourceGroup": "classy-group"})
-    );
-    let pool = eventually("the AKSMachinePool", Duration::from_secs(60), || async {
-        let listed = dynamic_api(
-            client,
-            namespace,
-            "infrastructure.cluster.x-k8s.io/v1alpha1",
-            "AKSMachinePool",
-        )
-        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
-        .await
-        .ok()?;
-        listed.items.into_iter().next()
-    })
-    .await;
-    assert_eq!(pool.data["spec"]["machineType"], json!("Standard_D4s_v5"));
 }

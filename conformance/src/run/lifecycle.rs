@@ -1576,14 +1576,18 @@ async fn delete_and_judge(
             )),
             (Some(Some(s0)), Some(Some(s1))) => {
                 let during = s1.since(s0);
-                let confirmed = during.0.keys().any(|(_, outcome)| outcome == "error");
+                // A not-found, or (clouds that keep deleted resources readable) a deleted state.
+                let confirmed = during
+                    .0
+                    .keys()
+                    .any(|(_, outcome)| outcome == "error" || outcome == "gone");
                 if during.total() == 0 {
                     notes.push(format!("{kind}/{name}: no counted cloud call"));
                 } else if confirmed {
                     notes.push(format!("{kind}/{name}: {}", during.describe()));
                 } else {
                     problems.push(format!(
-                        "{kind}/{name} lost its finalizer with no not-found answer from the cloud after its deletion started: {}",
+                        "{kind}/{name} lost its finalizer with no not-found (or deleted-state) answer from the cloud after its deletion started: {}",
                         during.describe()
                     ));
                 }

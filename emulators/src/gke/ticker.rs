@@ -18,7 +18,7 @@ use super::state::{
 use super::validate::str_of;
 use super::{Gke, hex, now_rfc3339, numeric_id, provider_id};
 use crate::kit::Delays;
-use crate::kit::workload::NodeSpec;
+use crate::kit::workload::{self, NodeSpec, WorkloadClusters, WorkloadEndpoint};
 
 /// A side effect to run outside the state lock.
 #[derive(Debug)]
@@ -460,86 +460,67 @@ impl Gke {
     }
 
     async fn run(self: Arc<Self>, task: Task) {
+        let Some(w) = self.config.workload.clone() else {
+            return;
+        };
         match task {
-            Task::StartWorkload { key, id } => self.start_workload(&key, &id).await,
-            Task::StopWorkload { id } => {
-                if let Some(w) = &self.config.workload {
-                    w.stop_cluster(&id).await;
-                }
+            Task::StartWorkload { key, id } => workload::start_for(&w, &*self, &key, &id).await,
+            Task::StopWorkload { id } => w.stop_cluster(&id).await,
+            Task::SyncNodes { key } => workload::sync_for(&w, &self.node_sync, &*self, &key).await,
+        }
+    }
+}
+
+impl WorkloadClusters for Gke {
+    fn started(&self, key: &str, id: &str, result: &anyhow::Result<WorkloadEndpoint>) -> bool {
+        let mut st = self.lock();
+        let busy = st
+            .clusters
+            .get(key)
+            .filter(|c| c.workload_id == id)
+            .and_then(|c| c.busy.clone());
+        let Some(c) = st.clusters.get_mut(key).filter(|c| c.workload_id == id) else {
+            return false;
+        };
+        match result {
+            Ok(ep) => {
+                tracing::info!(cluster = %c.name, server = %ep.server, "workload API server ready");
+                c.endpoint = Some(ep.clone());
+                c.nodes_dirty = true;
+                true
             }
-            Task::SyncNodes { key } => self.sync_nodes(&key).await,
+            Err(e) => {
+                let error = GoogleError {
+                    http: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    status: "INTERNAL",
+                    message: format!("The control plane failed to start: {e}"),
+                    reason: None,
+                    retry_after: None,
+                };
+                c.status = Status::Error;
+                c.status_message = error.message.clone();
+                c.busy = None;
+                if let Some(op) = busy.and_then(|b| st.operations.get_mut(&b)) {
+                    op.status = OpStatus::Done;
+                    op.end_time = Some(now_rfc3339());
+                    op.effect = None;
+                    op.error = Some(error);
+                }
+                false
+            }
         }
     }
 
-    async fn start_workload(&self, key: &str, id: &str) {
-        let Some(w) = &self.config.workload else {
-            return;
-        };
-        let result = w.start_cluster(id).await;
-        let keep = {
-            let mut st = self.lock();
-            let busy = st
-                .clusters
-                .get(key)
-                .filter(|c| c.workload_id == id)
-                .and_then(|c| c.busy.clone());
-            match (
-                st.clusters.get_mut(key).filter(|c| c.workload_id == id),
-                &result,
-            ) {
-                (Some(c), Ok(ep)) => {
-                    tracing::info!(cluster = %c.name, server = %ep.server, "workload API server ready");
-                    c.endpoint = Some(ep.clone());
-                    c.nodes_dirty = true;
-                    true
-                }
-                (Some(c), Err(e)) => {
-                    tracing::error!(cluster = %c.name, error = %format!("{e:#}"), "workload API server failed to start");
-                    let error = GoogleError {
-                        http: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                        status: "INTERNAL",
-                        message: format!("The control plane failed to start: {e}"),
-                        reason: None,
-                        retry_after: None,
-                    };
-                    c.status = Status::Error;
-                    c.status_message = error.message.clone();
-                    c.busy = None;
-                    if let Some(op) = busy.and_then(|b| st.operations.get_mut(&b)) {
-                        op.status = OpStatus::Done;
-                        op.end_time = Some(now_rfc3339());
-                        op.effect = None;
-                        op.error = Some(error);
-                    }
-                    false
-                }
-                (None, _) => false,
-            }
-        };
-        if !keep && result.is_ok() {
-            w.stop_cluster(id).await;
-        }
-    }
-
-    /// Rewrites a cluster's Nodes from its instances (one sync at a time).
-    async fn sync_nodes(&self, key: &str) {
-        let Some(w) = &self.config.workload else {
-            return;
-        };
-        let _one = self.node_sync.lock().await;
-        let Some((id, nodes)) = self
-            .lock()
+    fn nodes(&self, key: &str) -> Option<(String, Vec<NodeSpec>)> {
+        self.lock()
             .clusters
             .get(key)
             .map(|c| (c.workload_id.clone(), node_specs(c)))
-        else {
-            return;
-        };
-        if let Err(e) = w.set_nodes(&id, &nodes).await {
-            tracing::warn!(cluster = key, error = %format!("{e:#}"), "writing Nodes failed; retrying");
-            if let Some(c) = self.lock().clusters.get_mut(key) {
-                c.nodes_dirty = true;
-            }
+    }
+
+    fn nodes_failed(&self, key: &str) {
+        if let Some(c) = self.lock().clusters.get_mut(key) {
+            c.nodes_dirty = true;
         }
     }
 }

@@ -15,7 +15,8 @@ pub struct CallLabels {
     pub cloud: String,
     /// The operation, as the cloud names it.
     pub operation: String,
-    /// `ok`, `error` (the cloud answered with an error), or `fault` (injected).
+    /// `ok`, `error` (the cloud answered with an error), `fault` (injected), or `gone` (the
+    /// cloud answered that the resource is deleted).
     pub outcome: String,
 }
 
@@ -28,6 +29,10 @@ pub enum Outcome {
     Error,
     /// An injected fault.
     Fault,
+    /// Served, answering that the resource is deleted: for clouds that keep a deleted resource
+    /// readable for a while in a deleted state (OCI's DELETED and TERMINATED), what a not-found
+    /// is elsewhere.
+    Gone,
 }
 
 impl Outcome {
@@ -36,6 +41,7 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Error => "error",
             Outcome::Fault => "fault",
+            Outcome::Gone => "gone",
         }
     }
 }

@@ -136,6 +136,11 @@ impl Kit {
         }
     }
 
+    /// Counts a served call that answered a deleted resource (OCI's DELETED, TERMINATED).
+    pub fn finish_gone(&self, operation: &str) {
+        self.calls.record(operation, Outcome::Gone);
+    }
+
     /// Counts a served call.
     pub fn finish(&self, operation: &str, ok: bool) {
         self.calls

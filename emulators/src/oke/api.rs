@@ -91,6 +91,7 @@ pub struct Answer {
     status: u16,
     body: Option<Body>,
     headers: Vec<(&'static str, String)>,
+    gone: bool,
 }
 
 #[derive(Debug)]
@@ -106,6 +107,7 @@ impl Answer {
             status,
             body: Some(Body::Json(body)),
             headers: Vec::new(),
+            gone: false,
         }
     }
 
@@ -115,6 +117,7 @@ impl Answer {
             status,
             body: Some(Body::Text(body)),
             headers: Vec::new(),
+            gone: false,
         }
     }
 
@@ -124,12 +127,19 @@ impl Answer {
             status,
             body: None,
             headers: Vec::new(),
+            gone: false,
         }
     }
 
     /// With a header.
     pub fn header(mut self, name: &'static str, value: String) -> Self {
         self.headers.push((name, value));
+        self
+    }
+
+    /// Counted as answering a deleted resource when `gone` (the call counters' `gone`).
+    pub fn gone_if(mut self, gone: bool) -> Self {
+        self.gone = gone;
         self
     }
 
@@ -360,7 +370,10 @@ async fn dispatch(
         oke.call(&route, &method, &req)
     }
     .await;
-    oke.kit.finish(&op, result.is_ok());
+    match &result {
+        Ok(a) if a.gone => oke.kit.finish_gone(&op),
+        other => oke.kit.finish(&op, other.is_ok()),
+    }
     match result {
         Ok(a) => a.into_response(&request_id),
         Err(e) => {

@@ -401,7 +401,9 @@ impl Oke {
     pub(super) fn get_cluster(&self, id: &str) -> Result<Answer, OciError> {
         let st = self.lock();
         let c = self.cluster(&st, id)?;
-        Ok(Answer::json(200, self.cluster_body(c)).etag(&c.etag))
+        Ok(Answer::json(200, self.cluster_body(c))
+            .etag(&c.etag)
+            .gone_if(c.life == Life::Deleted))
     }
 
     /// `GET /20180222/clusters?compartmentId=…`: summaries, DELETED ones included unless a
@@ -1053,7 +1055,9 @@ impl Oke {
             .pools
             .get(id)
             .ok_or_else(|| OciError::not_found(format!("node pool {id}")))?;
-        Ok(Answer::json(200, self.pool_body(p, true)).etag(&p.etag))
+        Ok(Answer::json(200, self.pool_body(p, true))
+            .etag(&p.etag)
+            .gone_if(p.life == Life::Deleted))
     }
 
     /// `GET /20180222/nodePools?compartmentId=…`: summaries.

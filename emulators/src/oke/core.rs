@@ -544,7 +544,9 @@ impl Oke {
             .get(id)
             .filter(|r| r.kind == kind)
             .ok_or_else(|| OciError::not_found(format!("{} {id}", kind.name())))?;
-        Ok(Answer::json(200, r.body.clone()).etag(&r.etag))
+        Ok(Answer::json(200, r.body.clone())
+            .etag(&r.etag)
+            .gone_if(r.state() == "TERMINATED"))
     }
 
     /// `GET /20160918/<collection>?compartmentId=…`.

@@ -165,6 +165,8 @@ pub struct Network {
     calls: CloudCalls,
     infra: Infra,
     uid: String,
+    /// The VCN a created network recorded in the status.
+    recorded_vcn: Option<String>,
 }
 
 /// One kind of Core Services resource the network is made of.
@@ -602,8 +604,50 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
     }
 }
 
+impl NetworkScope<'_> {
+    /// Deletes the VCN recorded in the status (read by its OCID, so OCI's TERMINATED answer
+    /// confirms it is gone); `None` when none is recorded.
+    async fn remove_recorded_vcn(&self) -> Result<Option<Removal>, ProviderError> {
+        let n = self.net;
+        let Some(id) = &n.recorded_vcn else {
+            return Ok(None);
+        };
+        let path = format!("/vcns/{id}");
+        let Some((v, _)) = n.oci.get(&n.calls, "GetVcn", Api::Core, &path).await? else {
+            return Ok(Some(Removal::Gone));
+        };
+        match state(&v) {
+            "TERMINATED" => Ok(Some(Removal::Gone)),
+            "TERMINATING" => Ok(Some(Removal::waiting(format!(
+                "the VCN {} is being deleted",
+                v["displayName"].as_str().unwrap_or(id)
+            )))),
+            _ if !self.owner.owns(&tags_of(&v)) => Ok(Some(Removal::Gone)),
+            _ => {
+                let call = Call::send(VCN.delete, Api::Core, &Method::DELETE, &path, None);
+                match n.oci.call(&n.calls, call).await {
+                    Ok(_) => Ok(Some(Removal::deleting(format!(
+                        "deleting the VCN {}",
+                        v["displayName"].as_str().unwrap_or(id)
+                    )))),
+                    Err(f) if f.error.is_not_found() => Ok(Some(Removal::Gone)),
+                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Some(Removal::waiting(
+                        format!("the VCN is still in use: {}", f.error),
+                    ))),
+                    Err(f) => Err(f.into()),
+                }
+            }
+        }
+    }
+}
+
 impl TearsDown<NetworkScope<'_>> for NetworkService {
     async fn delete(self, s: &NetworkScope<'_>) -> Result<Removal, ProviderError> {
+        if self == NetworkService::Vcn
+            && let Some(removal) = s.remove_recorded_vcn().await?
+        {
+            return Ok(removal);
+        }
         let vcn = match s.find(VCN, &s.name("vcn"), None).await {
             Ok(Found::Ours(v)) => Some(id(&v)),
             Ok(_) | Err(_) => None,
@@ -693,6 +737,12 @@ impl InfraClusterCloud for OkeInfraCluster {
             calls: calls.clone(),
             infra,
             uid: obj.uid().unwrap_or_default(),
+            recorded_vcn: obj
+                .status
+                .as_ref()
+                .and_then(|s| s.network.as_ref())
+                .filter(|n| n.managed)
+                .and_then(|n| n.vcn_id.clone()),
         })
     }
 

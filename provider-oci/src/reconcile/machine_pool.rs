@@ -85,6 +85,7 @@ pub struct PoolScope {
     cni: CniType,
     control_plane_version: Option<KubeVersion>,
     nodes: OnceLock<Vec<(String, InstanceLife)>>,
+    recorded: Option<String>,
 }
 
 /// The spec in OKE's terms.
@@ -393,7 +394,25 @@ impl OkeMachinePool {
             .and_then(|c| c["id"].as_str().map(String::from)))
     }
 
+    /// The pool: by the OCID recorded in the status, else by name in the cluster (ours first).
     async fn find(&self, scope: &PoolScope, name: &str) -> Result<Option<(Value, Option<String>)>, ProviderError> {
+        if let Some(id) = &scope.recorded {
+            let found = scope
+                .oci
+                .get(
+                    &scope.calls,
+                    "GetNodePool",
+                    Service::ContainerEngine,
+                    &format!("/nodePools/{id}"),
+                )
+                .await?;
+            if let Some((p, etag)) = found
+                && p["lifecycleState"] != "DELETED"
+                && p["name"] == name
+            {
+                return Ok(Some((p, etag)));
+            }
+        }
         let listed = scope
             .oci
             .list(
@@ -590,6 +609,7 @@ impl MachinePoolCloud for OkeMachinePool {
             cni: cp.spec.oke.cni_type,
             control_plane_version,
             nodes: OnceLock::new(),
+            recorded: obj.cloud_id().map(String::from),
         }))
     }
 

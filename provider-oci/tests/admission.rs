@@ -1,0 +1,206 @@
+//! Bad input is rejected at admission by the real kube-apiserver, with a message that names the
+//! field: the shared corpus of `contract::corpus` and Kubernetes' own label cases replayed
+//! against the OKE CRDs (the runner is `test_support::admission`), plus what only OKE refuses:
+//! every taint among them, since OKE's managed node pools have no taints API.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use contract::corpus::Role;
+use serde_json::{Value, json};
+use test_support::admission::{Kinds, every_bad_object_is_rejected_and_good_ones_are_admitted};
+use testbed::{ManagementPlane, Options};
+
+/// The smallest valid spec of each kind; corpus specs are merged over it.
+fn base(role: Role) -> Value {
+    match role {
+        Role::InfraCluster => json!({
+            "region": "us-ashburn-1",
+            "oke": {"compartmentID": "ocid1.compartment.oc1..aaaaaaaaexample"}
+        }),
+        Role::ControlPlane => json!({"version": "v1.31"}),
+        Role::MachinePool => json!({"machineType": "VM.Standard.E4.Flex", "oke": {"ocpus": 1}}),
+    }
+}
+
+/// What OKE refuses with every taint.
+const NO_TAINTS: &str = "spec.taints is not supported on OKE";
+
+/// What only OKE refuses, with the message each must produce.
+const OKE_BAD: &[(Role, &str, &str)] = &[
+    (
+        Role::InfraCluster,
+        r#"{"oke":{"compartmentID":"compartment-1"}}"#,
+        "spec.oke.compartmentID must be a compartment OCID",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"cidrBlock":"10.0.0.0/12"}}"#,
+        "spec.network.cidrBlock must be an IPv4 block from /16 to /24 on OKE",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"id":"ocid1.vcn.oc1.iad.v","subnetIDs":["subnet-1"]}}"#,
+        "spec.network.subnetIDs must hold subnet OCIDs on OKE",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"id":"vcn-1","subnetIDs":["ocid1.subnet.oc1.iad.s"]}}"#,
+        "spec.network.id must be a VCN OCID on OKE",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"subnetIDs":["ocid1.subnet.oc1.iad.s"]}}"#,
+        "spec.network.subnetIDs needs spec.network.id on OKE",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"id":"ocid1.vcn.oc1.iad.v"}}"#,
+        "spec.network.id needs spec.network.subnetIDs on OKE",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"oke":{"compartmentID":"ocid1.compartment.oc1..c","endpointSubnetID":"ocid1.subnet.oc1.iad.e"}}"#,
+        "spec.oke.endpointSubnetID is for a brought network",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"additionalTags":{"a-key-of-more-than-one-hundred-characters-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":"x"}}"#,
+        "spec.additionalTags become OCI freeform tags on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"cloudName":"-starts-with-a-dash"}"#,
+        "spec.cloudName must be a valid OKE cluster name",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"logging":{"audit":true}}"#,
+        "spec.logging is not supported on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"addons":[{"name":"CertManager"}]}"#,
+        "spec.addons is not supported on OKE yet",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"encryption":{"kmsKeyID":"arn:aws:kms:us-west-2:111122223333:key/k"}}"#,
+        "spec.encryption.kmsKeyID must be an OCI Vault key OCID on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"endpointAccess":{"public":true,"publicCIDRs":["203.0.113.0/24"]}}"#,
+        "spec.endpointAccess.publicCIDRs is not supported on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"endpointAccess":{"public":false,"private":true,"preferred":"Public"}}"#,
+        "spec.endpointAccess.preferred Public needs spec.endpointAccess.public on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oidcIssuer":{"enabled":true}}"#,
+        "spec.oidcIssuer needs spec.oke.clusterType enhanced on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"clusterType":"premium"}}"#,
+        "spec.oke.clusterType",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"cniType":"calico"}}"#,
+        "spec.oke.cniType",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"podsCIDR":"10.244.0.0/16"}}"#,
+        "spec.oke.podsCIDR is for the flannel overlay",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"cniType":"flannel","servicesCIDR":"not-a-block"}}"#,
+        "spec.oke.servicesCIDR must be a CIDR block",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]}"#,
+        NO_TAINTS,
+    ),
+    (
+        Role::MachinePool,
+        r#"{"machineType":"m5.large","oke":null}"#,
+        "spec.machineType must be an OCI shape on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"oke":{"ocpus":null}}"#,
+        "spec.oke.ocpus is required for a flexible shape",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"machineType":"VM.Standard2.1"}"#,
+        "spec.oke.ocpus and spec.oke.memoryGB are only for flexible shapes",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"diskSizeGB":20}"#,
+        "spec.diskSizeGB must be from 50 to 32768 on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"image":"Oracle-Linux-8.10"}"#,
+        "spec.image must be an image OCID on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"subnetIDs":["ocid1.subnet.oc1.iad.a","ocid1.subnet.oc1.iad.b"]}"#,
+        "spec.subnetIDs takes one subnet on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"subnetIDs":["subnet-a"]}"#,
+        "spec.subnetIDs must hold subnet OCIDs on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"update":{"maxUnavailable":"half"}}"#,
+        "spec.update.maxUnavailable must be a number of nodes or a percentage on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"cloudName":"pool-"}"#,
+        "spec.cloudName must be a valid OKE node pool name",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"oke":{"ocpus":1,"maxPodsPerNode":500}}"#,
+        "spec.oke.maxPodsPerNode",
+    ),
+];
+
+#[tokio::test]
+async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitted() {
+    let plane = ManagementPlane::start(Options {
+        capi: false,
+        controller_manager: false,
+        ..Options::default()
+    })
+    .await
+    .unwrap();
+    plane.install_crds(&provider_oci::api::crds()).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let kinds = Kinds {
+        cloud: "OKE",
+        infra_cluster: "OKECluster",
+        control_plane: "OKEControlPlane",
+        machine_pool: "OKEMachinePool",
+        base,
+        own: OKE_BAD,
+        // OCI takes Kubernetes' own label keys as they are (initialNodeLabels).
+        long_keys: None,
+        no_taints: Some(NO_TAINTS),
+    };
+    every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    plane.stop().await;
+}
