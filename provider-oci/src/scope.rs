@@ -26,6 +26,9 @@ pub const PROVIDER: &str = "oke";
 /// How long availability domains read from Identity are reused.
 const DOMAINS_TTL: Duration = Duration::from_secs(3600);
 
+/// Availability domains as read, and when.
+pub type Domains = (Vec<String>, Instant);
+
 /// What every reconciler shares: the client cache and the provider's settings.
 pub struct Shared {
     /// OCI clients per region and API key.
@@ -40,7 +43,7 @@ pub struct Shared {
     /// Each cluster's CA (PEM), read from its kubeconfig, by cluster OCID.
     pub cas: Mutex<BTreeMap<String, (Vec<u8>, Instant)>>,
     /// The availability domains of each (region, compartment).
-    pub domains: Mutex<BTreeMap<(String, String), (Vec<String>, Instant)>>,
+    pub domains: Mutex<BTreeMap<(String, String), Domains>>,
 }
 
 impl Shared {

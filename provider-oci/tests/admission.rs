@@ -18,7 +18,7 @@ fn base(role: Role) -> Value {
             "oke": {"compartmentID": "ocid1.compartment.oc1..aaaaaaaaexample"}
         }),
         Role::ControlPlane => json!({"version": "v1.31"}),
-        Role::MachinePool => json!({"machineType": "VM.Standard.E4.Flex", "oke": {"ocpus": 1}}),
+        Role::MachinePool => json!({"machineType": "VM.Standard2.1"}),
     }
 }
 
@@ -129,17 +129,12 @@ const OKE_BAD: &[(Role, &str, &str)] = &[
     ),
     (
         Role::MachinePool,
-        r#"{"machineType":"m5.large","oke":null}"#,
-        "spec.machineType must be an OCI shape on OKE",
-    ),
-    (
-        Role::MachinePool,
-        r#"{"oke":{"ocpus":null}}"#,
+        r#"{"machineType":"VM.Standard.E4.Flex"}"#,
         "spec.oke.ocpus is required for a flexible shape",
     ),
     (
         Role::MachinePool,
-        r#"{"machineType":"VM.Standard2.1"}"#,
+        r#"{"oke":{"ocpus":2}}"#,
         "spec.oke.ocpus and spec.oke.memoryGB are only for flexible shapes",
     ),
     (
@@ -174,7 +169,7 @@ const OKE_BAD: &[(Role, &str, &str)] = &[
     ),
     (
         Role::MachinePool,
-        r#"{"oke":{"ocpus":1,"maxPodsPerNode":500}}"#,
+        r#"{"oke":{"maxPodsPerNode":500}}"#,
         "spec.oke.maxPodsPerNode",
     ),
 ];

@@ -798,16 +798,11 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
     }
     let namespace = format!("team-{}", release.name);
     test_support::create_namespace(client, &namespace).await;
-    let vars = |v: &[(&'static str, String)]| -> Vec<(&'static str, String)> { v.to_vec() };
-    let pairs = |v: &Vec<(&'static str, String)>| -> Vec<(&'static str, &str)> {
-        v.iter().map(|(k, x)| (*k, x.as_str())).collect()
-    };
     let sorted = |mut kinds: Vec<String>| {
         kinds.sort();
         kinds
     };
-    let byo = vars(&case.byo_vars);
-    let docs = ctl.render(infra, "byo-network", "brought", &namespace, &pairs(&byo));
+    let docs = ctl.render(infra, "byo-network", "brought", &namespace, &pairs(&case.byo_vars));
     assert_eq!(
         kinds_of(&docs),
         sorted(vec![
@@ -825,8 +820,7 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
     for doc in &docs {
         apply(client, &namespace, doc).await;
     }
-    let made = vars(&case.default_vars);
-    let docs = ctl.render(infra, "", "made", &namespace, &pairs(&made));
+    let docs = ctl.render(infra, "", "made", &namespace, &pairs(&case.default_vars));
     assert_eq!(
         kinds_of(&docs),
         sorted(vec![
@@ -850,8 +844,7 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
     // The ClusterClass through core's topology.
     let class = release.name;
     let name = format!("classy-{class}");
-    let classy = vars(&case.class_vars);
-    let docs = ctl.render(infra, "clusterclass", &name, &namespace, &pairs(&classy));
+    let docs = ctl.render(infra, "clusterclass", &name, &namespace, &pairs(&case.class_vars));
     assert_eq!(
         kinds_of(&docs),
         sorted(vec![
@@ -946,6 +939,11 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
         pool.data["spec"]["machineType"],
         json!(case.class_machine_type)
     );
+}
+
+/// Variables as `clusterctl` takes them.
+fn pairs<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    v.iter().map(|(k, x)| (*k, x.as_str())).collect()
 }
 
 fn gke() -> Beside {

@@ -1134,14 +1134,14 @@ impl Oke {
         if !b["nodeShapeConfig"].is_null() {
             next.shape_config = b["nodeShapeConfig"].clone();
         }
-        if !b["nodeSourceDetails"].is_null() || !b["nodeImageName"].is_null() {
-            if let Some(image) = Self::image_of(b)? {
-                next.source = json!({
-                    "sourceType": "IMAGE",
-                    "imageId": image.id,
-                    "bootVolumeSizeInGBs": b["nodeSourceDetails"]["bootVolumeSizeInGBs"].as_i64().or(p.source["bootVolumeSizeInGBs"].as_i64()).unwrap_or(50),
-                });
-            }
+        if (!b["nodeSourceDetails"].is_null() || !b["nodeImageName"].is_null())
+            && let Some(image) = Self::image_of(b)?
+        {
+            next.source = json!({
+                "sourceType": "IMAGE",
+                "imageId": image.id,
+                "bootVolumeSizeInGBs": b["nodeSourceDetails"]["bootVolumeSizeInGBs"].as_i64().or(p.source["bootVolumeSizeInGBs"].as_i64()).unwrap_or(50),
+            });
         }
         let image = next.source["imageId"]
             .as_str()

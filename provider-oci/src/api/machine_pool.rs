@@ -49,8 +49,6 @@ use serde::{Deserialize, Serialize};
         .message("spec.diskSizeGB must be from 50 to 32768 on OKE (the boot volume)"),
     validation = Rule::new("!has(self.image) || self.image.startsWith('ocid1.image.')")
         .message("spec.image must be an image OCID on OKE (ocid1.image.oc1.<region>.…); leave it empty for the newest Oracle Linux platform image"),
-    validation = Rule::new("self.machineType.matches('^(VM|BM)\\\\.[A-Za-z0-9.]+$')")
-        .message("spec.machineType must be an OCI shape on OKE, such as VM.Standard.E4.Flex"),
     validation = Rule::new("!self.machineType.endsWith('.Flex') || (has(self.oke) && has(self.oke.ocpus))")
         .message("spec.oke.ocpus is required for a flexible shape (spec.machineType ending in .Flex) on OKE"),
     validation = Rule::new("self.machineType.endsWith('.Flex') || !has(self.oke) || (!has(self.oke.ocpus) && !has(self.oke.memoryGB))")

@@ -255,6 +255,8 @@ struct NetworkScope<'a> {
     owner: &'a Owner,
     base: String,
     plan: Option<&'a CreatedNetwork>,
+    /// On tear-down: our VCN, looked up once per pass (`None`: nothing of ours can be left in one).
+    vcn: Option<String>,
 }
 
 /// What a look for one resource found.
@@ -648,18 +650,14 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
         {
             return Ok(removal);
         }
-        let vcn = match s.find(VCN, &s.name("vcn"), None).await {
-            Ok(Found::Ours(v)) => Some(id(&v)),
-            Ok(_) | Err(_) => None,
-        };
-        let Some(vcn) = vcn else {
+        let Some(vcn) = s.vcn.as_deref() else {
             // Without our VCN nothing of ours can be inside it.
             return match self {
                 NetworkService::Vcn => s.remove(VCN, "vcn", None).await,
                 _ => Ok(Removal::Gone),
             };
         };
-        let vcn = Some(vcn.as_str());
+        let vcn = Some(vcn);
         let sequence: &[(Kind, &str)] = match self {
             NetworkService::Subnets => &[(SUBNET, "nodes"), (SUBNET, "load-balancers"), (SUBNET, "endpoint")],
             NetworkService::SecurityLists => {
@@ -820,6 +818,7 @@ impl InfraClusterCloud for OkeInfraCluster {
             owner: &owner,
             base: naming::derive_cloud_name(owner.namespace(), owner.cluster(), &BASE_NAME),
             plan: Some(&plan),
+            vcn: None,
         };
         let walk = walker::build::<NetworkService, _, Built>(&scope).await;
         let b = &walk.built;
@@ -856,11 +855,25 @@ impl InfraClusterCloud for OkeInfraCluster {
         net: &Network,
         owner: Owner,
     ) -> Result<Cleanup, ProviderError> {
-        let scope = NetworkScope {
+        let mut scope = NetworkScope {
             net,
             owner: &owner,
             base: naming::derive_cloud_name(owner.namespace(), owner.cluster(), &BASE_NAME),
             plan: None,
+            vcn: None,
+        };
+        scope.vcn = match &net.recorded_vcn {
+            Some(id) => Some(id.clone()),
+            None => match scope.find(VCN, &scope.name("vcn"), None).await {
+                Ok(Found::Ours(v)) => Some(id(&v)),
+                Ok(Found::Going | Found::None) => None,
+                // A same-named VCN of someone else's holds nothing of ours.
+                Err(ProviderError::Terminal {
+                    reason: Reason::NameConflict,
+                    ..
+                }) => None,
+                Err(e) => return Err(e),
+            },
         };
         let removal = walker::tear_down::<NetworkService, _>(&scope).await?;
         Ok(removal.cleanup(self.timing()))
