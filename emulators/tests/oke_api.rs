@@ -71,7 +71,11 @@ impl Bed {
             .unwrap();
     }
 
-    async fn cluster_body(&self, net: &emulators::oke::outside::BroughtNetwork, version: &str) -> Value {
+    async fn cluster_body(
+        &self,
+        net: &emulators::oke::outside::BroughtNetwork,
+        version: &str,
+    ) -> Value {
         json!({
             "name": "c1",
             "compartmentId": COMPARTMENT,
@@ -107,7 +111,11 @@ fn what_oracle_s_sdk_signs_verifies_and_any_change_does_not() {
         let after_host = url.splitn(4, '/').nth(3).unwrap();
         let target = format!("/{after_host}");
         let host = url.split('/').nth(2).unwrap().to_string();
-        let body = case["body"].as_str().unwrap_or_default().as_bytes().to_vec();
+        let body = case["body"]
+            .as_str()
+            .unwrap_or_default()
+            .as_bytes()
+            .to_vec();
         let date = headers["date"].as_str().unwrap();
         let at = signature::parse_http_date(date).unwrap();
         let check = |header: &dyn Fn(&str) -> Option<String>, body: &[u8], method: &str| {
@@ -145,11 +153,10 @@ fn what_oracle_s_sdk_signs_verifies_and_any_change_does_not() {
             other => as_sent(other),
         };
         assert!(check(&later, &body, method).is_err(), "{url}");
-        let stranger = KeyRing::new([PublicKey::from_pem(
-            &key_id,
-            &generate_api_key("x").unwrap().0,
-        )
-        .unwrap()]);
+        let stranger =
+            KeyRing::new([
+                PublicKey::from_pem(&key_id, &generate_api_key("x").unwrap().0).unwrap(),
+            ]);
         assert!(
             signature::verify(
                 &stranger,
@@ -170,9 +177,15 @@ fn what_oracle_s_sdk_signs_verifies_and_any_change_does_not() {
 #[tokio::test]
 async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
     let bed = bed(100).await;
-    let net = create_network(&bed.api, COMPARTMENT, "net", 20).await.unwrap();
+    let net = create_network(&bed.api, COMPARTMENT, "net", 20)
+        .await
+        .unwrap();
     let ads: Vec<String> = bed
-        .ok("GET", &format!("/20160918/availabilityDomains?compartmentId={COMPARTMENT}"), None)
+        .ok(
+            "GET",
+            &format!("/20160918/availabilityDomains?compartmentId={COMPARTMENT}"),
+            None,
+        )
         .await
         .0
         .as_array()
@@ -182,37 +195,78 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
         .collect();
     assert_eq!(ads.len(), 3);
     let (options, _) = bed.ok("GET", "/20180222/clusterOptions/all", None).await;
-    assert!(options["kubernetesVersions"].as_array().unwrap().iter().any(|v| v == "v1.32.1"));
+    assert!(
+        options["kubernetesVersions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "v1.32.1")
+    );
 
     let body = bed.cluster_body(&net, "v1.32.1").await;
     let (_, wr) = bed.ok("POST", "/20180222/clusters", Some(body)).await;
     let wr = wr.expect("opc-work-request-id");
-    let (w, _) = bed.ok("GET", &format!("/20180222/workRequests/{wr}"), None).await;
+    let (w, _) = bed
+        .ok("GET", &format!("/20180222/workRequests/{wr}"), None)
+        .await;
     assert_eq!(w["operationType"], "CLUSTER_CREATE");
-    assert!(matches!(w["status"].as_str(), Some("ACCEPTED" | "IN_PROGRESS")), "{w}");
+    assert!(
+        matches!(w["status"].as_str(), Some("ACCEPTED" | "IN_PROGRESS")),
+        "{w}"
+    );
     assert_eq!(w["resources"][0]["entityType"], "cluster");
-    let cluster = w["resources"][0]["identifier"].as_str().unwrap().to_string();
+    let cluster = w["resources"][0]["identifier"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(cluster.starts_with("ocid1.cluster.oc1.iad."), "{cluster}");
-    let (c, _) = bed.ok("GET", &format!("/20180222/clusters/{cluster}"), None).await;
+    let (c, _) = bed
+        .ok("GET", &format!("/20180222/clusters/{cluster}"), None)
+        .await;
     assert_eq!(c["lifecycleState"], "CREATING");
     bed.wait(&wr).await;
-    let (c, _) = bed.ok("GET", &format!("/20180222/clusters/{cluster}"), None).await;
+    let (c, _) = bed
+        .ok("GET", &format!("/20180222/clusters/{cluster}"), None)
+        .await;
     assert_eq!(c["lifecycleState"], "ACTIVE");
-    assert!(c["endpoints"]["publicEndpoint"].as_str().unwrap().ends_with(":6443"));
-    assert!(c["endpoints"]["privateEndpoint"].as_str().unwrap().starts_with("10.20.0."));
-    assert_eq!(c["availableKubernetesUpgrades"], json!(["v1.32.10", "v1.33.1"]));
+    assert!(
+        c["endpoints"]["publicEndpoint"]
+            .as_str()
+            .unwrap()
+            .ends_with(":6443")
+    );
+    assert!(
+        c["endpoints"]["privateEndpoint"]
+            .as_str()
+            .unwrap()
+            .starts_with("10.20.0.")
+    );
+    assert_eq!(
+        c["availableKubernetesUpgrades"],
+        json!(["v1.32.10", "v1.33.1"])
+    );
     let (listed, _) = bed
-        .ok("GET", &format!("/20180222/clusters?compartmentId={COMPARTMENT}&name=c1"), None)
+        .ok(
+            "GET",
+            &format!("/20180222/clusters?compartmentId={COMPARTMENT}&name=c1"),
+            None,
+        )
         .await;
     assert_eq!(listed.as_array().unwrap().len(), 1);
     let (status, kubeconfig, _) = bed
         .api
-        .call("POST", &format!("/20180222/clusters/{cluster}/kubeconfig/content"), Some(&json!({"tokenVersion": "2.0.0", "endpoint": "PUBLIC_ENDPOINT"})))
+        .call(
+            "POST",
+            &format!("/20180222/clusters/{cluster}/kubeconfig/content"),
+            Some(&json!({"tokenVersion": "2.0.0", "endpoint": "PUBLIC_ENDPOINT"})),
+        )
         .await
         .unwrap();
     assert_eq!(status, 200, "{kubeconfig}");
 
-    let (opts, _) = bed.ok("GET", &format!("/20180222/nodePoolOptions/{cluster}"), None).await;
+    let (opts, _) = bed
+        .ok("GET", &format!("/20180222/nodePoolOptions/{cluster}"), None)
+        .await;
     let image = opts["sources"]
         .as_array()
         .unwrap()
@@ -235,66 +289,161 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
         },
         "nodePoolCyclingDetails": { "isNodeCyclingEnabled": true, "maximumSurge": "1", "maximumUnavailable": "0" },
     });
-    let (_, wr) = bed.ok("POST", "/20180222/nodePools", Some(pool.clone())).await;
+    let (_, wr) = bed
+        .ok("POST", "/20180222/nodePools", Some(pool.clone()))
+        .await;
     let wr = wr.unwrap();
-    let (w, _) = bed.ok("GET", &format!("/20180222/workRequests/{wr}"), None).await;
-    let pool_id = w["resources"][0]["identifier"].as_str().unwrap().to_string();
+    let (w, _) = bed
+        .ok("GET", &format!("/20180222/workRequests/{wr}"), None)
+        .await;
+    let pool_id = w["resources"][0]["identifier"]
+        .as_str()
+        .unwrap()
+        .to_string();
     bed.wait(&wr).await;
-    let (_, p, headers) = raw(&bed, "GET", &format!("/20180222/nodePools/{pool_id}"), None, &[]).await;
-    let etag = headers.get("etag").and_then(|e| e.to_str().ok()).map(String::from);
+    let (_, p, headers) = raw(
+        &bed,
+        "GET",
+        &format!("/20180222/nodePools/{pool_id}"),
+        None,
+        &[],
+    )
+    .await;
+    let etag = headers
+        .get("etag")
+        .and_then(|e| e.to_str().ok())
+        .map(String::from);
     assert_eq!(p["lifecycleState"], "ACTIVE");
     let nodes = p["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);
-    let domains: std::collections::BTreeSet<&str> =
-        nodes.iter().map(|n| n["availabilityDomain"].as_str().unwrap()).collect();
+    let domains: std::collections::BTreeSet<&str> = nodes
+        .iter()
+        .map(|n| n["availabilityDomain"].as_str().unwrap())
+        .collect();
     assert_eq!(domains.len(), 3, "one node per availability domain");
-    assert!(nodes.iter().all(|n| n["id"].as_str().unwrap().starts_with("ocid1.instance.")));
+    assert!(
+        nodes
+            .iter()
+            .all(|n| n["id"].as_str().unwrap().starts_with("ocid1.instance."))
+    );
     let (instances, _) = bed
-        .ok("GET", &format!("/20160918/instances?compartmentId={COMPARTMENT}"), None)
+        .ok(
+            "GET",
+            &format!("/20160918/instances?compartmentId={COMPARTMENT}"),
+            None,
+        )
         .await;
     assert_eq!(instances.as_array().unwrap().len(), 3);
 
     // A stale etag is refused; the pool shrinks, its leaving node DELETING first.
-    let (status, e, _) = raw(&bed, "PUT", &format!("/20180222/nodePools/{pool_id}"), Some(&json!({"nodeConfigDetails": {"size": 1}})), &[("if-match", "stale")]).await;
-    assert_eq!((status, e["code"].as_str()), (412, Some("NoEtagMatch")), "{e}");
-    let (status, e, _) = raw(&bed, "PUT", &format!("/20180222/nodePools/{pool_id}"), Some(&json!({"nodeConfigDetails": {"size": 2}})), &[("if-match", etag.as_deref().unwrap())]).await;
+    let (status, e, _) = raw(
+        &bed,
+        "PUT",
+        &format!("/20180222/nodePools/{pool_id}"),
+        Some(&json!({"nodeConfigDetails": {"size": 1}})),
+        &[("if-match", "stale")],
+    )
+    .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (412, Some("NoEtagMatch")),
+        "{e}"
+    );
+    let (status, e, _) = raw(
+        &bed,
+        "PUT",
+        &format!("/20180222/nodePools/{pool_id}"),
+        Some(&json!({"nodeConfigDetails": {"size": 2}})),
+        &[("if-match", etag.as_deref().unwrap())],
+    )
+    .await;
     assert_eq!(status, 202, "{e}");
     let (busy, e) = bed
-        .refused("PUT", &format!("/20180222/nodePools/{pool_id}"), Some(json!({"nodeConfigDetails": {"size": 1}})))
+        .refused(
+            "PUT",
+            &format!("/20180222/nodePools/{pool_id}"),
+            Some(json!({"nodeConfigDetails": {"size": 1}})),
+        )
         .await;
     assert_eq!((busy, e["code"].as_str()), (409, Some("IncorrectState")));
-    let (w, _) = bed.ok("GET", &format!("/20180222/workRequests?compartmentId={COMPARTMENT}&resourceId={pool_id}"), None).await;
-    let wr = w.as_array().unwrap().iter().find(|w| w["operationType"] == "NODEPOOL_UPDATE").unwrap()["id"].as_str().map(String::from);
+    let (w, _) = bed
+        .ok(
+            "GET",
+            &format!("/20180222/workRequests?compartmentId={COMPARTMENT}&resourceId={pool_id}"),
+            None,
+        )
+        .await;
+    let wr = w
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["operationType"] == "NODEPOOL_UPDATE")
+        .unwrap()["id"]
+        .as_str()
+        .map(String::from);
     bed.wait(&wr.unwrap()).await;
-    let (p, _) = bed.ok("GET", &format!("/20180222/nodePools/{pool_id}"), None).await;
+    let (p, _) = bed
+        .ok("GET", &format!("/20180222/nodePools/{pool_id}"), None)
+        .await;
     assert_eq!(p["nodeConfigDetails"]["size"], 2);
-    assert!(p["nodes"].as_array().unwrap().iter().any(|n| n["lifecycleState"] == "DELETING"));
+    assert!(
+        p["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["lifecycleState"] == "DELETING")
+    );
 
     // The cluster moves one minor; the pool follows with its nodes cycled.
     let (_, wr) = bed
-        .ok("PUT", &format!("/20180222/clusters/{cluster}"), Some(json!({"kubernetesVersion": "v1.33.1"})))
+        .ok(
+            "PUT",
+            &format!("/20180222/clusters/{cluster}"),
+            Some(json!({"kubernetesVersion": "v1.33.1"})),
+        )
         .await;
     bed.wait(&wr.unwrap()).await;
     let (_, wr) = bed
-        .ok("PUT", &format!("/20180222/nodePools/{pool_id}"), Some(json!({"kubernetesVersion": "v1.33.1"})))
+        .ok(
+            "PUT",
+            &format!("/20180222/nodePools/{pool_id}"),
+            Some(json!({"kubernetesVersion": "v1.33.1"})),
+        )
         .await;
     bed.wait(&wr.unwrap()).await;
-    let (p, _) = bed.ok("GET", &format!("/20180222/nodePools/{pool_id}"), None).await;
+    let (p, _) = bed
+        .ok("GET", &format!("/20180222/nodePools/{pool_id}"), None)
+        .await;
     assert!(
-        p["nodes"].as_array().unwrap().iter().filter(|n| n["lifecycleState"] == "ACTIVE").all(|n| n["kubernetesVersion"] == "v1.33.1"),
+        p["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["lifecycleState"] == "ACTIVE")
+            .all(|n| n["kubernetesVersion"] == "v1.33.1"),
         "{p}"
     );
 
     // The subnet in use cannot go; the pool and the cluster can.
     let (status, e) = bed
-        .refused("DELETE", &format!("/20160918/subnets/{}", net.node_subnet), None)
+        .refused(
+            "DELETE",
+            &format!("/20160918/subnets/{}", net.node_subnet),
+            None,
+        )
         .await;
     assert_eq!((status, e["code"].as_str()), (409, Some("Conflict")), "{e}");
-    let (_, wr) = bed.ok("DELETE", &format!("/20180222/nodePools/{pool_id}"), None).await;
+    let (_, wr) = bed
+        .ok("DELETE", &format!("/20180222/nodePools/{pool_id}"), None)
+        .await;
     bed.wait(&wr.unwrap()).await;
-    let (_, wr) = bed.ok("DELETE", &format!("/20180222/clusters/{cluster}"), None).await;
+    let (_, wr) = bed
+        .ok("DELETE", &format!("/20180222/clusters/{cluster}"), None)
+        .await;
     bed.wait(&wr.unwrap()).await;
-    let (c, _) = bed.ok("GET", &format!("/20180222/clusters/{cluster}"), None).await;
+    let (c, _) = bed
+        .ok("GET", &format!("/20180222/clusters/{cluster}"), None)
+        .await;
     assert_eq!(c["lifecycleState"], "DELETED");
     let calls = bed.server.kit().calls.snapshot();
     assert!(calls["GetCluster"].contains_key("gone"), "{calls:?}");
@@ -317,17 +466,31 @@ async fn what_oci_refuses_is_refused_in_oci_s_words() {
     assert_eq!(e["code"], "NotAuthenticated");
     let stranger = OciApi::new(
         bed.server.url(),
-        ApiKey::from_pem(&generate_api_key("x").unwrap().0, TENANCY, &bed.user, &bed.fingerprint)
-            .unwrap(),
+        ApiKey::from_pem(
+            &generate_api_key("x").unwrap().0,
+            TENANCY,
+            &bed.user,
+            &bed.fingerprint,
+        )
+        .unwrap(),
     );
-    let (status, _, _) = stranger.call("GET", "/20180222/clusterOptions/all", None).await.unwrap();
+    let (status, _, _) = stranger
+        .call("GET", "/20180222/clusterOptions/all", None)
+        .await
+        .unwrap();
     assert_eq!(status, 401);
     let key = ApiKey::from_pem(&bed.pem, TENANCY, &bed.user, &bed.fingerprint).unwrap();
     let url = format!("{}/20180222/clusterOptions/all", bed.server.url());
     let old = http_date(jiff::Timestamp::now() - jiff::SignedDuration::from_secs(600));
     let signed = oci_signer::sign(
         &key,
-        &oci_signer::Request { method: "GET", url: &url, body: None, content_type: "application/json", date: &old },
+        &oci_signer::Request {
+            method: "GET",
+            url: &url,
+            body: None,
+            content_type: "application/json",
+            date: &old,
+        },
     )
     .unwrap();
     let mut request = http.get(&url);
@@ -337,36 +500,78 @@ async fn what_oci_refuses_is_refused_in_oci_s_words() {
         }
     }
     let stale: Value = request.send().await.unwrap().json().await.unwrap();
-    assert!(stale["message"].as_str().unwrap().contains("is not within allowed clock skew"), "{stale}");
+    assert!(
+        stale["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not within allowed clock skew"),
+        "{stale}"
+    );
 
-    let net = create_network(&bed.api, COMPARTMENT, "net", 30).await.unwrap();
+    let net = create_network(&bed.api, COMPARTMENT, "net", 30)
+        .await
+        .unwrap();
     let (status, e) = bed
-        .refused("POST", "/20160918/internetGateways", Some(json!({"compartmentId": COMPARTMENT, "vcnId": net.vcn, "isEnabled": true})))
+        .refused(
+            "POST",
+            "/20160918/internetGateways",
+            Some(json!({"compartmentId": COMPARTMENT, "vcnId": net.vcn, "isEnabled": true})),
+        )
         .await;
     assert_eq!((status, e["code"].as_str()), (400, Some("LimitExceeded")));
     let (status, e) = bed
         .refused("POST", "/20160918/subnets", Some(json!({"compartmentId": COMPARTMENT, "vcnId": net.vcn, "cidrBlock": "10.31.0.0/24"})))
         .await;
-    assert_eq!((status, e["code"].as_str()), (400, Some("InvalidParameter")));
-    assert!(e["message"].as_str().unwrap().contains("not within the VCN"));
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (400, Some("InvalidParameter"))
+    );
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("not within the VCN")
+    );
     let (status, e) = bed
         .refused("POST", "/20160918/subnets", Some(json!({"compartmentId": COMPARTMENT, "vcnId": net.vcn, "cidrBlock": "10.30.10.128/25"})))
         .await;
-    assert!(status == 400 && e["message"].as_str().unwrap().contains("overlaps"), "{e}");
-    let (status, e) = bed.refused("DELETE", &format!("/20160918/vcns/{}", net.vcn), None).await;
+    assert!(
+        status == 400 && e["message"].as_str().unwrap().contains("overlaps"),
+        "{e}"
+    );
+    let (status, e) = bed
+        .refused("DELETE", &format!("/20160918/vcns/{}", net.vcn), None)
+        .await;
     assert_eq!((status, e["code"].as_str()), (409, Some("Conflict")));
     let (status, e) = bed
-        .refused("GET", "/20160918/vcns?compartmentId=ocid1.compartment.oc1..nosuch", None)
+        .refused(
+            "GET",
+            "/20160918/vcns?compartmentId=ocid1.compartment.oc1..nosuch",
+            None,
+        )
         .await;
-    assert_eq!((status, e["code"].as_str()), (404, Some("NotAuthorizedOrNotFound")));
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (404, Some("NotAuthorizedOrNotFound"))
+    );
 
     let mut body = bed.cluster_body(&net, "v1.29.1").await;
-    let (status, e) = bed.refused("POST", "/20180222/clusters", Some(body.clone())).await;
-    assert_eq!((status, e["code"].as_str()), (400, Some("InvalidParameter")));
+    let (status, e) = bed
+        .refused("POST", "/20180222/clusters", Some(body.clone()))
+        .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (400, Some("InvalidParameter"))
+    );
     body["kubernetesVersion"] = json!("v1.31.10");
     body["endpointConfig"]["subnetId"] = json!(net.node_subnet);
-    let (status, e) = bed.refused("POST", "/20180222/clusters", Some(body.clone())).await;
-    assert!(status == 400 && e["message"].as_str().unwrap().contains("private"), "{e}");
+    let (status, e) = bed
+        .refused("POST", "/20180222/clusters", Some(body.clone()))
+        .await;
+    assert!(
+        status == 400 && e["message"].as_str().unwrap().contains("private"),
+        "{e}"
+    );
     body["endpointConfig"]["subnetId"] = json!(net.endpoint_subnet);
     // The same retry token and body: the same work request; another body: refused.
     let token = "create-c1-token";
@@ -378,19 +583,47 @@ async fn what_oci_refuses_is_refused_in_oci_s_words() {
     let (status, e) = with_token_refused(&bed, token, &other).await;
     assert_eq!((status, e["code"].as_str()), (409, Some("Conflict")));
     let wr1 = wr1.unwrap();
-    let (w, _) = bed.ok("GET", &format!("/20180222/workRequests/{wr1}"), None).await;
-    let cluster = w["resources"][0]["identifier"].as_str().unwrap().to_string();
-    let (status, e) = bed
-        .refused("PUT", &format!("/20180222/clusters/{cluster}"), Some(json!({"kubernetesVersion": "v1.32.1"})))
+    let (w, _) = bed
+        .ok("GET", &format!("/20180222/workRequests/{wr1}"), None)
         .await;
-    assert_eq!((status, e["code"].as_str()), (409, Some("IncorrectState")), "{e}");
+    let cluster = w["resources"][0]["identifier"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, e) = bed
+        .refused(
+            "PUT",
+            &format!("/20180222/clusters/{cluster}"),
+            Some(json!({"kubernetesVersion": "v1.32.1"})),
+        )
+        .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (409, Some("IncorrectState")),
+        "{e}"
+    );
     bed.wait(&wr1).await;
     let (status, e) = bed
-        .refused("PUT", &format!("/20180222/clusters/{cluster}"), Some(json!({"kubernetesVersion": "v1.33.1"})))
+        .refused(
+            "PUT",
+            &format!("/20180222/clusters/{cluster}"),
+            Some(json!({"kubernetesVersion": "v1.33.1"})),
+        )
         .await;
-    assert!(status == 400 && e["message"].as_str().unwrap().contains("one minor version at a time"), "{e}");
+    assert!(
+        status == 400
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("one minor version at a time"),
+        "{e}"
+    );
     let (status, e) = bed
-        .refused("PUT", &format!("/20180222/clusters/{cluster}"), Some(json!({"kubernetesVersion": "v1.31.1"})))
+        .refused(
+            "PUT",
+            &format!("/20180222/clusters/{cluster}"),
+            Some(json!({"kubernetesVersion": "v1.31.1"})),
+        )
         .await;
     assert_eq!(status, 400, "{e}");
 
@@ -406,17 +639,56 @@ async fn what_oci_refuses_is_refused_in_oci_s_words() {
             "nodeConfigDetails": { "size": size, "placementConfigs": [{ "availabilityDomain": ad, "subnetId": net.node_subnet }] },
         })
     };
-    let (status, e) = bed.refused("POST", "/20180222/nodePools", Some(pool("v1.32.1", json!({"ocpus": 1}), 1))).await;
-    assert!(status == 400 && e["message"].as_str().unwrap().contains("newer than its cluster"), "{e}");
-    let (status, e) = bed.refused("POST", "/20180222/nodePools", Some(pool("v1.31.10", Value::Null, 1))).await;
-    assert!(status == 400 && e["message"].as_str().unwrap().contains("ocpus"), "{e}");
-    let (status, e) = bed.refused("POST", "/20180222/nodePools", Some(pool("v1.31.10", json!({"ocpus": 2}), 3))).await;
-    assert_eq!((status, e["code"].as_str()), (400, Some("LimitExceeded")), "{e}");
+    let (status, e) = bed
+        .refused(
+            "POST",
+            "/20180222/nodePools",
+            Some(pool("v1.32.1", json!({"ocpus": 1}), 1)),
+        )
+        .await;
+    assert!(
+        status == 400
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("newer than its cluster"),
+        "{e}"
+    );
+    let (status, e) = bed
+        .refused(
+            "POST",
+            "/20180222/nodePools",
+            Some(pool("v1.31.10", Value::Null, 1)),
+        )
+        .await;
+    assert!(
+        status == 400 && e["message"].as_str().unwrap().contains("ocpus"),
+        "{e}"
+    );
+    let (status, e) = bed
+        .refused(
+            "POST",
+            "/20180222/nodePools",
+            Some(pool("v1.31.10", json!({"ocpus": 2}), 3)),
+        )
+        .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (400, Some("LimitExceeded")),
+        "{e}"
+    );
     bed.server.shutdown().await;
 }
 
 async fn with_token(bed: &Bed, token: &str, body: &Value) -> Option<String> {
-    let (status, v, headers) = raw(bed, "POST", "/20180222/clusters", Some(body), &[("opc-retry-token", token)]).await;
+    let (status, v, headers) = raw(
+        bed,
+        "POST",
+        "/20180222/clusters",
+        Some(body),
+        &[("opc-retry-token", token)],
+    )
+    .await;
     assert_eq!(status, 202, "{v}");
     headers
         .get("opc-work-request-id")
@@ -425,7 +697,14 @@ async fn with_token(bed: &Bed, token: &str, body: &Value) -> Option<String> {
 }
 
 async fn with_token_refused(bed: &Bed, token: &str, body: &Value) -> (u16, Value) {
-    let (status, v, _) = raw(bed, "POST", "/20180222/clusters", Some(body), &[("opc-retry-token", token)]).await;
+    let (status, v, _) = raw(
+        bed,
+        "POST",
+        "/20180222/clusters",
+        Some(body),
+        &[("opc-retry-token", token)],
+    )
+    .await;
     (status, v)
 }
 
@@ -452,12 +731,18 @@ async fn raw(
         },
     )
     .unwrap();
-    let mut request = emulators::kit::http_client(Duration::from_secs(5))
-        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), &url);
+    let mut request = emulators::kit::http_client(Duration::from_secs(5)).request(
+        reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+        &url,
+    );
     if let Some(t) = text {
         request = request.body(t);
     }
-    for (k, v) in signed.into_iter().map(|(k, v)| (k.to_string(), v)).chain(extra.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string()))) {
+    for (k, v) in signed.into_iter().map(|(k, v)| (k.to_string(), v)).chain(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
+    ) {
         if k != "host" && k != "content-length" {
             request = request.header(k, v);
         }
@@ -465,5 +750,9 @@ async fn raw(
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    (status, response.json().await.unwrap_or(Value::Null), headers)
+    (
+        status,
+        response.json().await.unwrap_or(Value::Null),
+        headers,
+    )
 }

@@ -184,7 +184,9 @@ impl Infra {
                 infra.lb_subnets.clone_from(&n.service_lb_subnet_ids);
             }
             if !n.availability_domains.is_empty() {
-                infra.availability_domains.clone_from(&n.availability_domains);
+                infra
+                    .availability_domains
+                    .clone_from(&n.availability_domains);
             }
         }
         infra.ready = status.is_some_and(|s| s.common.ready);

@@ -183,7 +183,10 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
     })
     .await
     .unwrap();
-    plane.install_crds(&provider_oci::api::crds()).await.unwrap();
+    plane
+        .install_crds(&provider_oci::api::crds())
+        .await
+        .unwrap();
     let client = plane.client().await.unwrap();
     let kinds = Kinds {
         cloud: "OKE",

@@ -20,13 +20,25 @@ fn a_minted_token_is_accepted_for_its_cluster_while_fresh_and_for_nothing_else()
     let cluster = "ocid1.cluster.oc1.iad.aaaaaaaatokentest";
     let now = jiff::Timestamp::now();
     let minted = cluster_token(&key, "us-ashburn-1", cluster, now).unwrap();
-    assert_eq!(signed_at(&minted).map(|t| t.as_second()), Some(now.as_second()));
+    assert_eq!(
+        signed_at(&minted).map(|t| t.as_second()),
+        Some(now.as_second())
+    );
     let parts = token::parse(&minted).unwrap();
     assert_eq!(parts.host, "containerengine.us-ashburn-1.oraclecloud.com");
 
     let caller = token::verify(&ring, &minted, cluster, now, token::LIFETIME).unwrap();
     assert_eq!(caller.user, user);
-    assert!(token::verify(&ring, &minted, "ocid1.cluster.oc1.iad.other", now, token::LIFETIME).is_err());
+    assert!(
+        token::verify(
+            &ring,
+            &minted,
+            "ocid1.cluster.oc1.iad.other",
+            now,
+            token::LIFETIME
+        )
+        .is_err()
+    );
     let later = now + jiff::SignedDuration::from_secs(301);
     assert!(token::verify(&ring, &minted, cluster, later, token::LIFETIME).is_err());
     let short = Duration::from_secs(60);

@@ -263,7 +263,9 @@ async fn kubernetes_own_cases_are_judged_as_kubernetes_judges_them(
         let refusal = (!valid).then_some("spec.labels.example.com/role");
         problems.extend(submit(spec, refusal, format!("label value {value:?}")).await);
         let spec = json!({"taints": [{"key": "dedicated", "value": value.clone(), "effect": "NoSchedule"}]});
-        let refusal = (!valid).then_some("spec.taints[0].value").or(kinds.no_taints);
+        let refusal = (!valid)
+            .then_some("spec.taints[0].value")
+            .or(kinds.no_taints);
         problems.extend(submit(spec, refusal, format!("taint value {value:?}")).await);
     }
     assert!(

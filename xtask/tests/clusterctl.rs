@@ -802,7 +802,13 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
         kinds.sort();
         kinds
     };
-    let docs = ctl.render(infra, "byo-network", "brought", &namespace, &pairs(&case.byo_vars));
+    let docs = ctl.render(
+        infra,
+        "byo-network",
+        "brought",
+        &namespace,
+        &pairs(&case.byo_vars),
+    );
     assert_eq!(
         kinds_of(&docs),
         sorted(vec![
@@ -844,7 +850,13 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
     // The ClusterClass through core's topology.
     let class = release.name;
     let name = format!("classy-{class}");
-    let docs = ctl.render(infra, "clusterclass", &name, &namespace, &pairs(&case.class_vars));
+    let docs = ctl.render(
+        infra,
+        "clusterclass",
+        &name,
+        &namespace,
+        &pairs(&case.class_vars),
+    );
     assert_eq!(
         kinds_of(&docs),
         sorted(vec![
@@ -892,48 +904,63 @@ async fn release_beside(ctl: &Clusterctl, client: &kube::Client, infra: &str, ca
     )
     .await;
     let infra_kind = format!("{prefix}Cluster");
-    let infra_cluster = eventually(&format!("the {infra_kind}"), Duration::from_secs(60), || async {
-        dynamic_api(
-            client,
-            &namespace,
-            "infrastructure.cluster.x-k8s.io/v1alpha1",
-            &infra_kind,
-        )
-        .get(&infra_name)
-        .await
-        .ok()
-    })
+    let infra_cluster = eventually(
+        &format!("the {infra_kind}"),
+        Duration::from_secs(60),
+        || async {
+            dynamic_api(
+                client,
+                &namespace,
+                "infrastructure.cluster.x-k8s.io/v1alpha1",
+                &infra_kind,
+            )
+            .get(&infra_name)
+            .await
+            .ok()
+        },
+    )
     .await;
-    assert_eq!(infra_cluster.data["spec"]["region"], json!(case.class_region));
+    assert_eq!(
+        infra_cluster.data["spec"]["region"],
+        json!(case.class_region)
+    );
     let (block, want) = &case.class_block;
     assert_eq!(infra_cluster.data["spec"][*block], *want);
     let cp_kind = format!("{prefix}ControlPlane");
-    let control_plane = eventually(&format!("the {cp_kind}"), Duration::from_secs(60), || async {
-        dynamic_api(
-            client,
-            &namespace,
-            "controlplane.cluster.x-k8s.io/v1alpha1",
-            &cp_kind,
-        )
-        .get(&cp_name)
-        .await
-        .ok()
-    })
+    let control_plane = eventually(
+        &format!("the {cp_kind}"),
+        Duration::from_secs(60),
+        || async {
+            dynamic_api(
+                client,
+                &namespace,
+                "controlplane.cluster.x-k8s.io/v1alpha1",
+                &cp_kind,
+            )
+            .get(&cp_name)
+            .await
+            .ok()
+        },
+    )
     .await;
     assert_eq!(control_plane.data["spec"]["version"], json!("v1.33.0"));
     let pool_kind = format!("{prefix}MachinePool");
-    let pool = eventually(&format!("the {pool_kind}"), Duration::from_secs(60), || async {
-        let listed = dynamic_api(
-            client,
-            &namespace,
-            "infrastructure.cluster.x-k8s.io/v1alpha1",
-            &pool_kind,
-        )
-        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
-        .await
-        .ok()?;
-        listed.items.into_iter().next()
-    })
+    let pool = eventually(
+        &format!("the {pool_kind}"),
+        Duration::from_secs(60),
+        || async {
+            let listed = dynamic_api(
+                client,
+                &namespace,
+                "infrastructure.cluster.x-k8s.io/v1alpha1",
+                &pool_kind,
+            )
+            .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+            .await
+            .ok()?;
+            listed.items.into_iter().next()
+        },
+    )
     .await;
     assert_eq!(
         pool.data["spec"]["machineType"],
@@ -1027,8 +1054,14 @@ fn oke() -> Beside {
         byo_vars: vec![
             ("OCI_COMPARTMENT_ID", compartment.into()),
             ("OCI_VCN_ID", "ocid1.vcn.oc1.iad.aaaaaaaashared".into()),
-            ("OCI_ENDPOINT_SUBNET_ID", "ocid1.subnet.oc1.iad.aaaaaaaaendpoint".into()),
-            ("OCI_NODE_SUBNET_ID", "ocid1.subnet.oc1.iad.aaaaaaaanodes".into()),
+            (
+                "OCI_ENDPOINT_SUBNET_ID",
+                "ocid1.subnet.oc1.iad.aaaaaaaaendpoint".into(),
+            ),
+            (
+                "OCI_NODE_SUBNET_ID",
+                "ocid1.subnet.oc1.iad.aaaaaaaanodes".into(),
+            ),
         ],
         byo_network: json!({"id": "ocid1.vcn.oc1.iad.aaaaaaaashared", "subnetIDs": ["ocid1.subnet.oc1.iad.aaaaaaaanodes"]}),
         default_vars: vec![("OCI_COMPARTMENT_ID", compartment.into())],

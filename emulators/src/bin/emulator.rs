@@ -1028,8 +1028,7 @@ async fn run_oke(args: OkeArgs) -> Result<()> {
         None => None,
         Some(path) => {
             let user = emulators::oke::global_ocid("user");
-            let (pem, key) =
-                emulators::oke::generate_api_key(&format!("{}/{user}", args.tenancy))?;
+            let (pem, key) = emulators::oke::generate_api_key(&format!("{}/{user}", args.tenancy))?;
             write_private(path, &pem)?;
             let fingerprint = key.fingerprint();
             config.keys.push(key);
@@ -1093,7 +1092,11 @@ struct OciCaller {
     #[arg(long, env = "OCI_TENANCY_ID", default_value = emulators::oke::TENANCY)]
     tenancy: String,
     /// The user OCID of the API key.
-    #[arg(long, env = "OCI_USER_ID", default_value = "ocid1.user.oc1..aaaaaaaaemulatorcli")]
+    #[arg(
+        long,
+        env = "OCI_USER_ID",
+        default_value = "ocid1.user.oc1..aaaaaaaaemulatorcli"
+    )]
     user: String,
     /// The API key's fingerprint.
     #[arg(long, env = "OCI_FINGERPRINT", default_value = "00:00")]
@@ -1110,7 +1113,9 @@ struct OciCaller {
 impl OciCaller {
     fn api(&self) -> Result<emulators::oke::outside::OciApi> {
         let pem = match &self.key_file {
-            Some(f) => std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?,
+            Some(f) => {
+                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?
+            }
             None => emulators::oke::generate_api_key("unchecked")?.0,
         };
         let key = oci_signer::ApiKey::from_pem(&pem, &self.tenancy, &self.user, &self.fingerprint)?;

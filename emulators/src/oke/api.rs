@@ -54,7 +54,10 @@ impl Req<'_> {
 
     /// The caller's user OCID ("" when callers are not checked).
     pub fn user(&self) -> String {
-        self.caller.as_ref().map(|c| c.user.clone()).unwrap_or_default()
+        self.caller
+            .as_ref()
+            .map(|c| c.user.clone())
+            .unwrap_or_default()
     }
 
     /// One page of `items` (`limit`, `page`), with `opc-next-page` when more follow.
@@ -157,12 +160,9 @@ impl Answer {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::OK);
         let mut response = match self.body {
             Some(Body::Json(v)) => (status, axum::Json(v)).into_response(),
-            Some(Body::Text(t)) => (
-                status,
-                [(header::CONTENT_TYPE, "application/x-yaml")],
-                t,
-            )
-                .into_response(),
+            Some(Body::Text(t)) => {
+                (status, [(header::CONTENT_TYPE, "application/x-yaml")], t).into_response()
+            }
             None => status.into_response(),
         };
         let headers = response.headers_mut();
@@ -219,9 +219,13 @@ fn parse(segs: &[&str]) -> Option<Route> {
     Some(match segs {
         ["20180222", "clusters"] => Route::Clusters,
         ["20180222", "clusters", id] => Route::Cluster(s(id)),
-        ["20180222", "clusters", id, "actions", "updateEndpointConfig"] => {
-            Route::ClusterEndpointConfig(s(id))
-        }
+        [
+            "20180222",
+            "clusters",
+            id,
+            "actions",
+            "updateEndpointConfig",
+        ] => Route::ClusterEndpointConfig(s(id)),
         ["20180222", "clusters", id, "kubeconfig", "content"] => Route::Kubeconfig(s(id)),
         ["20180222", "clusterOptions", id] => Route::ClusterOptions(s(id)),
         ["20180222", "nodePools"] => Route::NodePools,
@@ -428,13 +432,22 @@ mod tests {
             let segs: Vec<&str> = p.trim_matches('/').split('/').collect();
             parse(&segs).and_then(|r| operation(&r, &m))
         };
-        assert_eq!(op(Method::POST, "/20180222/clusters").as_deref(), Some("CreateCluster"));
+        assert_eq!(
+            op(Method::POST, "/20180222/clusters").as_deref(),
+            Some("CreateCluster")
+        );
         assert_eq!(
             op(Method::POST, "/20180222/clusters/x/kubeconfig/content").as_deref(),
             Some("CreateKubeconfig")
         );
-        assert_eq!(op(Method::DELETE, "/20160918/natGateways/x").as_deref(), Some("DeleteNatGateway"));
-        assert_eq!(op(Method::GET, "/20160918/vcns").as_deref(), Some("ListVcns"));
+        assert_eq!(
+            op(Method::DELETE, "/20160918/natGateways/x").as_deref(),
+            Some("DeleteNatGateway")
+        );
+        assert_eq!(
+            op(Method::GET, "/20160918/vcns").as_deref(),
+            Some("ListVcns")
+        );
         assert_eq!(op(Method::PATCH, "/20180222/clusters/x"), None);
         assert_eq!(op(Method::GET, "/20160918/loadBalancers"), None);
     }

@@ -96,14 +96,19 @@ fn label_ok(key: &str, value: &str) -> bool {
             && p.split('.').all(|l| {
                 !l.is_empty()
                     && l.len() <= 63
-                    && l.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && l.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             })
     });
     prefix_ok && name_ok(name) && (value.is_empty() || name_ok(value))
 }
 
 impl Oke {
-    fn delay(&self, which: fn(&crate::kit::Timing) -> Delays, pick: fn(&Delays) -> f64) -> std::time::Duration {
+    fn delay(
+        &self,
+        which: fn(&crate::kit::Timing) -> Delays,
+        pick: fn(&Delays) -> f64,
+    ) -> std::time::Duration {
         Delays::duration(pick(&which(&self.kit.timing())))
     }
 
@@ -145,7 +150,10 @@ impl Oke {
         let Some(token) = req.retry_token() else {
             return Ok(None);
         };
-        match self.tokens.check(scope, &token, &fingerprint(&req.body, "")) {
+        match self
+            .tokens
+            .check(scope, &token, &fingerprint(&req.body, ""))
+        {
             Replay::New => Ok(None),
             Replay::Same(wr) => Ok(Some(Answer::accepted(&wr))),
             Replay::Mismatch => Err(OciError::conflict(
@@ -238,7 +246,11 @@ impl Oke {
         } else {
             b["options"].clone()
         };
-        for s in options["serviceLbSubnetIds"].as_array().into_iter().flatten() {
+        for s in options["serviceLbSubnetIds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             self.subnet_in(
                 &st,
                 s.as_str().unwrap_or_default(),
@@ -262,8 +274,14 @@ impl Oke {
                 let flannel = pod_network[0]["cniType"] == "FLANNEL_OVERLAY";
                 if (field == "servicesCidr" || flannel)
                     && vcn_blocks.iter().any(|v| {
-                        let (a, b1) = (u64::from(v.0), u64::from(v.0) + (1u64 << (32 - u32::from(v.1))));
-                        let (c0, d) = (u64::from(cidr.0), u64::from(cidr.0) + (1u64 << (32 - u32::from(cidr.1))));
+                        let (a, b1) = (
+                            u64::from(v.0),
+                            u64::from(v.0) + (1u64 << (32 - u32::from(v.1))),
+                        );
+                        let (c0, d) = (
+                            u64::from(cidr.0),
+                            u64::from(cidr.0) + (1u64 << (32 - u32::from(cidr.1))),
+                        );
                         a < d && c0 < b1
                     })
                 {
@@ -273,7 +291,11 @@ impl Oke {
                 }
             }
         }
-        let live = st.clusters.values().filter(|c| c.life != Life::Deleted).count();
+        let live = st
+            .clusters
+            .values()
+            .filter(|c| c.life != Life::Deleted)
+            .count();
         if live >= self.config.cluster_limit {
             return Err(OciError::limit(format!(
                 "You have reached the service limit of {} clusters in {}; delete a cluster or request a limit increase",
@@ -343,7 +365,9 @@ impl Oke {
     }
 
     fn public_ip(c: &Cluster) -> String {
-        let n = c.id.bytes().fold(0u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)));
+        let n =
+            c.id.bytes()
+                .fold(0u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)));
         format!("150.136.{}.{}", n % 250, 10 + n % 200)
     }
 
@@ -647,9 +671,14 @@ impl Oke {
             w.effect = None;
             w.status = WrStatus::Failed;
             w.times[2] = Some(now_rfc3339());
-            w.errors.push(OciError::conflict("The cluster is being deleted"));
+            w.errors
+                .push(OciError::conflict("The cluster is being deleted"));
         }
-        for p in st.pools.values_mut().filter(|p| p.cluster == id && p.life != Life::Deleted) {
+        for p in st
+            .pools
+            .values_mut()
+            .filter(|p| p.cluster == id && p.life != Life::Deleted)
+        {
             p.life = Life::Deleting;
             p.etag = new_etag();
         }
@@ -800,7 +829,9 @@ impl Oke {
     fn image_of(b: &Value) -> Result<Option<&'static catalog::Image>, OciError> {
         if let Some(id) = str_field(&b["nodeSourceDetails"], "imageId") {
             if b["nodeSourceDetails"]["sourceType"] != "IMAGE" {
-                return Err(OciError::invalid("nodeSourceDetails.sourceType must be IMAGE"));
+                return Err(OciError::invalid(
+                    "nodeSourceDetails.sourceType must be IMAGE",
+                ));
             }
             if let Some(size) = b["nodeSourceDetails"]["bootVolumeSizeInGBs"].as_i64()
                 && !(50..=32_768).contains(&size)
@@ -840,7 +871,10 @@ impl Oke {
     }
 
     fn check_placements(&self, st: &State, config: &Value, vcn: &str) -> Result<(), OciError> {
-        let placements = config["placementConfigs"].as_array().cloned().unwrap_or_default();
+        let placements = config["placementConfigs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if placements.is_empty() {
             return Err(OciError::missing("nodeConfigDetails.placementConfigs"));
         }
@@ -894,7 +928,11 @@ impl Oke {
                 "Invalid kubernetesVersion: a node pool cannot run {version}, newer than its cluster's {cluster}"
             )));
         }
-        if catalog::minor(cluster).1.saturating_sub(catalog::minor(version).1) > POOL_SKEW {
+        if catalog::minor(cluster)
+            .1
+            .saturating_sub(catalog::minor(version).1)
+            > POOL_SKEW
+        {
             return Err(OciError::invalid(format!(
                 "Invalid kubernetesVersion: {version} is more than {POOL_SKEW} minor versions behind the cluster's {cluster}"
             )));
@@ -963,7 +1001,11 @@ impl Oke {
             }),
             labels,
             node_config: config.clone(),
-            node_metadata: if b["nodeMetadata"].is_null() { json!({}) } else { b["nodeMetadata"].clone() },
+            node_metadata: if b["nodeMetadata"].is_null() {
+                json!({})
+            } else {
+                b["nodeMetadata"].clone()
+            },
             ssh_key: str_field(b, "sshPublicKey").map(String::from),
             eviction: b["nodeEvictionNodePoolSettings"].clone(),
             cycling: b["nodePoolCyclingDetails"].clone(),
@@ -1224,7 +1266,8 @@ impl Oke {
             w.effect = None;
             w.status = WrStatus::Failed;
             w.times[2] = Some(now_rfc3339());
-            w.errors.push(OciError::conflict("The node pool is being deleted"));
+            w.errors
+                .push(OciError::conflict("The node pool is being deleted"));
         }
         let Some(p) = st.pools.get_mut(id) else {
             return Err(OciError::not_found(format!("node pool {id}")));
@@ -1283,7 +1326,11 @@ impl Oke {
             (WrStatus::Succeeded, op) if op.ends_with("_DELETE") => "DELETED",
             (WrStatus::Succeeded, _) => "UPDATED",
         };
-        let collection = if w.entity.0 == "cluster" { "clusters" } else { "nodePools" };
+        let collection = if w.entity.0 == "cluster" {
+            "clusters"
+        } else {
+            "nodePools"
+        };
         let mut resources = vec![json!({
             "actionType": action,
             "entityType": w.entity.0,
@@ -1343,7 +1390,11 @@ impl Oke {
                     .get("resourceId")
                     .is_none_or(|r| &w.entity.1 == r || &w.cluster == r)
             })
-            .filter(|w| req.query.get("status").is_none_or(|s| w.status.as_str() == s))
+            .filter(|w| {
+                req.query
+                    .get("status")
+                    .is_none_or(|s| w.status.as_str() == s)
+            })
             .map(|w| self.work_request_body(w))
             .collect();
         drop(st);

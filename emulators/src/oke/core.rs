@@ -388,7 +388,11 @@ impl Oke {
                     CoreKind::NatGateway => {
                         resource["blockTraffic"] =
                             json!(body["blockTraffic"].as_bool().unwrap_or(false));
-                        resource["natIp"] = json!(format!("129.213.{}.{}", st.core.len() % 250, 10 + st.core.len() % 200));
+                        resource["natIp"] = json!(format!(
+                            "129.213.{}.{}",
+                            st.core.len() % 250,
+                            10 + st.core.len() % 200
+                        ));
                     }
                     _ => {
                         let known = services(self.region_key());
@@ -522,12 +526,20 @@ impl Oke {
                 "routeType": "STATIC",
             }));
         }
-        let has_igw = out
-            .iter()
-            .any(|r| st.live(CoreKind::InternetGateway, r["networkEntityId"].as_str().unwrap_or_default()).is_some());
-        let has_nat = out
-            .iter()
-            .any(|r| st.live(CoreKind::NatGateway, r["networkEntityId"].as_str().unwrap_or_default()).is_some());
+        let has_igw = out.iter().any(|r| {
+            st.live(
+                CoreKind::InternetGateway,
+                r["networkEntityId"].as_str().unwrap_or_default(),
+            )
+            .is_some()
+        });
+        let has_nat = out.iter().any(|r| {
+            st.live(
+                CoreKind::NatGateway,
+                r["networkEntityId"].as_str().unwrap_or_default(),
+            )
+            .is_some()
+        });
         if has_igw && has_nat {
             return Err(OciError::invalid(
                 "A route table cannot route to both an internet gateway and a NAT gateway: subnets using the internet gateway are public, those using the NAT gateway private",
@@ -580,7 +592,12 @@ impl Oke {
     }
 
     /// `PUT /20160918/<collection>/<id>`: names, tags, and what each kind lets change.
-    pub(super) fn core_update(&self, kind: CoreKind, id: &str, req: &Req) -> Result<Answer, OciError> {
+    pub(super) fn core_update(
+        &self,
+        kind: CoreKind,
+        id: &str,
+        req: &Req,
+    ) -> Result<Answer, OciError> {
         let body = &req.body;
         let mut st = self.lock();
         let current = st
@@ -633,7 +650,12 @@ impl Oke {
                 }
                 if let Value::Array(lists) = &body["securityListIds"] {
                     for l in lists {
-                        self.in_vcn(&st, CoreKind::SecurityList, l.as_str().unwrap_or_default(), &vcn)?;
+                        self.in_vcn(
+                            &st,
+                            CoreKind::SecurityList,
+                            l.as_str().unwrap_or_default(),
+                            &vcn,
+                        )?;
                     }
                     updated["securityListIds"] = json!(lists);
                 }
@@ -654,7 +676,12 @@ impl Oke {
     }
 
     /// `DELETE /20160918/<collection>/<id>`.
-    pub(super) fn core_delete(&self, kind: CoreKind, id: &str, req: &Req) -> Result<Answer, OciError> {
+    pub(super) fn core_delete(
+        &self,
+        kind: CoreKind,
+        id: &str,
+        req: &Req,
+    ) -> Result<Answer, OciError> {
         let mut st = self.lock();
         let current = st
             .core
@@ -816,8 +843,23 @@ impl Oke {
         let mut out = BTreeMap::new();
         for p in st.pools.values() {
             for (i, n) in p.nodes.iter().enumerate() {
-                let cluster_short: String = p.cluster.chars().rev().take(11).collect::<String>().chars().rev().collect();
-                let pool_short: String = p.id.chars().rev().take(11).collect::<String>().chars().rev().collect();
+                let cluster_short: String = p
+                    .cluster
+                    .chars()
+                    .rev()
+                    .take(11)
+                    .collect::<String>()
+                    .chars()
+                    .rev()
+                    .collect();
+                let pool_short: String =
+                    p.id.chars()
+                        .rev()
+                        .take(11)
+                        .collect::<String>()
+                        .chars()
+                        .rev()
+                        .collect();
                 out.insert(
                     n.id.clone(),
                     json!({

@@ -129,7 +129,11 @@ impl OciError {
 
     /// 500 `InternalServerError`.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError", message)
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalServerError",
+            message,
+        )
     }
 
     /// The answer to an injected fault (a dropped connection is the caller's to make).

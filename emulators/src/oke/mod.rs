@@ -37,7 +37,8 @@ pub use state::State;
 pub const REGION: &str = "us-ashburn-1";
 
 /// The default tenancy.
-pub const TENANCY: &str = "ocid1.tenancy.oc1..aaaaaaaaemulatedtenancy00000000000000000000000000000000";
+pub const TENANCY: &str =
+    "ocid1.tenancy.oc1..aaaaaaaaemulatedtenancy00000000000000000000000000000000";
 
 /// The compartment the emulator makes besides the tenancy's root one.
 pub const COMPARTMENT: &str =
@@ -283,7 +284,13 @@ pub fn global_ocid(kind: &str) -> String {
 pub fn generate_api_key(key_id_prefix: &str) -> anyhow::Result<(String, PublicKey)> {
     use anyhow::Context as _;
     let out = std::process::Command::new("openssl")
-        .args(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"])
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+        ])
         .output()
         .context("running openssl genpkey (is openssl installed?)")?;
     if !out.status.success() {

@@ -86,7 +86,12 @@ impl OciApi {
     ///
     /// # Errors
     /// OCI's error, with its code and message.
-    pub async fn ok(&self, method: &str, path: &str, body: Option<&Value>) -> Result<(Value, Option<String>)> {
+    pub async fn ok(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(Value, Option<String>)> {
         let (status, v, wr) = self.call(method, path, body).await?;
         if !(200..300).contains(&status) {
             bail!(
@@ -106,7 +111,11 @@ impl OciApi {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let (w, _) = self
-                .ok("GET", &format!("/20180222/workRequests/{work_request}"), None)
+                .ok(
+                    "GET",
+                    &format!("/20180222/workRequests/{work_request}"),
+                    None,
+                )
                 .await?;
             match w["status"].as_str() {
                 Some("SUCCEEDED") => return Ok(()),
@@ -270,8 +279,7 @@ pub struct Scaled {
 /// # Errors
 /// When the cluster or pool is not found, OCI refuses, or `timeout` passes.
 pub async fn scale_pool(api: &OciApi, request: &ScaleRequest, timeout: Duration) -> Result<Scaled> {
-    let (key, value) =
-        contract::naming::ownership_tag("oke", &request.namespace, &request.cluster);
+    let (key, value) = contract::naming::ownership_tag("oke", &request.namespace, &request.cluster);
     let (clusters, _) = api
         .ok(
             "GET",
@@ -313,7 +321,11 @@ pub async fn scale_pool(api: &OciApi, request: &ScaleRequest, timeout: Duration)
     let body = json!({ "nodeConfigDetails": { "size": request.replicas } });
     let work_request = loop {
         let (status, v, wr) = api
-            .call("PUT", &format!("/20180222/nodePools/{pool_id}"), Some(&body))
+            .call(
+                "PUT",
+                &format!("/20180222/nodePools/{pool_id}"),
+                Some(&body),
+            )
             .await?;
         match (status, wr) {
             (202, Some(wr)) => break wr,

@@ -237,7 +237,9 @@ fn parameters(authorization: &str) -> Result<BTreeMap<String, String>, String> {
         let after = after
             .strip_prefix('"')
             .ok_or("a signature parameter is not quoted")?;
-        let end = after.find('"').ok_or("an unterminated signature parameter")?;
+        let end = after
+            .find('"')
+            .ok_or("an unterminated signature parameter")?;
         out.insert(name.trim().to_ascii_lowercase(), after[..end].to_string());
         s = after[end + 1..].trim_start_matches([',', ' ']);
     }

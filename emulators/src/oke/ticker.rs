@@ -40,7 +40,8 @@ impl Oke {
             self.tick_core(&mut st, now);
             st.clusters
                 .retain(|_, c| c.forget_at.is_none_or(|at| at > now));
-            st.pools.retain(|_, p| p.forget_at.is_none_or(|at| at > now));
+            st.pools
+                .retain(|_, p| p.forget_at.is_none_or(|at| at > now));
             for (key, c) in &mut st.clusters {
                 if workload && !c.start_requested && c.life == Life::Creating {
                     c.start_requested = true;
@@ -60,7 +61,8 @@ impl Oke {
                 if let Some(w) = st.work_requests.get_mut(&id) {
                     w.status = WrStatus::InProgress;
                     w.times[1] = Some(now_rfc3339());
-                    w.logs.push((now_rfc3339(), format!("{} in progress", w.operation)));
+                    w.logs
+                        .push((now_rfc3339(), format!("{} in progress", w.operation)));
                 }
             }
             let due: Vec<String> = st
@@ -89,12 +91,16 @@ impl Oke {
                     match outcome {
                         Ok(()) => {
                             w.status = WrStatus::Succeeded;
-                            w.logs.push((now_rfc3339(), format!("{} succeeded", w.operation)));
+                            w.logs
+                                .push((now_rfc3339(), format!("{} succeeded", w.operation)));
                         }
                         Err(e) => {
                             tracing::info!(work_request = %w.id, error = %e.message, "work request failed");
                             w.status = WrStatus::Failed;
-                            w.logs.push((now_rfc3339(), format!("{} failed: {}", w.operation, e.message)));
+                            w.logs.push((
+                                now_rfc3339(),
+                                format!("{} failed: {}", w.operation, e.message),
+                            ));
                             w.errors.push(e);
                         }
                     }
@@ -185,7 +191,8 @@ impl Oke {
                 let Some(p) = st.pools.get(target).cloned() else {
                     return Ok(());
                 };
-                let extra = p.ocpus_per_node() * p.size().saturating_sub(p.serving().count() as u32);
+                let extra =
+                    p.ocpus_per_node() * p.size().saturating_sub(p.serving().count() as u32);
                 if used + extra > limit {
                     // Another pool took the OCPUs since the request was accepted.
                     if let Some(p) = st.pools.get_mut(target) {
@@ -269,7 +276,10 @@ fn scale(st: &mut State, p: &mut NodePool, ads: &[String], leave_at: Instant, re
         .flatten()
         .map(|pc| {
             (
-                pc["availabilityDomain"].as_str().unwrap_or_default().to_string(),
+                pc["availabilityDomain"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
                 pc["subnetId"].as_str().unwrap_or_default().to_string(),
                 pc["faultDomains"]
                     .as_array()
@@ -288,14 +298,24 @@ fn scale(st: &mut State, p: &mut NodePool, ads: &[String], leave_at: Instant, re
         .filter(|(_, n)| n.leaving_at.is_none())
         .map(|(i, _)| i)
         .collect();
-    for i in serving.iter().rev().take(serving.len().saturating_sub(size)) {
+    for i in serving
+        .iter()
+        .rev()
+        .take(serving.len().saturating_sub(size))
+    {
         p.nodes[*i].leaving_at = Some(leave_at);
     }
     for n in serving.len()..size {
         let (ad, subnet, fds) = placements
             .get(n % placements.len().max(1))
             .cloned()
-            .unwrap_or_else(|| (ads.first().cloned().unwrap_or_default(), String::new(), Vec::new()));
+            .unwrap_or_else(|| {
+                (
+                    ads.first().cloned().unwrap_or_default(),
+                    String::new(),
+                    Vec::new(),
+                )
+            });
         let fd = if fds.is_empty() {
             catalog::FAULT_DOMAINS[(n / placements.len().max(1)) % 3].to_string()
         } else {
@@ -372,7 +392,10 @@ impl WorkloadClusters for Oke {
                         .map_or(n.availability_domain.as_str(), |(_, z)| z)
                         .to_string(),
                 );
-                l.insert("oci.oraclecloud.com/fault-domain".into(), n.fault_domain.clone());
+                l.insert(
+                    "oci.oraclecloud.com/fault-domain".into(),
+                    n.fault_domain.clone(),
+                );
                 l.insert(
                     "oke.oraclecloud.com/node.info.private_subnet".into(),
                     "true".into(),

@@ -107,10 +107,9 @@ pub fn verify(
         header: &lookup,
         body: &[],
     };
-    let signed_at = signature::parse_http_date(&parts.date).ok_or("the token's date is not a date")?;
-    if now.duration_since(signed_at).unsigned_abs() > lifetime
-        && now > signed_at
-    {
+    let signed_at =
+        signature::parse_http_date(&parts.date).ok_or("the token's date is not a date")?;
+    if now.duration_since(signed_at).unsigned_abs() > lifetime && now > signed_at {
         return Err(format!("the token expired (signed at {})", parts.date));
     }
     match signature::verify(keys, &received, now, lifetime)? {
@@ -142,7 +141,10 @@ mod tests {
         let url = "https://containerengine.us-ashburn-1.oci.oraclecloud.com/cluster_request/ocid1.cluster.oc1.iad.abc?authorization=Signature%20keyId%3D%22t%2Fu%2Ff%22&date=Tue%2C%2001%20Dec%202026%2021%3A00%3A00%20GMT";
         let parts = parse(&URL_SAFE.encode(url)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(parts.cluster, "ocid1.cluster.oc1.iad.abc");
-        assert_eq!(parts.host, "containerengine.us-ashburn-1.oci.oraclecloud.com");
+        assert_eq!(
+            parts.host,
+            "containerengine.us-ashburn-1.oci.oraclecloud.com"
+        );
         assert_eq!(parts.date, "Tue, 01 Dec 2026 21:00:00 GMT");
         assert_eq!(parts.authorization, "Signature keyId=\"t/u/f\"");
         assert!(parse("not a token").is_err());

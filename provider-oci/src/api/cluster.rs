@@ -32,11 +32,7 @@ use serde::{Deserialize, Serialize};
         description = "The owning Cluster"
     ),
     printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-    printcolumn(
-        name = "VCN",
-        type_ = "string",
-        json_path = ".status.network.vcnID"
-    ),
+    printcolumn(name = "VCN", type_ = "string", json_path = ".status.network.vcnID"),
     printcolumn(
         name = "Ready",
         type_ = "string",
@@ -146,7 +142,11 @@ pub struct OKENetworkStatus {
     )]
     pub endpoint_subnet_id: Option<String>,
     /// The nodes' subnets.
-    #[serde(default, rename = "nodeSubnetIDs", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        rename = "nodeSubnetIDs",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub node_subnet_ids: Vec<String>,
     /// The Service load balancers' subnets.
     #[serde(

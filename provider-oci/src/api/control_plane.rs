@@ -130,7 +130,11 @@ pub struct OKEControlPlaneOptions {
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.podsCIDR is immutable on OKE"))]
     pub pods_cidr: Option<String>,
     /// The Services' block (default 10.96.0.0/16). Immutable.
-    #[serde(default, rename = "servicesCIDR", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "servicesCIDR",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(length(max = 43))]
     #[x_kube(validation = Rule::new("isCIDR(self)").message("spec.oke.servicesCIDR must be a CIDR block such as 10.96.0.0/16"))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.servicesCIDR is immutable on OKE"))]

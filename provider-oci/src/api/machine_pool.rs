@@ -112,7 +112,11 @@ pub struct OKEMachinePoolStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pool_name: Option<String>,
     /// The node pool's OCID.
-    #[serde(default, rename = "nodePoolID", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "nodePoolID",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub node_pool_id: Option<String>,
     /// When spec.oke.requestOverrides was last applied to an OKE request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -58,7 +58,10 @@ impl Credential {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        format!("{}/{}/{}#{short}", self.tenancy, self.user, self.fingerprint)
+        format!(
+            "{}/{}/{}#{short}",
+            self.tenancy, self.user, self.fingerprint
+        )
     }
 
     /// The signing key.
@@ -98,7 +101,9 @@ pub async fn resolve(
         Identity::Secret(secret) => {
             let source = format!(
                 "identity Secret {namespace}/{}",
-                identity_ref.and_then(|r| r.name.as_deref()).unwrap_or_default()
+                identity_ref
+                    .and_then(|r| r.name.as_deref())
+                    .unwrap_or_default()
             );
             if secret.get(PASSPHRASE_KEY).is_some() {
                 return Err(unauthorized(format!(
@@ -126,7 +131,11 @@ pub async fn resolve(
 /// # Errors
 /// Terminal `Unauthorized` when a part is missing or the key cannot be read.
 pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Credential, ProviderError> {
-    let get = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let get = |k: &str| {
+        var(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
     let (Some(tenancy), Some(user), Some(fingerprint)) = (
         get("OCI_TENANCY_ID"),
         get("OCI_USER_ID"),

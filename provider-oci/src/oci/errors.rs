@@ -26,8 +26,9 @@ pub fn classify(
         },
         // Another work request runs on the resource, a stale etag (read again), a lock, a
         // resource still in use (a subnet a cluster uses, a gateway a route names): wait, retry.
-        (409, "IncorrectState" | "Conflict" | "LockConflict" | "ResourceLocked")
-        | (412, _) => CloudError::InUse(said),
+        (409, "IncorrectState" | "Conflict" | "LockConflict" | "ResourceLocked") | (412, _) => {
+            CloudError::InUse(said)
+        }
         (_, "LimitExceeded" | "QuotaExceeded") => CloudError::Quota(said),
         (401 | 403, _) => CloudError::Unauthorized(said),
         (s, _) if s >= 500 => CloudError::Transient(said),

@@ -224,7 +224,12 @@ pub fn q(value: &str) -> String {
 
 impl Oci {
     /// OCI at `endpoints` for `region`, signing with `key`.
-    pub fn new(http: reqwest::Client, endpoints: Endpoints, region: &str, key: Arc<ApiKey>) -> Self {
+    pub fn new(
+        http: reqwest::Client,
+        endpoints: Endpoints,
+        region: &str,
+        key: Arc<ApiKey>,
+    ) -> Self {
         Self {
             http,
             endpoints,
@@ -364,10 +369,7 @@ impl Oci {
         service: Service,
         path: &str,
     ) -> Result<Option<(Value, Option<String>)>, Failure> {
-        match self
-            .call(calls, Call::get(operation, service, path))
-            .await
-        {
+        match self.call(calls, Call::get(operation, service, path)).await {
             Ok(a) => Ok(Some((a.body, a.etag))),
             Err(f) if f.error.is_not_found() => Ok(None),
             Err(f) => Err(f),

@@ -76,7 +76,9 @@ pub fn signed_at(token: &str) -> Option<jiff::Timestamp> {
         .ok()?
         .into_owned();
     let dt = jiff::civil::DateTime::strptime("%a, %d %b %Y %H:%M:%S GMT", &date).ok()?;
-    dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+    dt.to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp())
 }
 
 #[cfg(test)]

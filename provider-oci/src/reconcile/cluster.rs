@@ -130,8 +130,7 @@ pub fn network_mode(spec: &OKEClusterSpec) -> Result<NetworkMode<CreatedNetwork>
     if network.is_bring_your_own() {
         if network.id.is_none() {
             return Err(
-                "spec.network.id must name the VCN (its OCID) of the brought subnets on OKE"
-                    .into(),
+                "spec.network.id must name the VCN (its OCID) of the brought subnets on OKE".into(),
             );
         }
         if network.subnet_ids.is_empty() {
@@ -279,7 +278,12 @@ impl NetworkScope<'_> {
     }
 
     /// The resource of `kind` named `name` in the compartment (and `vcn`), if ours.
-    async fn find(&self, kind: Kind, name: &str, vcn: Option<&str>) -> Result<Found, ProviderError> {
+    async fn find(
+        &self,
+        kind: Kind,
+        name: &str,
+        vcn: Option<&str>,
+    ) -> Result<Found, ProviderError> {
         let n = self.net;
         let mut path = format!(
             "/{}?compartmentId={}",
@@ -315,17 +319,25 @@ impl NetworkScope<'_> {
     }
 
     /// Creates a resource of `kind` named `name` with `body` (compartment, name and tags added).
-    async fn create(&self, kind: Kind, name: &str, mut body: Value) -> Result<Progress, ProviderError> {
+    async fn create(
+        &self,
+        kind: Kind,
+        name: &str,
+        mut body: Value,
+    ) -> Result<Progress, ProviderError> {
         let n = self.net;
         body["compartmentId"] = json!(n.infra.compartment);
         body["displayName"] = json!(name);
         body["freeformTags"] = self.tags();
         let token = idempotency::token(&OCI_RETRY_TOKEN, kind.create, &n.uid, &[name]);
         let path = format!("/{}", kind.collection);
-        let call =
-            Call::send(kind.create, Api::Core, &Method::POST, &path, Some(&body)).retry_token(&token);
+        let call = Call::send(kind.create, Api::Core, &Method::POST, &path, Some(&body))
+            .retry_token(&token);
         match n.oci.call(&n.calls, call).await {
-            Ok(_) => Ok(Progress::creating(format!("creating the {} {name}", kind.noun))),
+            Ok(_) => Ok(Progress::creating(format!(
+                "creating the {} {name}",
+                kind.noun
+            ))),
             Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Progress::waiting(format!(
                 "the {} {name} is being changed: {}",
                 kind.noun, f.error
@@ -361,7 +373,12 @@ impl NetworkScope<'_> {
     }
 
     /// Deletes one of ours; `Gone` when none is left.
-    async fn remove(&self, kind: Kind, suffix: &str, vcn: Option<&str>) -> Result<Removal, ProviderError> {
+    async fn remove(
+        &self,
+        kind: Kind,
+        suffix: &str,
+        vcn: Option<&str>,
+    ) -> Result<Removal, ProviderError> {
         let n = self.net;
         let name = self.name(suffix);
         let found = match self.find(kind, &name, vcn).await {
@@ -383,7 +400,10 @@ impl NetworkScope<'_> {
                 let path = format!("/{}/{}", kind.collection, id(&v));
                 let call = Call::send(kind.delete, Api::Core, &Method::DELETE, &path, None);
                 match n.oci.call(&n.calls, call).await {
-                    Ok(_) => Ok(Removal::deleting(format!("deleting the {} {name}", kind.noun))),
+                    Ok(_) => Ok(Removal::deleting(format!(
+                        "deleting the {} {name}",
+                        kind.noun
+                    ))),
                     Err(f) if f.error.is_not_found() => Ok(Removal::Gone),
                     Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Removal::waiting(
                         format!("the {} {name} is still in use: {}", kind.noun, f.error),
@@ -487,8 +507,13 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
             }
             NetworkService::InternetGateway => {
                 built.internet_gateway = each_ready!(
-                    s.ensure(INTERNET_GATEWAY, "igw", vcn, || json!({ "vcnId": vcn, "isEnabled": true }))
-                        .await?
+                    s.ensure(
+                        INTERNET_GATEWAY,
+                        "igw",
+                        vcn,
+                        || json!({ "vcnId": vcn, "isEnabled": true })
+                    )
+                    .await?
                 );
             }
             NetworkService::NatGateway => {
@@ -516,8 +541,13 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                 built.services_cidr = all["cidrBlock"].as_str().map(String::from);
                 let service = id(all);
                 built.service_gateway = each_ready!(
-                    s.ensure(SERVICE_GATEWAY, "sgw", vcn, || json!({ "vcnId": vcn, "services": [{ "serviceId": service }] }))
-                        .await?
+                    s.ensure(
+                        SERVICE_GATEWAY,
+                        "sgw",
+                        vcn,
+                        || json!({ "vcnId": vcn, "services": [{ "serviceId": service }] })
+                    )
+                    .await?
                 );
             }
             NetworkService::RouteTables => {
@@ -589,16 +619,28 @@ impl Builds<NetworkScope<'_>, Built> for NetworkService {
                     })
                 };
                 built.endpoint_subnet = each_ready!(
-                    s.ensure(SUBNET, "endpoint", vcn, || subnet(&plan.endpoint, public, endpoint_list, false))
-                        .await?
+                    s.ensure(SUBNET, "endpoint", vcn, || subnet(
+                        &plan.endpoint,
+                        public,
+                        endpoint_list,
+                        false
+                    ))
+                    .await?
                 );
                 built.lb_subnet = each_ready!(
-                    s.ensure(SUBNET, "load-balancers", vcn, || subnet(&plan.lb, public, nodes_list, false))
-                        .await?
+                    s.ensure(SUBNET, "load-balancers", vcn, || subnet(
+                        &plan.lb, public, nodes_list, false
+                    ))
+                    .await?
                 );
                 built.nodes_subnet = each_ready!(
-                    s.ensure(SUBNET, "nodes", vcn, || subnet(&plan.nodes, private, nodes_list, true))
-                        .await?
+                    s.ensure(SUBNET, "nodes", vcn, || subnet(
+                        &plan.nodes,
+                        private,
+                        nodes_list,
+                        true
+                    ))
+                    .await?
                 );
             }
         }
@@ -633,9 +675,9 @@ impl NetworkScope<'_> {
                         v["displayName"].as_str().unwrap_or(id)
                     )))),
                     Err(f) if f.error.is_not_found() => Ok(Some(Removal::Gone)),
-                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Some(Removal::waiting(
-                        format!("the VCN is still in use: {}", f.error),
-                    ))),
+                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Some(
+                        Removal::waiting(format!("the VCN is still in use: {}", f.error)),
+                    )),
                     Err(f) => Err(f.into()),
                 }
             }
@@ -659,13 +701,19 @@ impl TearsDown<NetworkScope<'_>> for NetworkService {
         };
         let vcn = Some(vcn);
         let sequence: &[(Kind, &str)] = match self {
-            NetworkService::Subnets => &[(SUBNET, "nodes"), (SUBNET, "load-balancers"), (SUBNET, "endpoint")],
-            NetworkService::SecurityLists => {
-                &[(SECURITY_LIST, "nodes-security"), (SECURITY_LIST, "endpoint-security")]
-            }
-            NetworkService::RouteTables => {
-                &[(ROUTE_TABLE, "private-routes"), (ROUTE_TABLE, "public-routes")]
-            }
+            NetworkService::Subnets => &[
+                (SUBNET, "nodes"),
+                (SUBNET, "load-balancers"),
+                (SUBNET, "endpoint"),
+            ],
+            NetworkService::SecurityLists => &[
+                (SECURITY_LIST, "nodes-security"),
+                (SECURITY_LIST, "endpoint-security"),
+            ],
+            NetworkService::RouteTables => &[
+                (ROUTE_TABLE, "private-routes"),
+                (ROUTE_TABLE, "public-routes"),
+            ],
             NetworkService::ServiceGateway => &[(SERVICE_GATEWAY, "sgw")],
             NetworkService::NatGateway => &[(NAT_GATEWAY, "nat")],
             NetworkService::InternetGateway => &[(INTERNET_GATEWAY, "igw")],
@@ -766,8 +814,18 @@ impl InfraClusterCloud for OkeInfraCluster {
             }
         };
         let mut subnets = vec![(n.infra.endpoint_subnet.clone(), "spec.oke.endpointSubnetID")];
-        subnets.extend(n.infra.node_subnets.iter().map(|s| (s.clone(), "spec.network.subnetIDs")));
-        subnets.extend(n.infra.lb_subnets.iter().map(|s| (s.clone(), "spec.oke.serviceLBSubnetIDs")));
+        subnets.extend(
+            n.infra
+                .node_subnets
+                .iter()
+                .map(|s| (s.clone(), "spec.network.subnetIDs")),
+        );
+        subnets.extend(
+            n.infra
+                .lb_subnets
+                .iter()
+                .map(|s| (s.clone(), "spec.oke.serviceLBSubnetIDs")),
+        );
         let mut endpoint_public = false;
         for (i, (subnet, field)) in subnets.iter().enumerate() {
             let s = match get("subnets", "GetSubnet", subnet).await {

@@ -185,7 +185,12 @@ pub fn diff(o: &ObservedCluster, cp: &OKEControlPlane) -> CloudStep<Change> {
         }
         return CloudStep::Change(Change::Enhanced);
     }
-    let want_oidc = cp.spec.common.oidc_issuer.as_ref().is_some_and(|o| o.enabled);
+    let want_oidc = cp
+        .spec
+        .common
+        .oidc_issuer
+        .as_ref()
+        .is_some_and(|o| o.enabled);
     if o.oidc_discovery != want_oidc {
         return CloudStep::Change(Change::OidcDiscovery(want_oidc));
     }
@@ -269,7 +274,10 @@ impl OkeControlPlane {
     }
 
     /// The cluster, by its recorded OCID or else by name (ours first).
-    async fn find(&self, scope: &OkeScope) -> Result<Option<(Value, Option<String>)>, ProviderError> {
+    async fn find(
+        &self,
+        scope: &OkeScope,
+    ) -> Result<Option<(Value, Option<String>)>, ProviderError> {
         if let Some(id) = &scope.recorded {
             let found = scope
                 .oci
@@ -321,14 +329,23 @@ impl OkeControlPlane {
     }
 
     /// The exact version OKE offers for `want`.
-    async fn version_for(&self, scope: &OkeScope, want: &KubeVersion) -> Result<String, ProviderError> {
+    async fn version_for(
+        &self,
+        scope: &OkeScope,
+        want: &KubeVersion,
+    ) -> Result<String, ProviderError> {
         let path = format!(
             "/clusterOptions/all?compartmentId={}",
             q(&scope.infra.compartment)
         );
         let (options, _) = scope
             .oci
-            .get(&scope.calls, "GetClusterOptions", Service::ContainerEngine, &path)
+            .get(
+                &scope.calls,
+                "GetClusterOptions",
+                Service::ContainerEngine,
+                &path,
+            )
             .await?
             .ok_or_else(|| CloudError::NotFound("OKE's cluster options".into()))?;
         let offered: Vec<String> = options["kubernetesVersions"]
@@ -358,8 +375,14 @@ impl OkeControlPlane {
         body: &Value,
         etag: Option<&str>,
     ) -> Result<Started, ProviderError> {
-        let call = Call::send(operation, Service::ContainerEngine, method, path, Some(body))
-            .if_match(etag);
+        let call = Call::send(
+            operation,
+            Service::ContainerEngine,
+            method,
+            path,
+            Some(body),
+        )
+        .if_match(etag);
         let answer = scope.oci.call(&scope.calls, call).await?;
         Ok(match answer.work_request {
             Some(w) => Started::Operation(w),
@@ -820,7 +843,11 @@ mod tests {
         let text = format!(
             "---\napiVersion: v1\nkind: \"\"\nclusters:\n- name: cluster-c\n  cluster:\n    server: https://1.2.3.4:6443\n    certificate-authority-data: {ca}\n"
         );
-        assert!(String::from_utf8(ca_of(&text).unwrap()).unwrap().contains("BEGIN CERTIFICATE"));
+        assert!(
+            String::from_utf8(ca_of(&text).unwrap())
+                .unwrap()
+                .contains("BEGIN CERTIFICATE")
+        );
     }
 
     #[test]

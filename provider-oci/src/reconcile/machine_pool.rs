@@ -86,6 +86,7 @@ pub struct PoolScope {
     control_plane_version: Option<KubeVersion>,
     nodes: OnceLock<Vec<(String, InstanceLife)>>,
     recorded: Option<String>,
+    owner: contract::ownership::Owner,
 }
 
 /// The spec in OKE's terms.
@@ -133,7 +134,9 @@ pub fn pool_shape(obj: &OKEMachinePool) -> Result<PoolShape, String> {
     let c = &obj.spec.common;
     let o = &obj.spec.oke;
     if !c.taints.is_empty() {
-        return Err("spec.taints is not supported on OKE: managed node pools have no taints API".into());
+        return Err(
+            "spec.taints is not supported on OKE: managed node pools have no taints API".into(),
+        );
     }
     if c.subnet_ids.len() > 1 {
         return Err("spec.subnetIDs takes one subnet on OKE".into());
@@ -207,7 +210,9 @@ fn view(p: &Value, etag: Option<String>) -> PoolView {
     let int = |v: &Value| v.as_f64().map(|f| f.round() as i32);
     PoolView {
         etag,
-        size: p["nodeConfigDetails"]["size"].as_i64().and_then(|n| i32::try_from(n).ok()),
+        size: p["nodeConfigDetails"]["size"]
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok()),
         labels: labels_of(&p["initialNodeLabels"]),
         shape: p["nodeShape"].as_str().unwrap_or_default().to_string(),
         flex: int(&p["nodeShapeConfig"]["ocpus"]).map(|o| {
@@ -245,7 +250,11 @@ pub enum PoolChange {
 }
 
 /// The first difference (pure): the size first, then the settings.
-pub fn pool_change(view: &PoolView, shape: &PoolShape, scaling: ScalingIntent) -> Option<PoolChange> {
+pub fn pool_change(
+    view: &PoolView,
+    shape: &PoolShape,
+    scaling: ScalingIntent,
+) -> Option<PoolChange> {
     let size = view.size.unwrap_or(0);
     match scaling {
         ScalingIntent::Fixed { replicas } if size != replicas => {
@@ -395,7 +404,11 @@ impl OkeMachinePool {
     }
 
     /// The pool: by the OCID recorded in the status, else by name in the cluster (ours first).
-    async fn find(&self, scope: &PoolScope, name: &str) -> Result<Option<(Value, Option<String>)>, ProviderError> {
+    async fn find(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+    ) -> Result<Option<(Value, Option<String>)>, ProviderError> {
         if let Some(id) = &scope.recorded {
             let found = scope
                 .oci
@@ -432,7 +445,7 @@ impl OkeMachinePool {
             .filter(|p| p["name"] == name && p["lifecycleState"] != "DELETED")
             .collect();
         // Ours first; the kernel decides about another's.
-        live.sort_by_key(|p| tags_of(p).keys().all(|k| !k.starts_with(naming::OWNERSHIP_TAG_PREFIX)));
+        live.sort_by_key(|p| !scope.owner.owns(&tags_of(p)));
         let Some(first) = live.first() else {
             return Ok(None);
         };
@@ -448,7 +461,11 @@ impl OkeMachinePool {
             .await?)
     }
 
-    async fn pool_id(&self, scope: &PoolScope, name: &str) -> Result<(String, Option<String>), ProviderError> {
+    async fn pool_id(
+        &self,
+        scope: &PoolScope,
+        name: &str,
+    ) -> Result<(String, Option<String>), ProviderError> {
         let (p, etag) = self
             .find(scope, name)
             .await?
@@ -457,7 +474,11 @@ impl OkeMachinePool {
     }
 
     /// The exact version OKE offers node pools of the cluster for `want`.
-    async fn version_for(&self, scope: &PoolScope, want: &KubeVersion) -> Result<String, ProviderError> {
+    async fn version_for(
+        &self,
+        scope: &PoolScope,
+        want: &KubeVersion,
+    ) -> Result<String, ProviderError> {
         let (options, _) = scope
             .oci
             .get(
@@ -495,7 +516,10 @@ impl OkeMachinePool {
                 &scope.calls,
                 "GetNodePoolOptions",
                 Service::ContainerEngine,
-                &format!("/nodePoolOptions/all?compartmentId={}", q(&scope.infra.compartment)),
+                &format!(
+                    "/nodePoolOptions/all?compartmentId={}",
+                    q(&scope.infra.compartment)
+                ),
             )
             .await?
             .ok_or_else(|| CloudError::NotFound("OKE's node pool options".into()))?;
@@ -506,7 +530,9 @@ impl OkeMachinePool {
             .flatten()
             .filter_map(|s| Some((s["sourceName"].as_str()?, s["imageId"].as_str()?)))
             .filter(|(n, _)| {
-                n.starts_with("Oracle-Linux-") && !n.contains("OKE") && !n.contains("GPU")
+                n.starts_with("Oracle-Linux-")
+                    && !n.contains("OKE")
+                    && !n.contains("GPU")
                     && n.contains("aarch64") == arm
             })
             .collect();
@@ -610,6 +636,7 @@ impl MachinePoolCloud for OkeMachinePool {
             control_plane_version,
             nodes: OnceLock::new(),
             recorded: obj.cloud_id().map(String::from),
+            owner: scope::owner(&namespace, &cluster.name()),
         }))
     }
 
@@ -633,7 +660,10 @@ impl MachinePoolCloud for OkeMachinePool {
         let Some((p, etag)) = self.find(scope, name).await? else {
             return Ok(None);
         };
-        let state = p["lifecycleState"].as_str().unwrap_or("UNKNOWN").to_string();
+        let state = p["lifecycleState"]
+            .as_str()
+            .unwrap_or("UNKNOWN")
+            .to_string();
         let nodes = p["nodes"].as_array().cloned().unwrap_or_default();
         let _ = scope.nodes.set(
             nodes
@@ -662,7 +692,10 @@ impl MachinePoolCloud for OkeMachinePool {
         if matches!(state.as_str(), "FAILED" | "NEEDS_ATTENTION") && issues.is_empty() {
             issues.push(format!(
                 "node pool {name} is {state}: {}",
-                p["lifecycleDetails"].as_str().filter(|d| !d.is_empty()).unwrap_or("no details given")
+                p["lifecycleDetails"]
+                    .as_str()
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or("no details given")
             ));
         }
         let detail = view(&p, etag);
@@ -741,11 +774,17 @@ impl MachinePoolCloud for OkeMachinePool {
             .subnet
             .clone()
             .or_else(|| scope.infra.node_subnets.first().cloned())
-            .ok_or_else(|| invalid("no subnet for the nodes: set spec.subnetIDs, or use an OKECluster"))?;
+            .ok_or_else(|| {
+                invalid("no subnet for the nodes: set spec.subnetIDs, or use an OKECluster")
+            })?;
         let want = version
             .copied()
             .or(scope.control_plane_version)
-            .ok_or_else(|| invalid("no Kubernetes version for the node pool: the control plane reports none yet"))?;
+            .ok_or_else(|| {
+                invalid(
+                    "no Kubernetes version for the node pool: the control plane reports none yet",
+                )
+            })?;
         let exact = self.version_for(scope, &want).await?;
         let image = match &shape.image {
             Some(i) => i.clone(),
@@ -981,17 +1020,34 @@ mod tests {
     #[test]
     fn the_size_comes_first_and_an_autoscaled_size_is_only_kept_within_bounds() {
         let fixed = |replicas| ScalingIntent::Fixed { replicas };
-        assert_eq!(pool_change(&at(1), &shape(), fixed(3)), Some(PoolChange::Size(3)));
+        assert_eq!(
+            pool_change(&at(1), &shape(), fixed(3)),
+            Some(PoolChange::Size(3))
+        );
         assert_eq!(pool_change(&at(3), &shape(), fixed(3)), None);
-        let auto = ScalingIntent::Autoscaled { min: 2, max: 4, initial: 2 };
+        let auto = ScalingIntent::Autoscaled {
+            min: 2,
+            max: 4,
+            initial: 2,
+        };
         assert_eq!(pool_change(&at(3), &shape(), auto), None);
-        assert_eq!(pool_change(&at(6), &shape(), auto), Some(PoolChange::Size(4)));
-        assert_eq!(pool_change(&at(1), &shape(), auto), Some(PoolChange::Size(2)));
+        assert_eq!(
+            pool_change(&at(6), &shape(), auto),
+            Some(PoolChange::Size(4))
+        );
+        assert_eq!(
+            pool_change(&at(1), &shape(), auto),
+            Some(PoolChange::Size(2))
+        );
         let mut labelled = shape();
         labelled.labels.insert("team".into(), "a".into());
         assert!(matches!(
             pool_change(&at(3), &labelled, fixed(3)),
-            Some(PoolChange::Settings { labels: Some(_), shape: None, cycling: None })
+            Some(PoolChange::Settings {
+                labels: Some(_),
+                shape: None,
+                cycling: None
+            })
         ));
     }
 
@@ -1004,7 +1060,10 @@ mod tests {
             shape: Some(("VM.Standard.E4.Flex".into(), Some((2, 32)))),
             cycling: None,
         });
-        assert_eq!(body["nodeShapeConfig"], json!({ "ocpus": 2, "memoryInGBs": 32 }));
+        assert_eq!(
+            body["nodeShapeConfig"],
+            json!({ "ocpus": 2, "memoryInGBs": 32 })
+        );
         assert!(body["initialNodeLabels"].is_null());
     }
 

@@ -77,9 +77,18 @@ mod tests {
             .map(|s| (*s).to_string())
             .collect();
         let v = |s: &str| KubeVersion::parse(s).unwrap();
-        assert_eq!(offered_version(&offered, &v("v1.31")).as_deref(), Some("v1.31.10"));
-        assert_eq!(offered_version(&offered, &v("v1.31.1")).as_deref(), Some("v1.31.1"));
-        assert_eq!(offered_version(&offered, &v("v1.31.0")).as_deref(), Some("v1.31.10"));
+        assert_eq!(
+            offered_version(&offered, &v("v1.31")).as_deref(),
+            Some("v1.31.10")
+        );
+        assert_eq!(
+            offered_version(&offered, &v("v1.31.1")).as_deref(),
+            Some("v1.31.1")
+        );
+        assert_eq!(
+            offered_version(&offered, &v("v1.31.0")).as_deref(),
+            Some("v1.31.10")
+        );
         assert_eq!(offered_version(&offered, &v("v1.30")), None);
     }
 }
