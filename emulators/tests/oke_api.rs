@@ -23,7 +23,9 @@ struct Bed {
     fingerprint: String,
 }
 
-async fn bed(ocpu_limit: u32) -> Bed {
+/// An emulator whose cluster and node-pool work requests take `delay` seconds: long enough that
+/// what the tests read right after a request still finds it running, however loaded the machine.
+async fn bed(ocpu_limit: u32, delay: f64) -> Bed {
     let user = emulators::oke::global_ocid("user");
     let (pem, key) = generate_api_key(&format!("{TENANCY}/{user}")).unwrap();
     let fingerprint = key.fingerprint();
@@ -33,8 +35,8 @@ async fn bed(ocpu_limit: u32) -> Bed {
         ..OkeConfig::default()
     };
     let timing = Timing {
-        cluster: Delays::uniform(0.4),
-        pool: Delays::uniform(0.3),
+        cluster: Delays::uniform(delay),
+        pool: Delays::uniform(delay),
         addon: Delays::uniform(0.1),
         instance_shutdown: 0.6,
     };
@@ -176,7 +178,7 @@ fn what_oracle_s_sdk_signs_verifies_and_any_change_does_not() {
 
 #[tokio::test]
 async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
-    let bed = bed(100).await;
+    let bed = bed(100, 2.0).await;
     let net = create_network(&bed.api, COMPARTMENT, "net", 20)
         .await
         .unwrap();
@@ -452,7 +454,7 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
 
 #[tokio::test]
 async fn what_oci_refuses_is_refused_in_oci_s_words() {
-    let bed = bed(4).await;
+    let bed = bed(4, 3.0).await;
     // Unsigned, signed by an unknown key, or dated too far off: NotAuthenticated.
     let http = emulators::kit::http_client(Duration::from_secs(5));
     let unsigned = http

@@ -182,30 +182,49 @@ pub async fn eks_cluster_for(
     cluster_objects::infra_cluster_for(client, cluster, "EKS").await
 }
 
-/// The infrastructure for a control plane: its Cluster's EKSCluster, else its own
-/// `spec.infrastructure`.
+impl cluster_objects::InfraOf<EKSCluster, ClusterSpecCommon> for Infra {
+    fn from_infra_cluster(c: &EKSCluster) -> Self {
+        Self::from_eks_cluster(c)
+    }
+
+    fn from_own(spec: &ClusterSpecCommon) -> Self {
+        Self::from_spec(spec)
+    }
+
+    fn not_yet() -> Self {
+        Self {
+            ready: false,
+            ..Self::from_spec(&ClusterSpecCommon::default())
+        }
+    }
+
+    fn locatable(&self) -> bool {
+        !self.region.is_empty()
+    }
+}
+
+/// What a control plane's own `spec.infrastructure` must hold without a EKSCluster.
+pub const CONTROL_PLANE_FIELDS: &str = "region, network.subnetIDs";
+
+/// The infrastructure of a control plane: its Cluster's EKSCluster, else its own
+/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
+///
+/// # Errors
+/// Terminal `InvalidSpec` without either.
 pub async fn infra_for_control_plane(
     client: &kube::Client,
     cluster: &Cluster,
     cp: &EKSControlPlane,
 ) -> Result<Infra, ProviderError> {
-    if let Some(eks_cluster) = eks_cluster_of(client, cluster).await? {
-        return Ok(Infra::from_eks_cluster(&eks_cluster));
-    }
-    if cluster.spec.infrastructure_ref.as_ref().is_some() {
-        // Named but not (yet) there: wait, without touching the cloud.
-        return Ok(Infra {
-            ready: false,
-            ..Infra::from_spec(&ClusterSpecCommon::default())
-        });
-    }
-    match &cp.spec.infrastructure {
-        Some(spec) => Ok(Infra::from_spec(spec)),
-        None => Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            "the Cluster has no EKSCluster, so spec.infrastructure (region, network.subnetIDs) must be set on the EKSControlPlane",
-        )),
-    }
+    cluster_objects::control_plane_infra::<EKSCluster, _, _>(
+        client,
+        cluster,
+        cp.spec.infrastructure.as_ref(),
+        "EKS",
+        "EKSControlPlane",
+        CONTROL_PLANE_FIELDS,
+    )
+    .await
 }
 
 /// The EKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name

@@ -215,8 +215,33 @@ pub async fn control_plane_for(
     cluster_objects::control_plane_for(client, cluster).await
 }
 
+impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
+    fn from_infra_cluster(c: &AKSCluster) -> Self {
+        Self::from_aks_cluster(c)
+    }
+
+    fn from_own(spec: &AKSClusterSpec) -> Self {
+        Self::from_spec(spec)
+    }
+
+    fn not_yet() -> Self {
+        Self {
+            ready: false,
+            ..Self::from_spec(&AKSClusterSpec::default())
+        }
+    }
+
+    fn locatable(&self) -> bool {
+        !self.subscription.is_empty() && !self.resource_group.is_empty()
+    }
+}
+
+/// What a control plane's own `spec.infrastructure` must hold without a AKSCluster.
+pub const CONTROL_PLANE_FIELDS: &str =
+    "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
+
 /// The infrastructure of a control plane: its Cluster's AKSCluster, else its own
-/// `spec.infrastructure`.
+/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
 ///
 /// # Errors
 /// Terminal `InvalidSpec` without either.
@@ -225,23 +250,15 @@ pub async fn infra_for_control_plane(
     cluster: &Cluster,
     cp: &AKSControlPlane,
 ) -> Result<Infra, ProviderError> {
-    if let Some(c) = aks_cluster_of(client, cluster).await? {
-        return Ok(Infra::from_aks_cluster(&c));
-    }
-    if cluster.spec.infrastructure_ref.as_ref().is_some() {
-        // Named but not (yet) there: wait, without touching the cloud.
-        return Ok(Infra {
-            ready: false,
-            ..Infra::from_spec(&AKSClusterSpec::default())
-        });
-    }
-    match &cp.spec.infrastructure {
-        Some(spec) => Ok(Infra::from_spec(spec)),
-        None => Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            "the Cluster has no AKSCluster, so spec.infrastructure (region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs) must be set on the AKSControlPlane",
-        )),
-    }
+    cluster_objects::control_plane_infra::<AKSCluster, _, _>(
+        client,
+        cluster,
+        cp.spec.infrastructure.as_ref(),
+        "AKS",
+        "AKSControlPlane",
+        CONTROL_PLANE_FIELDS,
+    )
+    .await
 }
 
 /// The AKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name

@@ -232,30 +232,49 @@ pub async fn gke_cluster_for(
     cluster_objects::infra_cluster_for(client, cluster, "GKE").await
 }
 
+impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
+    fn from_infra_cluster(c: &GKECluster) -> Self {
+        Self::from_gke_cluster(c)
+    }
+
+    fn from_own(spec: &GKEClusterSpec) -> Self {
+        Self::from_spec(spec)
+    }
+
+    fn not_yet() -> Self {
+        Self {
+            ready: false,
+            ..Self::from_spec(&GKEClusterSpec::default())
+        }
+    }
+
+    fn locatable(&self) -> bool {
+        !self.project.is_empty() && !self.region.is_empty()
+    }
+}
+
+/// What a control plane's own `spec.infrastructure` must hold without a GKECluster.
+pub const CONTROL_PLANE_FIELDS: &str = "region, gke.project, network.id and network.subnetIDs";
+
 /// The infrastructure of a control plane: its Cluster's GKECluster, else its own
-/// `spec.infrastructure`.
+/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
+///
+/// # Errors
+/// Terminal `InvalidSpec` without either.
 pub async fn infra_for_control_plane(
     client: &kube::Client,
     cluster: &Cluster,
     cp: &GKEControlPlane,
 ) -> Result<Infra, ProviderError> {
-    if let Some(gke_cluster) = gke_cluster_of(client, cluster).await? {
-        return Ok(Infra::from_gke_cluster(&gke_cluster));
-    }
-    if cluster.spec.infrastructure_ref.as_ref().is_some() {
-        // Named but not (yet) there: wait, without touching the cloud.
-        return Ok(Infra {
-            ready: false,
-            ..Infra::from_spec(&GKEClusterSpec::default())
-        });
-    }
-    match &cp.spec.infrastructure {
-        Some(spec) => Ok(Infra::from_spec(spec)),
-        None => Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            "the Cluster has no GKECluster, so spec.infrastructure (region, gke.project, network.id and network.subnetIDs) must be set on the GKEControlPlane",
-        )),
-    }
+    cluster_objects::control_plane_infra::<GKECluster, _, _>(
+        client,
+        cluster,
+        cp.spec.infrastructure.as_ref(),
+        "GKE",
+        "GKEControlPlane",
+        CONTROL_PLANE_FIELDS,
+    )
+    .await
 }
 
 /// The GKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and

@@ -240,8 +240,33 @@ pub async fn oke_cluster_for(
     cluster_objects::infra_cluster_for(client, cluster, "OKE").await
 }
 
+impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
+    fn from_infra_cluster(c: &OKECluster) -> Self {
+        Self::from_oke_cluster(c)
+    }
+
+    fn from_own(spec: &OKEClusterSpec) -> Self {
+        Self::from_spec(spec)
+    }
+
+    fn not_yet() -> Self {
+        Self {
+            ready: false,
+            ..Self::from_spec(&OKEClusterSpec::default())
+        }
+    }
+
+    fn locatable(&self) -> bool {
+        !self.compartment.is_empty() && !self.region.is_empty()
+    }
+}
+
+/// What a control plane's own `spec.infrastructure` must hold without a OKECluster.
+pub const CONTROL_PLANE_FIELDS: &str =
+    "region, oke.compartmentID, network.id and network.subnetIDs";
+
 /// The infrastructure of a control plane: its Cluster's OKECluster, else its own
-/// `spec.infrastructure`.
+/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
 ///
 /// # Errors
 /// Terminal `InvalidSpec` without either.
@@ -250,23 +275,15 @@ pub async fn infra_for_control_plane(
     cluster: &Cluster,
     cp: &OKEControlPlane,
 ) -> Result<Infra, ProviderError> {
-    if let Some(c) = oke_cluster_of(client, cluster).await? {
-        return Ok(Infra::from_oke_cluster(&c));
-    }
-    if cluster.spec.infrastructure_ref.as_ref().is_some() {
-        // Named but not (yet) there: wait, without touching the cloud.
-        return Ok(Infra {
-            ready: false,
-            ..Infra::default()
-        });
-    }
-    match &cp.spec.infrastructure {
-        Some(spec) => Ok(Infra::from_spec(spec)),
-        None => Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            "the Cluster has no OKECluster, so spec.infrastructure (region, oke.compartmentID, network.id and network.subnetIDs) must be set on the OKEControlPlane",
-        )),
-    }
+    cluster_objects::control_plane_infra::<OKECluster, _, _>(
+        client,
+        cluster,
+        cp.spec.infrastructure.as_ref(),
+        "OKE",
+        "OKEControlPlane",
+        CONTROL_PLANE_FIELDS,
+    )
+    .await
 }
 
 /// The OKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name

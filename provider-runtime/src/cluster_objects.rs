@@ -1,6 +1,9 @@
 //! A Cluster's own objects, found the same way by every provider: its InfraCluster and
 //! ControlPlane by the Cluster's references, or — with the Cluster gone (deletion after it) — by
-//! the `cluster.x-k8s.io/cluster-name` label.
+//! the `cluster.x-k8s.io/cluster-name` label; and where a control plane's or a pool's cluster
+//! lives ([`control_plane_infra`], [`control_plane_cleanup_infra`], [`pool_home`]), made by
+//! the cloud from the InfraCluster or the control plane's own `spec.infrastructure`
+//! ([`InfraOf`]).
 
 use contract::capi::{CLUSTER_NAME_LABEL, Cluster};
 use contract::conditions::Reason;
@@ -123,6 +126,98 @@ pub async fn infra_cluster_for<K: ClusterObject>(
     }
 }
 
+/// How a cloud makes where its cluster lives (its `Infra`: location, account, identity, network)
+/// from the Cluster's InfraCluster `IC`, or from a control plane's own `spec.infrastructure` (of
+/// type `S`) when the Cluster has no InfraCluster (a brought network).
+pub trait InfraOf<IC, S>: Sized {
+    /// From the InfraCluster: its spec, and the network its status records.
+    fn from_infra_cluster(infra_cluster: &IC) -> Self;
+    /// From the control plane's own `spec.infrastructure`.
+    fn from_own(spec: &S) -> Self;
+    /// The Cluster names an InfraCluster that does not exist yet: not ready, nothing to reach.
+    fn not_yet() -> Self;
+    /// Whether it says enough to reach the cloud (location, account scope).
+    fn locatable(&self) -> bool;
+}
+
+/// Where the cluster of a control plane lives: the Cluster's InfraCluster `IC`; while one the
+/// Cluster names is not there yet, [`InfraOf::not_yet`] (the control plane waits without a cloud
+/// call); without one, the control plane's own `spec.infrastructure` (`own`).
+///
+/// # Errors
+/// Terminal `InvalidSpec` with neither, naming the `fields` the control plane of kind `cp_kind`
+/// needs; as [`infra_cluster_of`].
+pub async fn control_plane_infra<IC, S, I>(
+    client: &kube::Client,
+    cluster: &Cluster,
+    own: Option<&S>,
+    cloud: &str,
+    cp_kind: &str,
+    fields: &str,
+) -> Result<I, ProviderError>
+where
+    IC: ClusterObject,
+    I: InfraOf<IC, S>,
+{
+    if let Some(infra_cluster) = infra_cluster_of::<IC>(client, cluster, cloud).await? {
+        return Ok(I::from_infra_cluster(&infra_cluster));
+    }
+    if cluster.spec.infrastructure_ref.is_some() {
+        return Ok(I::not_yet());
+    }
+    match own {
+        Some(spec) => Ok(I::from_own(spec)),
+        None => Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            format!(
+                "the Cluster has no {}, so spec.infrastructure ({fields}) must be set on the {cp_kind}",
+                IC::kind(&())
+            ),
+        )),
+    }
+}
+
+/// Where the cluster of a control plane being deleted lives, when that can still be told: as
+/// [`control_plane_infra`] while the Cluster exists (`cluster`); with it gone, the control
+/// plane's own `spec.infrastructure`, else the InfraCluster labelled with the Cluster's name
+/// `cluster_name` in `namespace`. `None` when nothing locatable is left.
+///
+/// # Errors
+/// As [`control_plane_infra`].
+#[allow(clippy::too_many_arguments)] // the lookup's every input, as control_plane_infra's
+pub async fn control_plane_cleanup_infra<IC, S, I>(
+    client: &kube::Client,
+    cluster: Option<&Cluster>,
+    own: Option<&S>,
+    namespace: &str,
+    cluster_name: &str,
+    cloud: &str,
+    cp_kind: &str,
+    fields: &str,
+) -> Result<Option<I>, ProviderError>
+where
+    IC: ClusterObject,
+    I: InfraOf<IC, S>,
+{
+    let infra = match (cluster, own) {
+        (Some(cluster), _) => {
+            control_plane_infra::<IC, S, I>(client, cluster, own, cloud, cp_kind, fields).await?
+        }
+        (None, Some(spec)) => I::from_own(spec),
+        (None, None) => {
+            let gone = ClusterRef::Gone {
+                namespace,
+                name: cluster_name,
+            };
+            match infra_cluster_for::<IC>(client, gone, cloud).await? {
+                Some(infra_cluster) => I::from_infra_cluster(&infra_cluster),
+                None => return Ok(None),
+            }
+        }
+    };
+    Ok(Some(infra).filter(I::locatable))
+}
+
 /// Where a pool's cluster lives, found the same way on every cloud.
 #[derive(Debug)]
 pub enum PoolHome<CP, IC> {
@@ -139,6 +234,22 @@ pub enum PoolHome<CP, IC> {
     },
     /// Not yet: what is awaited, in the user's terms.
     NotYet(String),
+}
+
+impl<CP, IC> PoolHome<CP, IC> {
+    /// The cloud's `Infra` of a found home: from its InfraCluster, else from the control plane's
+    /// own `spec.infrastructure` (`own` reads it); `None` when neither is there yet (or the home
+    /// is not found).
+    pub fn infra<S, I: InfraOf<IC, S>>(&self, own: impl FnOnce(&CP) -> Option<&S>) -> Option<I> {
+        match self {
+            PoolHome::Found {
+                infra_cluster: Some(c),
+                ..
+            } => Some(I::from_infra_cluster(c)),
+            PoolHome::Found { control_plane, .. } => own(control_plane).map(I::from_own),
+            PoolHome::NotYet(_) => None,
+        }
+    }
 }
 
 /// The first half of every cloud's pool `locate`: the Cluster's ControlPlane (initialized, when

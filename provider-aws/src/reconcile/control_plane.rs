@@ -159,22 +159,17 @@ impl ControlPlaneCloud for EksControlPlane {
         client: &kube::Client,
         cluster_name: &str,
     ) -> Result<Option<Infra>, ProviderError> {
-        let infra = match (cluster, &cp.spec.infrastructure) {
-            (Some(cluster), _) => scope::infra_for_control_plane(client, cluster, cp).await?,
-            (None, Some(spec)) => Infra::from_spec(spec),
-            (None, None) => {
-                let namespace = cp.namespace().unwrap_or_default();
-                let gone = scope::ClusterRef::Gone {
-                    namespace: &namespace,
-                    name: cluster_name,
-                };
-                match scope::eks_cluster_for(client, gone).await? {
-                    Some(eks_cluster) => Infra::from_eks_cluster(&eks_cluster),
-                    None => return Ok(None),
-                }
-            }
-        };
-        Ok(Some(infra).filter(|i| !i.region.is_empty()))
+        provider_runtime::cluster_objects::control_plane_cleanup_infra::<crate::api::EKSCluster, _, _>(
+            client,
+            cluster,
+            cp.spec.infrastructure.as_ref(),
+            &cp.namespace().unwrap_or_default(),
+            cluster_name,
+            "EKS",
+            "EKSControlPlane",
+            scope::CONTROL_PLANE_FIELDS,
+        )
+        .await
     }
 
     async fn connect(

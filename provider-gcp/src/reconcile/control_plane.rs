@@ -543,22 +543,17 @@ impl ControlPlaneCloud for GkeControlPlane {
         client: &kube::Client,
         cluster_name: &str,
     ) -> Result<Option<Infra>, ProviderError> {
-        let infra = match (cluster, &cp.spec.infrastructure) {
-            (Some(cluster), _) => scope::infra_for_control_plane(client, cluster, cp).await?,
-            (None, Some(spec)) => Infra::from_spec(spec),
-            (None, None) => {
-                let namespace = cp.namespace().unwrap_or_default();
-                let gone = scope::ClusterRef::Gone {
-                    namespace: &namespace,
-                    name: cluster_name,
-                };
-                match scope::gke_cluster_for(client, gone).await? {
-                    Some(c) => Infra::from_gke_cluster(&c),
-                    None => return Ok(None),
-                }
-            }
-        };
-        Ok(Some(infra).filter(|i| !i.project.is_empty() && !i.region.is_empty()))
+        provider_runtime::cluster_objects::control_plane_cleanup_infra::<crate::api::GKECluster, _, _>(
+            client,
+            cluster,
+            cp.spec.infrastructure.as_ref(),
+            &cp.namespace().unwrap_or_default(),
+            cluster_name,
+            "GKE",
+            "GKEControlPlane",
+            scope::CONTROL_PLANE_FIELDS,
+        )
+        .await
     }
 
     async fn connect(
