@@ -314,3 +314,66 @@ where
         version,
     })
 }
+
+/// A found pool's place: its cluster's control plane, where that cluster lives, and the version
+/// the control plane reports.
+#[derive(Debug)]
+pub struct PoolPlace<CP, I> {
+    /// The ControlPlane.
+    pub control_plane: CP,
+    /// The cloud's `Infra`, from the InfraCluster or the control plane's own
+    /// `spec.infrastructure` ([`InfraOf`]).
+    pub infra: I,
+    /// `status.version` of the control plane, parsed.
+    pub version: Option<contract::version::KubeVersion>,
+}
+
+/// [`pool_home`] with the cloud's `Infra` made by the one rule of [`PoolHome::infra`]: what a
+/// pool locates on every cloud whose `Infra` is all it needs of the InfraCluster (`own` reads a
+/// control plane's own `spec.infrastructure`). Not yet while the home or its infrastructure is
+/// not there.
+///
+/// # Errors
+/// As [`pool_home`].
+pub async fn pool_place<CP, IC, S, I>(
+    client: &kube::Client,
+    cluster: ClusterRef<'_>,
+    cloud: &str,
+    require_initialized: bool,
+    own: impl Fn(&CP) -> Option<&S>,
+    fields: &str,
+) -> Result<crate::machine_pool::Located<PoolPlace<CP, I>>, ProviderError>
+where
+    CP: ClusterObject + crate::control_plane::ManagedControlPlane,
+    IC: ClusterObject,
+    I: InfraOf<IC, S>,
+{
+    use crate::machine_pool::Located;
+    let home = pool_home::<CP, IC>(
+        client,
+        cluster,
+        cloud,
+        require_initialized,
+        |cp| own(cp).is_some(),
+        fields,
+    )
+    .await?;
+    let Some(infra) = home.infra::<S, I>(&own) else {
+        return Ok(Located::NotYet(match home {
+            PoolHome::NotYet(why) => why,
+            PoolHome::Found { .. } => format!("waiting for the Cluster's {}", IC::kind(&())),
+        }));
+    };
+    match home {
+        PoolHome::Found {
+            control_plane,
+            version,
+            ..
+        } => Ok(Located::Found(PoolPlace {
+            control_plane,
+            infra,
+            version,
+        })),
+        PoolHome::NotYet(why) => Ok(Located::NotYet(why)),
+    }
+}

@@ -49,6 +49,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::CloudError;
 use crate::kubeconfig::{KubeconfigSecrets, KubeconfigTarget, TokenSource, until_refresh};
 use crate::metrics::CloudCalls;
 use crate::{
@@ -208,6 +209,23 @@ pub enum Deletion {
     /// The cloud cannot delete it yet (node pools still attached, an update running), in its
     /// words.
     Blocked(String),
+}
+
+impl Deletion {
+    /// What a delete request's outcome means, the same on every cloud: the cloud's own answer
+    /// as it is; a not-found is gone; busy (an operation running, dependents still attached) is
+    /// blocked, in the cloud's words; anything else is the pass's error.
+    ///
+    /// # Errors
+    /// Every other classified failure.
+    pub fn after(outcome: Result<Deletion, CloudError>) -> Result<Deletion, ProviderError> {
+        match outcome {
+            Ok(deletion) => Ok(deletion),
+            Err(CloudError::NotFound(_)) => Ok(Deletion::Gone),
+            Err(CloudError::InUse(message)) => Ok(Deletion::Blocked(message)),
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 /// The cloud side of the ControlPlane role. Narrow on purpose: a fake is a few dozen lines.

@@ -1,55 +1,31 @@
-//! Running the EKS emulator on a listener, in-process (tests) or from the `emulator` binary.
+//! Running the EKS emulator on a listener, in-process (tests) or from the `emulator` binary
+//! (the kit's [`Served`]).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use super::{Eks, EksConfig, router};
-use crate::kit::{Kit, Timing};
+use crate::kit::{Emulated, Kit, Served, Timing};
 
 /// A running EKS emulator.
-#[derive(Debug)]
-pub struct ServerHandle {
-    url: String,
-    kit: Arc<Kit>,
-    eks: Arc<Eks>,
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<std::io::Result<()>>,
+pub type ServerHandle = Served<Eks>;
+
+impl Emulated for Eks {
+    fn kit(&self) -> &Arc<Kit> {
+        Eks::kit(self)
+    }
+
+    async fn shutdown(&self) {
+        Eks::shutdown(self).await;
+    }
 }
 
-impl ServerHandle {
-    /// `http://127.0.0.1:<port>`.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The kit: faults, call counters, delays.
-    pub fn kit(&self) -> &Arc<Kit> {
-        &self.kit
-    }
-
+impl Served<Eks> {
     /// The emulated service and its state.
     pub fn eks(&self) -> &Arc<Eks> {
-        &self.eks
-    }
-
-    /// Stops serving (in-flight requests finish, for at most 5 s), the ticker, and every workload
-    /// API server.
-    pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if tokio::time::timeout(Duration::from_secs(5), &mut self.task)
-            .await
-            .is_err()
-        {
-            self.task.abort();
-        }
-        self.eks.shutdown().await;
+        self.service()
     }
 }
 
@@ -62,31 +38,9 @@ pub async fn serve_eks(
     timing: Timing,
     listener: TcpListener,
 ) -> Result<ServerHandle> {
-    let addr = listener
-        .local_addr()
-        .context("reading the listener's address")?;
     let kit = Arc::new(Kit::new("eks", timing));
-    let eks = Arc::new(Eks::new(config, kit.clone()));
-    eks.spawn_ticker();
-    let app = router(eks.clone());
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
-    });
-    let url = if addr.ip().is_unspecified() {
-        format!("http://127.0.0.1:{}", addr.port())
-    } else {
-        format!("http://{addr}")
-    };
-    Ok(ServerHandle {
-        url,
-        kit,
-        eks,
-        stop: Some(stop),
-        task,
-    })
+    let service = Arc::new(Eks::new(config, kit));
+    service.spawn_ticker();
+    let app = router(service.clone());
+    Served::start(listener, service, app)
 }

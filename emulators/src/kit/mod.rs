@@ -7,6 +7,7 @@ pub mod calls;
 pub mod faults;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod serve;
 pub mod workload;
 
 use std::sync::{Arc, RwLock};
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use calls::{Calls, Outcome};
 pub use faults::{Fault, FaultRule, Faults};
 pub use lifecycle::{Delays, Lifecycle, Timing};
+pub use serve::{Emulated, Served};
 
 /// Who a workload API server's token webhook says the caller is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

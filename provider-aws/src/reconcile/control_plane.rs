@@ -440,14 +440,15 @@ impl ControlPlaneCloud for EksControlPlane {
     }
 
     async fn delete(&self, scope: &EksScope) -> Result<Deletion, ProviderError> {
-        match scope.api().delete_cluster().await {
-            Ok(()) => Ok(Deletion::Started),
-            Err(CloudError::NotFound(_)) => Ok(Deletion::Gone),
-            // Node groups still attached (core deletes the MachinePools first) or an update
-            // running.
-            Err(CloudError::InUse(message)) => Ok(Deletion::Blocked(message)),
-            Err(e) => Err(e.into()),
-        }
+        // Node groups still attached (core deletes the MachinePools first) or an update running
+        // is a blocked deletion.
+        Deletion::after(
+            scope
+                .api()
+                .delete_cluster()
+                .await
+                .map(|()| Deletion::Started),
+        )
     }
 
     fn tokens<'a>(&'a self, scope: &'a EksScope) -> kubeconfig::EksTokens<'a> {

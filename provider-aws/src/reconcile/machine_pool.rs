@@ -424,12 +424,12 @@ impl MachinePoolCloud for EksMachinePool {
     }
 
     async fn delete(&self, scope: &PoolScope, name: &str) -> Result<Deletion, ProviderError> {
-        match scope.api().delete(&scope.eks_cluster, name).await {
-            Ok(None) => Ok(Deletion::Gone),
-            Ok(Some(_)) => Ok(Deletion::Started),
-            Err(CloudError::InUse(message)) => Ok(Deletion::Blocked(message)),
-            Err(e) => Err(e.into()),
-        }
+        Deletion::after(scope.api().delete(&scope.eks_cluster, name).await.map(
+            |found| match found {
+                None => Deletion::Gone,
+                Some(_) => Deletion::Started,
+            },
+        ))
     }
 
     fn status(

@@ -901,11 +901,7 @@ impl ControlPlaneCloud for AksControlPlane {
         {
             Ok(a) if a.status == 204 => Ok(Deletion::Gone),
             Ok(_) => Ok(Deletion::Started),
-            Err(f) => match f.error {
-                CloudError::NotFound(_) => Ok(Deletion::Gone),
-                CloudError::InUse(message) => Ok(Deletion::Blocked(message)),
-                e => Err(e.into()),
-            },
+            Err(f) => Deletion::after(Err(f.error)),
         }
     }
 

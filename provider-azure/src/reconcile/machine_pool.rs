@@ -23,7 +23,7 @@ use contract::scaling::{InstanceLife, ScalingIntent, provider_id_list};
 use contract::version::KubeVersion;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
-use provider_runtime::cluster_objects::{self, PoolHome};
+use provider_runtime::cluster_objects;
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
@@ -461,32 +461,21 @@ impl MachinePoolCloud for AksMachinePool {
         require_initialized: bool,
     ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let home = cluster_objects::pool_home::<AKSControlPlane, AKSCluster>(
+        let place = match cluster_objects::pool_place::<AKSControlPlane, AKSCluster, _, Infra>(
             client,
             cluster,
             "AKS",
             require_initialized,
-            |cp| cp.spec.infrastructure.is_some(),
+            |cp| cp.spec.infrastructure.as_ref(),
             "region, aks.subscriptionID, aks.resourceGroup, network",
         )
-        .await?;
-        let (cp, infra_cluster, control_plane_version) = match home {
-            PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
-            PoolHome::Found {
-                control_plane,
-                infra_cluster,
-                version,
-            } => (control_plane, infra_cluster, version),
+        .await?
+        {
+            Located::NotYet(why) => return Ok(Located::NotYet(why)),
+            Located::Found(place) => place,
         };
-        let infra = match (&infra_cluster, cp.spec.infrastructure.as_ref()) {
-            (Some(c), _) => Infra::from_aks_cluster(c),
-            (None, Some(spec)) => Infra::from_spec(spec),
-            (None, None) => {
-                return Ok(Located::NotYet(
-                    "waiting for the Cluster's AKSCluster".into(),
-                ));
-            }
-        };
+        let (cp, control_plane_version) = (place.control_plane, place.version);
+        let infra = place.infra;
         let arm = scope::arm_for(&self.shared, client, &namespace, &infra).await?;
         Ok(Located::Found(PoolScope {
             arm,
@@ -871,11 +860,7 @@ impl MachinePoolCloud for AksMachinePool {
         {
             Ok(a) if a.status == 204 => Ok(Deletion::Gone),
             Ok(_) => Ok(Deletion::Started),
-            Err(f) => match f.error {
-                CloudError::NotFound(_) => Ok(Deletion::Gone),
-                CloudError::InUse(message) => Ok(Deletion::Blocked(message)),
-                e => Err(e.into()),
-            },
+            Err(f) => Deletion::after(Err(f.error)),
         }
     }
 

@@ -887,11 +887,7 @@ impl ControlPlaneCloud for GkeControlPlane {
         .await
         {
             Ok(_) => Ok(Deletion::Started),
-            Err(f) => match f.error {
-                CloudError::NotFound(_) => Ok(Deletion::Gone),
-                CloudError::InUse(message) => Ok(Deletion::Blocked(message)),
-                e => Err(e.into()),
-            },
+            Err(f) => Deletion::after(Err(f.error)),
         }
     }
 

@@ -24,13 +24,13 @@ use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
 use google_cloud_gax::paginator::ItemPaginator as _;
 use kube::ResourceExt;
-use provider_runtime::cluster_objects::{self, PoolHome};
+use provider_runtime::cluster_objects;
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
     ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,
 };
-use provider_runtime::{CloudCalls, CloudError, ClusterRef, ProviderError};
+use provider_runtime::{CloudCalls, ClusterRef, ProviderError};
 
 use super::control_plane::get_operation;
 use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool, GKEMachinePoolStatus};
@@ -429,32 +429,21 @@ impl MachinePoolCloud for GkeMachinePool {
         require_initialized: bool,
     ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let home = cluster_objects::pool_home::<GKEControlPlane, GKECluster>(
+        let place = match cluster_objects::pool_place::<GKEControlPlane, GKECluster, _, Infra>(
             client,
             cluster,
             "GKE",
             require_initialized,
-            |cp| cp.spec.infrastructure.is_some(),
+            |cp| cp.spec.infrastructure.as_ref(),
             "region, gke.project, network",
         )
-        .await?;
-        let (cp, infra_cluster, control_plane_version) = match home {
-            PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
-            PoolHome::Found {
-                control_plane,
-                infra_cluster,
-                version,
-            } => (control_plane, infra_cluster, version),
+        .await?
+        {
+            Located::NotYet(why) => return Ok(Located::NotYet(why)),
+            Located::Found(place) => place,
         };
-        let infra = match (&infra_cluster, cp.spec.infrastructure.as_ref()) {
-            (Some(c), _) => Infra::from_gke_cluster(c),
-            (None, Some(spec)) => Infra::from_spec(spec),
-            (None, None) => {
-                return Ok(Located::NotYet(
-                    "waiting for the Cluster's GKECluster".into(),
-                ));
-            }
-        };
+        let (cp, control_plane_version) = (place.control_plane, place.version);
+        let infra = place.infra;
         let clients = scope::clients_for(&self.shared, client, &namespace, &infra).await?;
         Ok(Located::Found(PoolScope {
             clients,
@@ -871,11 +860,7 @@ impl MachinePoolCloud for GkeMachinePool {
         .await
         {
             Ok(_) => Ok(Deletion::Started),
-            Err(f) => match f.error {
-                CloudError::NotFound(_) => Ok(Deletion::Gone),
-                CloudError::InUse(message) => Ok(Deletion::Blocked(message)),
-                e => Err(e.into()),
-            },
+            Err(f) => Deletion::after(Err(f.error)),
         }
     }
 

@@ -773,17 +773,14 @@ impl ControlPlaneCloud for OkeControlPlane {
             &path,
             None,
         );
-        match scope.oci.call(&scope.calls, call).await {
+        Deletion::after(match scope.oci.call(&scope.calls, call).await {
             Ok(_) => Ok(Deletion::Started),
-            Err(f) => match f.error {
-                CloudError::NotFound(_) => Ok(Deletion::Gone),
-                CloudError::InUse(message) if message.contains("already being deleted") => {
-                    Ok(Deletion::Started)
-                }
-                CloudError::InUse(message) => Ok(Deletion::Blocked(message)),
-                e => Err(e.into()),
-            },
-        }
+            // A second delete while OKE deletes: it is under way.
+            Err(f) if f.error.to_string().contains("already being deleted") => {
+                Ok(Deletion::Started)
+            }
+            Err(f) => Err(f.error),
+        })
     }
 
     fn tokens<'a>(&'a self, scope: &'a OkeScope) -> OkeTokens<'a> {

@@ -26,7 +26,7 @@ use contract::scaling::{InstanceLife, ScalingIntent, provider_id_list};
 use contract::version::KubeVersion;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
-use provider_runtime::cluster_objects::{self, PoolHome};
+use provider_runtime::cluster_objects;
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
@@ -584,32 +584,21 @@ impl MachinePoolCloud for OkeMachinePool {
         require_initialized: bool,
     ) -> Result<Located<PoolScope>, ProviderError> {
         let namespace = obj.namespace().unwrap_or_default();
-        let home = cluster_objects::pool_home::<OKEControlPlane, OKECluster>(
+        let place = match cluster_objects::pool_place::<OKEControlPlane, OKECluster, _, Infra>(
             client,
             cluster,
             "OKE",
             require_initialized,
-            |cp| cp.spec.infrastructure.is_some(),
+            |cp| cp.spec.infrastructure.as_ref(),
             "region, oke.compartmentID, network",
         )
-        .await?;
-        let (cp, infra_cluster, control_plane_version) = match home {
-            PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
-            PoolHome::Found {
-                control_plane,
-                infra_cluster,
-                version,
-            } => (control_plane, infra_cluster, version),
+        .await?
+        {
+            Located::NotYet(why) => return Ok(Located::NotYet(why)),
+            Located::Found(place) => place,
         };
-        let mut infra = match (&infra_cluster, cp.spec.infrastructure.as_ref()) {
-            (Some(c), _) => Infra::from_oke_cluster(c),
-            (None, Some(spec)) => Infra::from_spec(spec),
-            (None, None) => {
-                return Ok(Located::NotYet(
-                    "waiting for the Cluster's OKECluster".into(),
-                ));
-            }
-        };
+        let (cp, control_plane_version) = (place.control_plane, place.version);
+        let mut infra = place.infra;
         let oci = scope::oci_for(&self.shared, client, &namespace, &infra).await?;
         if infra.availability_domains.is_empty() {
             infra.availability_domains = self
@@ -957,17 +946,14 @@ impl MachinePoolCloud for OkeMachinePool {
             &path,
             None,
         );
-        match scope.oci.call(&scope.calls, request).await {
+        Deletion::after(match scope.oci.call(&scope.calls, request).await {
             Ok(_) => Ok(Deletion::Started),
-            Err(f) => match f.error {
-                CloudError::NotFound(_) => Ok(Deletion::Gone),
-                CloudError::InUse(message) if message.contains("already being deleted") => {
-                    Ok(Deletion::Started)
-                }
-                CloudError::InUse(message) => Ok(Deletion::Blocked(message)),
-                e => Err(e.into()),
-            },
-        }
+            // A second delete while OKE deletes: it is under way.
+            Err(f) if f.error.to_string().contains("already being deleted") => {
+                Ok(Deletion::Started)
+            }
+            Err(f) => Err(f.error),
+        })
     }
 
     fn status(
