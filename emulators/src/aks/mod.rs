@@ -24,8 +24,6 @@ pub mod validate;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-
 use crate::kit::workload::WorkloadServers;
 use crate::kit::{self, Kit, TokenVerifier, UserInfo};
 
@@ -84,7 +82,7 @@ pub struct Aks {
     throttle: arm::Throttle,
     state: Mutex<State>,
     node_sync: tokio::sync::Mutex<()>,
-    ticker: Mutex<Option<JoinHandle<()>>>,
+    ticker: kit::Ticker,
 }
 
 impl Aks {
@@ -105,7 +103,7 @@ impl Aks {
             entra,
             state: Mutex::new(State::default()),
             node_sync: tokio::sync::Mutex::new(()),
-            ticker: Mutex::new(None),
+            ticker: kit::Ticker::default(),
         })
     }
 
@@ -153,36 +151,12 @@ impl Aks {
     /// Starts the background ticker (every 100 ms); it stops when the `Aks` is dropped or
     /// [`Aks::shutdown`] runs.
     pub fn spawn_ticker(self: &Arc<Self>) {
-        let weak = Arc::downgrade(self);
-        let handle = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(Duration::from_millis(100));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
-                let Some(aks) = weak.upgrade() else { break };
-                aks.tick();
-            }
-        });
-        if let Some(old) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.ticker.start(self, |service| service.tick());
     }
 
     /// Stops the ticker and every workload API server.
     pub async fn shutdown(&self) {
-        if let Some(t) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            t.abort();
-        }
+        self.ticker.stop();
         if let Some(w) = &self.config.workload {
             w.shutdown().await;
         }

@@ -25,8 +25,6 @@ pub mod verifier;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tokio::task::JoinHandle;
-
 use crate::kit::idempotency::Tokens;
 use crate::kit::workload::WorkloadServers;
 use crate::kit::{self, Kit, Timing};
@@ -86,7 +84,7 @@ pub struct Eks {
     tokens: Tokens,
     ec2: Option<ec2::Ec2>,
     node_sync: tokio::sync::Mutex<()>,
-    ticker: Mutex<Option<JoinHandle<()>>>,
+    ticker: kit::Ticker,
 }
 
 impl Eks {
@@ -107,7 +105,7 @@ impl Eks {
             tokens: Tokens::default(),
             ec2,
             node_sync: tokio::sync::Mutex::new(()),
-            ticker: Mutex::new(None),
+            ticker: kit::Ticker::default(),
         }
     }
 
@@ -164,36 +162,12 @@ impl Eks {
     /// Starts the background ticker (every 100 ms) that completes due transitions and runs their
     /// side effects. It stops when the `Eks` is dropped or [`Eks::shutdown`] runs.
     pub fn spawn_ticker(self: &Arc<Self>) {
-        let weak = Arc::downgrade(self);
-        let handle = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(std::time::Duration::from_millis(100));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
-                let Some(eks) = weak.upgrade() else { break };
-                eks.tick();
-            }
-        });
-        if let Some(old) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.ticker.start(self, |service| service.tick());
     }
 
     /// Stops the ticker and every workload API server.
     pub async fn shutdown(&self) {
-        if let Some(t) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            t.abort();
-        }
+        self.ticker.stop();
         if let Some(w) = &self.config.workload {
             w.shutdown().await;
         }

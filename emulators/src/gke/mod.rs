@@ -24,8 +24,6 @@ mod validate;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-
 use crate::kit::workload::WorkloadServers;
 use crate::kit::{self, Kit, TokenVerifier, UserInfo};
 
@@ -76,7 +74,7 @@ pub struct Gke {
     auth: auth::Auth,
     state: Mutex<State>,
     node_sync: tokio::sync::Mutex<()>,
-    ticker: Mutex<Option<JoinHandle<()>>>,
+    ticker: kit::Ticker,
 }
 
 impl Gke {
@@ -92,7 +90,7 @@ impl Gke {
             auth,
             state: Mutex::new(State::default()),
             node_sync: tokio::sync::Mutex::new(()),
-            ticker: Mutex::new(None),
+            ticker: kit::Ticker::default(),
         })
     }
 
@@ -135,36 +133,12 @@ impl Gke {
     /// Starts the background ticker (every 100 ms). It stops when the `Gke` is dropped or
     /// [`Gke::shutdown`] runs.
     pub fn spawn_ticker(self: &Arc<Self>) {
-        let weak = Arc::downgrade(self);
-        let handle = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(Duration::from_millis(100));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
-                let Some(gke) = weak.upgrade() else { break };
-                gke.tick();
-            }
-        });
-        if let Some(old) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.ticker.start(self, |service| service.tick());
     }
 
     /// Stops the ticker and every workload API server.
     pub async fn shutdown(&self) {
-        if let Some(t) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            t.abort();
-        }
+        self.ticker.stop();
         if let Some(w) = &self.config.workload {
             w.shutdown().await;
         }

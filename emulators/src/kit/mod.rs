@@ -157,6 +157,45 @@ impl Kit {
     }
 }
 
+/// A cloud's background ticker: calls `tick` on its service every 100 ms (missed ticks wait)
+/// until the service is dropped or [`Ticker::stop`] runs; a second start replaces the first.
+#[derive(Debug, Default)]
+pub struct Ticker {
+    handle: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Ticker {
+    /// Starts ticking `service` (held weakly, so the ticker never keeps it alive).
+    pub fn start<S: Send + Sync + 'static>(&self, service: &Arc<S>, tick: fn(&Arc<S>)) {
+        let weak = Arc::downgrade(service);
+        let handle = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(std::time::Duration::from_millis(100));
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(service) = weak.upgrade() else { break };
+                tick(&service);
+            }
+        });
+        if let Some(old) = self.lock().replace(handle) {
+            old.abort();
+        }
+    }
+
+    /// Stops ticking.
+    pub fn stop(&self) {
+        if let Some(t) = self.lock().take() {
+            t.abort();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<tokio::task::JoinHandle<()>>> {
+        self.handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// A response whose body fails at once: the client gets the status line and headers, then the
 /// connection is cut (an injected "dropped connection").
 pub fn dropped_connection() -> Response {

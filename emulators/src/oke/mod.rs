@@ -23,8 +23,6 @@ pub mod token;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-
 use crate::kit::idempotency::Tokens;
 use crate::kit::workload::WorkloadServers;
 use crate::kit::{self, Kit, TokenVerifier, UserInfo};
@@ -95,7 +93,7 @@ pub struct Oke {
     tokens: Tokens,
     state: Mutex<State>,
     node_sync: tokio::sync::Mutex<()>,
-    ticker: Mutex<Option<JoinHandle<()>>>,
+    ticker: kit::Ticker,
 }
 
 impl Oke {
@@ -108,7 +106,7 @@ impl Oke {
             tokens: Tokens::default(),
             state: Mutex::new(State::default()),
             node_sync: tokio::sync::Mutex::new(()),
-            ticker: Mutex::new(None),
+            ticker: kit::Ticker::default(),
         }
     }
 
@@ -171,36 +169,12 @@ impl Oke {
     /// Starts the background ticker (every 100 ms); it stops when the `Oke` is dropped or
     /// [`Oke::shutdown`] runs.
     pub fn spawn_ticker(self: &Arc<Self>) {
-        let weak = Arc::downgrade(self);
-        let handle = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(Duration::from_millis(100));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
-                let Some(oke) = weak.upgrade() else { break };
-                oke.tick();
-            }
-        });
-        if let Some(old) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.ticker.start(self, |service| service.tick());
     }
 
     /// Stops the ticker and every workload API server.
     pub async fn shutdown(&self) {
-        if let Some(t) = self
-            .ticker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            t.abort();
-        }
+        self.ticker.stop();
         if let Some(w) = &self.config.workload {
             w.shutdown().await;
         }
