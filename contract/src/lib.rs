@@ -6,6 +6,7 @@
 //!   for each provider role ([`capi::accessors`]).
 //! - [`api`]: the spec and status blocks every provider composes into its CRDs, with their CEL
 //!   admission rules.
+//! - [`cidr`]: IPv4 CIDR blocks of a spec: parsed naming the field, overlap, subnet split.
 //! - [`conditions`]: condition maths (`lastTransitionTime`, `observedGeneration`, summaries).
 //! - [`kubeconfig`]: the `<cluster>-kubeconfig` and `<cluster>-user-kubeconfig` Secrets.
 //! - [`version`]: Kubernetes versions and pure upgrade planning.
@@ -26,6 +27,7 @@
 
 pub mod api;
 pub mod capi;
+pub mod cidr;
 pub mod conditions;
 pub mod corpus;
 pub mod crd;

@@ -380,15 +380,10 @@ async fn run(env: &mut Environment, args: &DemoArgs) -> Result<()> {
             env.workload_servers_running()
         );
         if let Some(oke) = env.oke() {
-            let left = oke.server.oke().with_state(|st| {
-                st.core.values().filter(|r| !r.terminating()).count()
-                    + st.clusters.values().filter(|c| !c.going()).count()
-                    + st.pools
-                        .values()
-                        .filter(|p| p.life != emulators::oke::state::Life::Deleted)
-                        .count()
-            });
-            println!("  OKE holds {left} live clusters, node pools or network resources.");
+            println!(
+                "  OKE holds {} clusters, node pools or network resources.",
+                oke.server.oke().held()
+            );
         }
     }
     Ok(())

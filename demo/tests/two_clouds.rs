@@ -79,10 +79,13 @@ fn user_contexts(s: &Secret, cluster: &str) -> (Vec<String>, String) {
     )
 }
 
+/// The clouds compared, EKS first: each other is held to EKS's shape.
+const CLOUDS: [Cloud; 4] = [Cloud::Eks, Cloud::Gke, Cloud::Aks, Cloud::Oke];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same_to_cluster_api() {
     let mut env = Environment::start(EnvOptions {
-        clouds: vec![Cloud::Eks, Cloud::Gke, Cloud::Aks, Cloud::Oke],
+        clouds: CLOUDS.to_vec(),
         ..EnvOptions::default()
     })
     .await
@@ -95,33 +98,45 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
         )
         .await
         .unwrap();
-    let names = [
-        (Cloud::Eks, "shape-eks"),
-        (Cloud::Gke, "shape-gke"),
-        (Cloud::Aks, "shape-aks"),
-        (Cloud::Oke, "shape-oke"),
-    ];
-    for (cloud, name) in names {
+    let names: Vec<(Cloud, String)> = CLOUDS
+        .iter()
+        .map(|c| {
+            (
+                *c,
+                format!("shape-{}", c.kind_prefix().to_ascii_lowercase()),
+            )
+        })
+        .collect();
+    let names: Vec<(Cloud, &str)> = names.iter().map(|(c, n)| (*c, n.as_str())).collect();
+    let others: Vec<&str> = CLOUDS[1..].iter().map(|c| c.kind_prefix()).collect();
+    for &(cloud, name) in &names {
         let yaml = env.generate(cloud, name, NS, "v1.31.0", 2).await.unwrap();
         env.apply_yaml(&yaml, NS).await.unwrap();
     }
-    let mut tracker = Tracker::for_clouds(&["EKS", "GKE", "AKS", "OKE"]).silent();
+    let mut tracker = Tracker::for_clouds(&CLOUDS.map(Cloud::kind_prefix)).silent();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(400);
     loop {
         if let Err(e) = env.ensure_provider_running() {
             panic!("{e:#}");
         }
         let snapshot = tracker.poll(&client, NS).await.unwrap();
-        if snapshot.settled() && snapshot.cluster_phases.len() == 4 && snapshot.pools.len() == 4 {
+        if snapshot.settled()
+            && snapshot.cluster_phases.len() == CLOUDS.len()
+            && snapshot.pools.len() == CLOUDS.len()
+        {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the clusters were not settled in time: {snapshot:?}\n--- provider-aws\n{}\n--- provider-gcp\n{}\n--- provider-azure\n{}\n--- provider-oci\n{}",
-            testbed::process::tail(&env.log_of(Cloud::Eks), 30),
-            testbed::process::tail(&env.log_of(Cloud::Gke), 30),
-            testbed::process::tail(&env.log_of(Cloud::Aks), 30),
-            testbed::process::tail(&env.log_of(Cloud::Oke), 30)
+            "the clusters were not settled in time: {snapshot:?}{}",
+            CLOUDS
+                .iter()
+                .map(|c| format!(
+                    "\n--- {}\n{}",
+                    c.binary(),
+                    testbed::process::tail(&env.log_of(*c), 30)
+                ))
+                .collect::<String>()
         );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
@@ -132,7 +147,7 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
     let cp = "controlplane.cluster.x-k8s.io";
     let core = "cluster.x-k8s.io";
     let mut by_cloud: BTreeMap<&str, BTreeMap<&str, Value>> = BTreeMap::new();
-    for (cloud, name) in names {
+    for &(cloud, name) in &names {
         let prefix = cloud.kind_prefix();
         let mut objects = BTreeMap::new();
         objects.insert(
@@ -201,7 +216,7 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
             _ => &[],
         }
     };
-    for other in ["GKE", "AKS", "OKE"] {
+    for &other in &others {
         let theirs = &by_cloud[other];
         // The same condition types, statuses and reasons on every object, core's included;
         // messages in the same style (a sentence, capitalised, never empty).
@@ -292,7 +307,7 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
     // The same Secrets: shape, and the user kubeconfig's contexts per endpoint name.
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
     let mut shapes = Vec::new();
-    for (cloud, name) in names {
+    for &(cloud, name) in &names {
         let contract_secret = secrets.get(&format!("{name}-kubeconfig")).await.unwrap();
         let user = secrets
             .get(&format!("{name}-user-kubeconfig"))
@@ -344,7 +359,7 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
             "{name}: nodes {provider_ids:?}, the pool's {pool_ids:?}"
         );
     }
-    for (i, other) in ["GKE", "AKS", "OKE"].iter().enumerate() {
+    for (i, other) in others.iter().enumerate() {
         if shapes[0] != shapes[i + 1] {
             differences.push(format!(
                 "Secrets: EKS {:?} vs {other} {:?}",

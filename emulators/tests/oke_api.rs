@@ -38,7 +38,9 @@ async fn bed(ocpu_limit: u32, delay: f64) -> Bed {
         cluster: Delays::uniform(delay),
         pool: Delays::uniform(delay),
         addon: Delays::uniform(0.1),
-        instance_shutdown: 0.6,
+        // Long enough that a read right after a shrink still finds the leaving node, however
+        // loaded the machine.
+        instance_shutdown: 2.0,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = serve_oke(config, timing, listener).await.unwrap();
@@ -265,6 +267,32 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
         .await
         .unwrap();
     assert_eq!(status, 200, "{kubeconfig}");
+    let kubeconfig = contract::kubeconfig::Kubeconfig::parse(
+        kubeconfig.as_str().expect("a YAML kubeconfig").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(
+        kubeconfig.current_server(),
+        Some(
+            format!(
+                "https://{}",
+                c["endpoints"]["publicEndpoint"].as_str().unwrap()
+            )
+            .as_str()
+        )
+    );
+    let exec = kubeconfig
+        .current_user()
+        .and_then(|u| u.exec.as_ref())
+        .expect("an exec plugin");
+    assert_eq!(exec.command, "oci");
+    assert!(
+        exec.args
+            .windows(2)
+            .any(|w| w[0] == "--cluster-id" && w[1] == cluster),
+        "{:?}",
+        exec.args
+    );
 
     let (opts, _) = bed
         .ok("GET", &format!("/20180222/nodePoolOptions/{cluster}"), None)
@@ -416,13 +444,15 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
     let (p, _) = bed
         .ok("GET", &format!("/20180222/nodePools/{pool_id}"), None)
         .await;
+    let active: Vec<&Value> = p["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["lifecycleState"] == "ACTIVE")
+        .collect();
+    assert_eq!(active.len(), 2, "{p}");
     assert!(
-        p["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|n| n["lifecycleState"] == "ACTIVE")
-            .all(|n| n["kubernetesVersion"] == "v1.33.1"),
+        active.iter().all(|n| n["kubernetesVersion"] == "v1.33.1"),
         "{p}"
     );
 
@@ -501,7 +531,10 @@ async fn what_oci_refuses_is_refused_in_oci_s_words() {
             request = request.header(k, v);
         }
     }
-    let stale: Value = request.send().await.unwrap().json().await.unwrap();
+    let stale = request.send().await.unwrap();
+    assert_eq!(stale.status().as_u16(), 401);
+    let stale: Value = stale.json().await.unwrap();
+    assert_eq!(stale["code"], "NotAuthenticated");
     assert!(
         stale["message"]
             .as_str()

@@ -183,6 +183,9 @@ pub async fn eks_cluster_for(
 }
 
 impl cluster_objects::InfraOf<EKSCluster, ClusterSpecCommon> for Infra {
+    const CLOUD: &'static str = "EKS";
+    const OWN_FIELDS: &'static str = "region, network.subnetIDs";
+
     fn from_infra_cluster(c: &EKSCluster) -> Self {
         Self::from_eks_cluster(c)
     }
@@ -203,9 +206,6 @@ impl cluster_objects::InfraOf<EKSCluster, ClusterSpecCommon> for Infra {
     }
 }
 
-/// What a control plane's own `spec.infrastructure` must hold without a EKSCluster.
-pub const CONTROL_PLANE_FIELDS: &str = "region, network.subnetIDs";
-
 /// The infrastructure of a control plane: its Cluster's EKSCluster, else its own
 /// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
 ///
@@ -220,9 +220,7 @@ pub async fn infra_for_control_plane(
         client,
         cluster,
         cp.spec.infrastructure.as_ref(),
-        "EKS",
         "EKSControlPlane",
-        CONTROL_PLANE_FIELDS,
     )
     .await
 }

@@ -92,6 +92,7 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         machine_pool: "EKSMachinePool",
         base,
         own: EKS_BAD,
+        own_updates: &[],
         long_keys: Some((
             "spec.labels keys must be at most 63 characters on EKS",
             "spec.taints[].key must be at most 63 characters on EKS",

@@ -216,6 +216,10 @@ pub async fn control_plane_for(
 }
 
 impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
+    const CLOUD: &'static str = "AKS";
+    const OWN_FIELDS: &'static str =
+        "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
+
     fn from_infra_cluster(c: &AKSCluster) -> Self {
         Self::from_aks_cluster(c)
     }
@@ -236,10 +240,6 @@ impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
     }
 }
 
-/// What a control plane's own `spec.infrastructure` must hold without a AKSCluster.
-pub const CONTROL_PLANE_FIELDS: &str =
-    "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
-
 /// The infrastructure of a control plane: its Cluster's AKSCluster, else its own
 /// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
 ///
@@ -254,9 +254,7 @@ pub async fn infra_for_control_plane(
         client,
         cluster,
         cp.spec.infrastructure.as_ref(),
-        "AKS",
         "AKSControlPlane",
-        CONTROL_PLANE_FIELDS,
     )
     .await
 }

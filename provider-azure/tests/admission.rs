@@ -176,6 +176,7 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         machine_pool: "AKSMachinePool",
         base,
         own: AKS_BAD,
+        own_updates: &[],
         // Azure takes Kubernetes' own label and taint keys as they are.
         long_keys: None,
         no_taints: None,

@@ -233,6 +233,9 @@ pub async fn gke_cluster_for(
 }
 
 impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
+    const CLOUD: &'static str = "GKE";
+    const OWN_FIELDS: &'static str = "region, gke.project, network.id and network.subnetIDs";
+
     fn from_infra_cluster(c: &GKECluster) -> Self {
         Self::from_gke_cluster(c)
     }
@@ -253,9 +256,6 @@ impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
     }
 }
 
-/// What a control plane's own `spec.infrastructure` must hold without a GKECluster.
-pub const CONTROL_PLANE_FIELDS: &str = "region, gke.project, network.id and network.subnetIDs";
-
 /// The infrastructure of a control plane: its Cluster's GKECluster, else its own
 /// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
 ///
@@ -270,9 +270,7 @@ pub async fn infra_for_control_plane(
         client,
         cluster,
         cp.spec.infrastructure.as_ref(),
-        "GKE",
         "GKEControlPlane",
-        CONTROL_PLANE_FIELDS,
     )
     .await
 }

@@ -4,8 +4,8 @@
 //! OKECluster (when it has one) and its OKEControlPlane.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use contract::api::IdentityRef;
 use contract::capi::Cluster;
@@ -13,6 +13,7 @@ use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
+use provider_runtime::expiring::Expiring;
 use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
 pub use provider_runtime::ClusterRef;
@@ -26,8 +27,8 @@ pub const PROVIDER: &str = "oke";
 /// How long availability domains read from Identity are reused.
 const DOMAINS_TTL: Duration = Duration::from_secs(3600);
 
-/// Availability domains as read, and when.
-pub type Domains = (Vec<String>, Instant);
+/// How long a cluster's CA read from its kubeconfig is reused.
+const CA_TTL: Duration = Duration::from_secs(3600);
 
 /// What every reconciler shares: the client cache and the provider's settings.
 pub struct Shared {
@@ -41,9 +42,9 @@ pub struct Shared {
     /// kubeconfig Secret's token is replaced when a third of it is left.
     pub token_lifetime: Duration,
     /// Each cluster's CA (PEM), read from its kubeconfig, by cluster OCID.
-    pub cas: Mutex<BTreeMap<String, (Vec<u8>, Instant)>>,
+    pub cas: Expiring<String, Vec<u8>>,
     /// The availability domains of each (region, compartment).
-    pub domains: Mutex<BTreeMap<(String, String), Domains>>,
+    pub domains: Expiring<(String, String), Vec<String>>,
 }
 
 impl Shared {
@@ -56,8 +57,8 @@ impl Shared {
             poll_interval: Duration::from_secs(15),
             rest_interval: Duration::from_secs(15 * 60),
             token_lifetime: Duration::from_secs(300),
-            cas: Mutex::new(BTreeMap::new()),
-            domains: Mutex::new(BTreeMap::new()),
+            cas: Expiring::new(CA_TTL),
+            domains: Expiring::new(DOMAINS_TTL),
         }
     }
 
@@ -65,7 +66,8 @@ impl Shared {
     /// ListAvailabilityDomains, cached an hour).
     ///
     /// # Errors
-    /// OCI's.
+    /// OCI's; terminal `InvalidSpec` when OCI lists none (a compartment or region the user
+    /// cannot see into).
     pub async fn availability_domains(
         &self,
         oci: &Oci,
@@ -73,14 +75,8 @@ impl Shared {
         compartment: &str,
     ) -> Result<Vec<String>, ProviderError> {
         let key = (oci.region().to_string(), compartment.to_string());
-        if let Some((ads, at)) = self
-            .domains
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-            && at.elapsed() < DOMAINS_TTL
-        {
-            return Ok(ads.clone());
+        if let Some(ads) = self.domains.get(&key) {
+            return Ok(ads);
         }
         let listed = oci
             .list(
@@ -95,10 +91,16 @@ impl Shared {
             .filter_map(|a| a["name"].as_str().map(String::from))
             .collect();
         ads.sort();
-        self.domains
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, (ads.clone(), Instant::now()));
+        if ads.is_empty() {
+            return Err(ProviderError::terminal(
+                Reason::InvalidSpec,
+                format!(
+                    "OCI lists no availability domains in {} for compartment {compartment}: check spec.oke.compartmentID and spec.region, and that the user's policies let it read the compartment",
+                    oci.region()
+                ),
+            ));
+        }
+        self.domains.put(key, ads.clone());
         Ok(ads)
     }
 }
@@ -241,6 +243,9 @@ pub async fn oke_cluster_for(
 }
 
 impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
+    const CLOUD: &'static str = "OKE";
+    const OWN_FIELDS: &'static str = "region, oke.compartmentID, network.id and network.subnetIDs";
+
     fn from_infra_cluster(c: &OKECluster) -> Self {
         Self::from_oke_cluster(c)
     }
@@ -261,10 +266,6 @@ impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
     }
 }
 
-/// What a control plane's own `spec.infrastructure` must hold without a OKECluster.
-pub const CONTROL_PLANE_FIELDS: &str =
-    "region, oke.compartmentID, network.id and network.subnetIDs";
-
 /// The infrastructure of a control plane: its Cluster's OKECluster, else its own
 /// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
 ///
@@ -279,9 +280,7 @@ pub async fn infra_for_control_plane(
         client,
         cluster,
         cp.spec.infrastructure.as_ref(),
-        "OKE",
         "OKEControlPlane",
-        CONTROL_PLANE_FIELDS,
     )
     .await
 }

@@ -1,7 +1,8 @@
 //! Bad input is rejected at admission by the real kube-apiserver, with a message that names the
 //! field: the shared corpus of `contract::corpus` and Kubernetes' own label cases replayed
 //! against the OKE CRDs (the runner is `test_support::admission`), plus what only OKE refuses:
-//! every taint among them, since OKE's managed node pools have no taints API.
+//! every taint among them, since OKE's managed node pools have no taints API, and the updates of
+//! what OKE sets only when it creates.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -174,6 +175,76 @@ const OKE_BAD: &[(Role, &str, &str)] = &[
     ),
 ];
 
+/// The updates OKE refuses: what it sets only when it creates, and the one-way cluster type.
+const OKE_BAD_UPDATES: &[(Role, &str, &str, &str)] = &[
+    (
+        Role::InfraCluster,
+        r#"{}"#,
+        r#"{"oke":{"compartmentID":"ocid1.compartment.oc1..another"}}"#,
+        "spec.oke.compartmentID is immutable",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"oke":{"availabilityDomains":["Uocm:US-ASHBURN-AD-1"]}}"#,
+        r#"{"oke":{"availabilityDomains":["Uocm:US-ASHBURN-AD-2"]}}"#,
+        "spec.oke.availabilityDomains is immutable",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"id":"ocid1.vcn.oc1.iad.v","subnetIDs":["ocid1.subnet.oc1.iad.s"]},"oke":{"endpointSubnetID":"ocid1.subnet.oc1.iad.e"}}"#,
+        r#"{"network":{"id":"ocid1.vcn.oc1.iad.v","subnetIDs":["ocid1.subnet.oc1.iad.s"]},"oke":{"endpointSubnetID":"ocid1.subnet.oc1.iad.f"}}"#,
+        "spec.oke.endpointSubnetID is immutable",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"network":{"id":"ocid1.vcn.oc1.iad.v","subnetIDs":["ocid1.subnet.oc1.iad.s"]},"oke":{"serviceLBSubnetIDs":["ocid1.subnet.oc1.iad.l"]}}"#,
+        r#"{"network":{"id":"ocid1.vcn.oc1.iad.v","subnetIDs":["ocid1.subnet.oc1.iad.s"]},"oke":{"serviceLBSubnetIDs":["ocid1.subnet.oc1.iad.m"]}}"#,
+        "spec.oke.serviceLBSubnetIDs is immutable",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"encryption":{"kmsKeyID":"ocid1.key.oc1.iad.k"}}"#,
+        r#"{}"#,
+        "spec.encryption is immutable on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"clusterType":"enhanced"}}"#,
+        r#"{"oke":{"clusterType":"basic"}}"#,
+        "spec.oke.clusterType can go from basic to enhanced only",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"cniType":"flannel"}}"#,
+        r#"{"oke":{"cniType":"vcnNative"}}"#,
+        "spec.oke.cniType is immutable on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"cniType":"flannel","podsCIDR":"10.244.0.0/16"}}"#,
+        r#"{"oke":{"cniType":"flannel","podsCIDR":"10.245.0.0/16"}}"#,
+        "spec.oke.podsCIDR is immutable on OKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"oke":{"cniType":"flannel","servicesCIDR":"10.96.0.0/16"}}"#,
+        r#"{"oke":{"cniType":"flannel","servicesCIDR":"10.97.0.0/16"}}"#,
+        "spec.oke.servicesCIDR is immutable on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"spot":true}"#,
+        r#"{}"#,
+        "spec.spot is immutable on OKE node pools",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"oke":{"maxPodsPerNode":31}}"#,
+        r#"{"oke":{"maxPodsPerNode":40}}"#,
+        "spec.oke.maxPodsPerNode is immutable on OKE",
+    ),
+];
+
 #[tokio::test]
 async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitted() {
     let plane = ManagementPlane::start(Options {
@@ -195,6 +266,7 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         machine_pool: "OKEMachinePool",
         base,
         own: OKE_BAD,
+        own_updates: OKE_BAD_UPDATES,
         // OCI takes Kubernetes' own label keys as they are (initialNodeLabels).
         long_keys: None,
         no_taints: Some(NO_TAINTS),

@@ -68,6 +68,18 @@ impl CloudError {
     }
 }
 
+/// What to say of an error answer whose body carries no message of the cloud's (a proxy's HTML
+/// page, an empty body): its status and the start of what it did say.
+pub fn unexplained(status: u16, text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return format!("HTTP {status} with an empty body");
+    }
+    let start: String = text.chars().take(200).collect();
+    let cut = if start.len() < text.len() { "…" } else { "" };
+    format!("HTTP {status}: {start}{cut}")
+}
+
 impl From<CloudError> for ProviderError {
     fn from(e: CloudError) -> Self {
         match e {
@@ -91,5 +103,22 @@ impl From<CloudError> for ProviderError {
                 ProviderError::terminal(Reason::Unauthorized, message)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unexplained_answer_shows_its_status_and_the_start_of_its_body() {
+        assert_eq!(unexplained(502, " \n"), "HTTP 502 with an empty body");
+        assert_eq!(
+            unexplained(502, "<html>Bad Gateway</html>"),
+            "HTTP 502: <html>Bad Gateway</html>"
+        );
+        let long = "x".repeat(300);
+        let said = unexplained(400, &long);
+        assert!(said.ends_with('…') && said.len() < 220, "{said}");
     }
 }

@@ -130,6 +130,11 @@ pub async fn infra_cluster_for<K: ClusterObject>(
 /// from the Cluster's InfraCluster `IC`, or from a control plane's own `spec.infrastructure` (of
 /// type `S`) when the Cluster has no InfraCluster (a brought network).
 pub trait InfraOf<IC, S>: Sized {
+    /// The cloud's short name (`OKE`), for messages.
+    const CLOUD: &'static str;
+    /// What a control plane's own `spec.infrastructure` must hold without an InfraCluster
+    /// (`region, oke.compartmentID, …`), for messages.
+    const OWN_FIELDS: &'static str;
     /// From the InfraCluster: its spec, and the network its status records.
     fn from_infra_cluster(infra_cluster: &IC) -> Self;
     /// From the control plane's own `spec.infrastructure`.
@@ -145,21 +150,19 @@ pub trait InfraOf<IC, S>: Sized {
 /// call); without one, the control plane's own `spec.infrastructure` (`own`).
 ///
 /// # Errors
-/// Terminal `InvalidSpec` with neither, naming the `fields` the control plane of kind `cp_kind`
-/// needs; as [`infra_cluster_of`].
+/// Terminal `InvalidSpec` with neither, naming the fields ([`InfraOf::OWN_FIELDS`]) the control
+/// plane of kind `cp_kind` needs; as [`infra_cluster_of`].
 pub async fn control_plane_infra<IC, S, I>(
     client: &kube::Client,
     cluster: &Cluster,
     own: Option<&S>,
-    cloud: &str,
     cp_kind: &str,
-    fields: &str,
 ) -> Result<I, ProviderError>
 where
     IC: ClusterObject,
     I: InfraOf<IC, S>,
 {
-    if let Some(infra_cluster) = infra_cluster_of::<IC>(client, cluster, cloud).await? {
+    if let Some(infra_cluster) = infra_cluster_of::<IC>(client, cluster, I::CLOUD).await? {
         return Ok(I::from_infra_cluster(&infra_cluster));
     }
     if cluster.spec.infrastructure_ref.is_some() {
@@ -170,8 +173,9 @@ where
         None => Err(ProviderError::terminal(
             Reason::InvalidSpec,
             format!(
-                "the Cluster has no {}, so spec.infrastructure ({fields}) must be set on the {cp_kind}",
-                IC::kind(&())
+                "the Cluster has no {}, so spec.infrastructure ({}) must be set on the {cp_kind}",
+                IC::kind(&()),
+                I::OWN_FIELDS
             ),
         )),
     }
@@ -184,16 +188,13 @@ where
 ///
 /// # Errors
 /// As [`control_plane_infra`].
-#[allow(clippy::too_many_arguments)] // the lookup's every input, as control_plane_infra's
 pub async fn control_plane_cleanup_infra<IC, S, I>(
     client: &kube::Client,
     cluster: Option<&Cluster>,
     own: Option<&S>,
     namespace: &str,
     cluster_name: &str,
-    cloud: &str,
     cp_kind: &str,
-    fields: &str,
 ) -> Result<Option<I>, ProviderError>
 where
     IC: ClusterObject,
@@ -201,7 +202,7 @@ where
 {
     let infra = match (cluster, own) {
         (Some(cluster), _) => {
-            control_plane_infra::<IC, S, I>(client, cluster, own, cloud, cp_kind, fields).await?
+            control_plane_infra::<IC, S, I>(client, cluster, own, cp_kind).await?
         }
         (None, Some(spec)) => I::from_own(spec),
         (None, None) => {
@@ -209,7 +210,7 @@ where
                 namespace,
                 name: cluster_name,
             };
-            match infra_cluster_for::<IC>(client, gone, cloud).await? {
+            match infra_cluster_for::<IC>(client, gone, I::CLOUD).await? {
                 Some(infra_cluster) => I::from_infra_cluster(&infra_cluster),
                 None => return Ok(None),
             }
@@ -234,22 +235,6 @@ pub enum PoolHome<CP, IC> {
     },
     /// Not yet: what is awaited, in the user's terms.
     NotYet(String),
-}
-
-impl<CP, IC> PoolHome<CP, IC> {
-    /// The cloud's `Infra` of a found home: from its InfraCluster, else from the control plane's
-    /// own `spec.infrastructure` (`own` reads it); `None` when neither is there yet (or the home
-    /// is not found).
-    pub fn infra<S, I: InfraOf<IC, S>>(&self, own: impl FnOnce(&CP) -> Option<&S>) -> Option<I> {
-        match self {
-            PoolHome::Found {
-                infra_cluster: Some(c),
-                ..
-            } => Some(I::from_infra_cluster(c)),
-            PoolHome::Found { control_plane, .. } => own(control_plane).map(I::from_own),
-            PoolHome::NotYet(_) => None,
-        }
-    }
 }
 
 /// The first half of every cloud's pool `locate`: the Cluster's ControlPlane (initialized, when
@@ -328,20 +313,17 @@ pub struct PoolPlace<CP, I> {
     pub version: Option<contract::version::KubeVersion>,
 }
 
-/// [`pool_home`] with the cloud's `Infra` made by the one rule of [`PoolHome::infra`]: what a
-/// pool locates on every cloud whose `Infra` is all it needs of the InfraCluster (`own` reads a
-/// control plane's own `spec.infrastructure`). Not yet while the home or its infrastructure is
-/// not there.
+/// [`pool_home`] with the cloud's `Infra` made by one rule: from the InfraCluster, else from the
+/// control plane's own `spec.infrastructure` (`own` reads it). What a pool locates on every
+/// cloud whose `Infra` is all it needs of the InfraCluster. Not yet while the home is not there.
 ///
 /// # Errors
 /// As [`pool_home`].
 pub async fn pool_place<CP, IC, S, I>(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
-    cloud: &str,
     require_initialized: bool,
     own: impl Fn(&CP) -> Option<&S>,
-    fields: &str,
 ) -> Result<crate::machine_pool::Located<PoolPlace<CP, I>>, ProviderError>
 where
     CP: ClusterObject + crate::control_plane::ManagedControlPlane,
@@ -352,28 +334,34 @@ where
     let home = pool_home::<CP, IC>(
         client,
         cluster,
-        cloud,
+        I::CLOUD,
         require_initialized,
         |cp| own(cp).is_some(),
-        fields,
+        I::OWN_FIELDS,
     )
     .await?;
-    let Some(infra) = home.infra::<S, I>(&own) else {
-        return Ok(Located::NotYet(match home {
-            PoolHome::NotYet(why) => why,
-            PoolHome::Found { .. } => format!("waiting for the Cluster's {}", IC::kind(&())),
-        }));
-    };
-    match home {
+    let (control_plane, infra_cluster, version) = match home {
+        PoolHome::NotYet(why) => return Ok(Located::NotYet(why)),
         PoolHome::Found {
             control_plane,
+            infra_cluster,
             version,
-            ..
-        } => Ok(Located::Found(PoolPlace {
-            control_plane,
-            infra,
-            version,
-        })),
-        PoolHome::NotYet(why) => Ok(Located::NotYet(why)),
-    }
+        } => (control_plane, infra_cluster, version),
+    };
+    // Without an InfraCluster, pool_home has made sure of the control plane's own.
+    let infra = match (&infra_cluster, own(&control_plane)) {
+        (Some(c), _) => I::from_infra_cluster(c),
+        (None, Some(spec)) => I::from_own(spec),
+        (None, None) => {
+            return Ok(Located::NotYet(format!(
+                "waiting for the Cluster's {}",
+                IC::kind(&())
+            )));
+        }
+    };
+    Ok(Located::Found(PoolPlace {
+        control_plane,
+        infra,
+        version,
+    }))
 }

@@ -902,3 +902,28 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delete_request_s_outcome_is_started_gone_blocked_or_an_error() {
+        assert!(matches!(
+            Deletion::after(Ok(Deletion::Started)),
+            Ok(Deletion::Started)
+        ));
+        assert!(matches!(
+            Deletion::after(Err(CloudError::NotFound("gone".into()))),
+            Ok(Deletion::Gone)
+        ));
+        assert!(matches!(
+            Deletion::after(Err(CloudError::InUse("pools left".into()))),
+            Ok(Deletion::Blocked(m)) if m == "pools left"
+        ));
+        assert!(
+            Deletion::after(Err(CloudError::Unauthorized("no".into()))).is_err(),
+            "a refusal is not taken as done"
+        );
+    }
+}

@@ -72,6 +72,11 @@ impl SecretIdentity {
         }
     }
 
+    /// `identity Secret <namespace>/<name>`, for messages.
+    pub fn describe(&self) -> String {
+        format!("identity Secret {}/{}", self.namespace, self.name)
+    }
+
     /// The value of `key`, if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
@@ -90,9 +95,8 @@ impl SecretIdentity {
                     return Err(ProviderError::terminal(
                         Reason::Unauthorized,
                         format!(
-                            "identity Secret {}/{} must hold {} (non-empty UTF-8 text; {key} is missing, blank or not text)",
-                            self.namespace,
-                            self.name,
+                            "{} must hold {} (non-empty UTF-8 text; {key} is missing, blank or not text)",
+                            self.describe(),
                             and_list(&keys)
                         ),
                     ));

@@ -16,6 +16,7 @@
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
 //! - [`identity`]: `spec.identityRef` read the same way on every cloud, and the client cache
 //!   keyed by (location, identity);
+//! - [`expiring`]: what is read from the cloud now and then (a CA, a region's zones), kept a while;
 //! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
 //! - [`Operator`]: the entry point a provider's `main` calls.
 //!
@@ -45,6 +46,7 @@ pub mod cloud_error;
 pub mod cluster_objects;
 pub mod control_plane;
 pub mod error;
+pub mod expiring;
 pub mod flags;
 pub mod health;
 pub mod identity;

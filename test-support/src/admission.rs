@@ -24,6 +24,9 @@ pub struct Kinds {
     pub base: fn(Role) -> Value,
     /// What the cloud refuses beyond the shared corpus: `(kind, spec, message)`.
     pub own: &'static [(Role, &'static str, &'static str)],
+    /// The updates the cloud refuses (its immutable fields, its one-way transitions):
+    /// `(kind, spec stored first, spec submitted as the update, message)`.
+    pub own_updates: &'static [(Role, &'static str, &'static str, &'static str)],
     /// The messages a label key and a taint key longer than 63 characters get, when the cloud
     /// refuses them (Kubernetes allows a prefix of 253); `None` when it takes them.
     pub long_keys: Option<(&'static str, &'static str)>,
@@ -148,12 +151,22 @@ pub async fn every_bad_object_is_rejected_and_good_ones_are_admitted(
             Err(why) => failures.push(format!("{}: {why}", case.case)),
         }
     }
-    for (i, (role, spec, expected)) in kinds.own.iter().enumerate() {
+    let own = kinds
+        .own
+        .iter()
+        .map(|(role, spec, expected)| (*role, None, *spec, *expected))
+        .chain(
+            kinds
+                .own_updates
+                .iter()
+                .map(|(role, stored, spec, expected)| (*role, Some(*stored), *spec, *expected)),
+        );
+    for (i, (role, stored, spec, expected)) in own.enumerate() {
         let case = BadSpec {
             case: "cloud",
-            role: *role,
+            role,
             field: "",
-            stored: None,
+            stored,
             spec,
             message_contains: expected,
             source: contract::corpus::Source::Cel,
@@ -171,7 +184,7 @@ pub async fn every_bad_object_is_rejected_and_good_ones_are_admitted(
         failures.is_empty(),
         "{} of {} bad objects misbehaved:\n{}",
         failures.len(),
-        BAD_SPECS.len() + kinds.own.len(),
+        BAD_SPECS.len() + kinds.own.len() + kinds.own_updates.len(),
         failures.join("\n")
     );
 }

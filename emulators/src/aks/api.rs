@@ -48,22 +48,6 @@ pub fn router(aks: Arc<Aks>) -> Router {
         .merge(control)
 }
 
-fn form(body: &[u8]) -> HashMap<String, String> {
-    String::from_utf8_lossy(body)
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let decode = |s: &str| {
-                percent_encoding::percent_decode_str(&s.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
 /// What a path names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
@@ -254,7 +238,9 @@ async fn dispatch(
         && method == Method::POST
     {
         aks.kit.calls.record("Token", kit::Outcome::Ok);
-        let (status, body) = aks.entra.token(tenant, &form(&body));
+        let (status, body) = aks
+            .entra
+            .token(tenant, &kit::form(&String::from_utf8_lossy(&body)));
         return (
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
             axum::Json(body),

@@ -181,6 +181,30 @@ fn credentials(args: &EksArgs) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// A listener on `host:port` (port 0: a free one) and the base URL clients reach it at (all
+/// interfaces are reached on loopback).
+async fn listen(host: &str, port: u16) -> Result<(tokio::net::TcpListener, String)> {
+    let listener = tokio::net::TcpListener::bind((host, port))
+        .await
+        .with_context(|| format!("binding {host}:{port}"))?;
+    let port = listener.local_addr()?.port();
+    let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
+    Ok((listener, format!("http://{host}:{port}")))
+}
+
+/// Real kube-apiservers behind the emulated clusters (assets from TESTBED_ASSETS or the cache),
+/// their tokens reviewed by the emulator at `base`.
+async fn workload_servers(dir: PathBuf, base: &str) -> Result<Arc<WorkloadServers>> {
+    let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
+        .await?
+        .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
+    Ok(Arc::new(WorkloadServers::new(
+        assets,
+        dir,
+        format!("{base}/_emulator/tokenreview"),
+    )?))
+}
+
 async fn run_eks(args: EksArgs) -> Result<()> {
     // Signals are caught from here on: a SIGTERM while moto or the workload servers start still
     // stops them (their processes are killed when dropped).
@@ -223,16 +247,7 @@ struct Started {
 }
 
 async fn start_eks(args: &EksArgs) -> Result<Started> {
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
-        .await
-        .with_context(|| format!("binding {}:{}", args.host, args.port))?;
-    let port = listener.local_addr()?.port();
-    let host = if args.host == "0.0.0.0" {
-        "127.0.0.1"
-    } else {
-        args.host.as_str()
-    };
-    let base = format!("http://{host}:{port}");
+    let (listener, base) = listen(&args.host, args.port).await?;
     let dir = match &args.workload_dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("eks-emulator-{}", std::process::id())),
@@ -257,11 +272,7 @@ async fn start_eks(args: &EksArgs) -> Result<Started> {
     config.token_lifetime = jiff::SignedDuration::from_secs(i64::try_from(args.token_ttl)?);
     config.cluster_quota = args.cluster_quota;
     if args.workload_servers {
-        let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
-            .await?
-            .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
-        let servers = WorkloadServers::new(assets, dir, format!("{base}/_emulator/tokenreview"))?;
-        config.workload = Some(Arc::new(servers));
+        config.workload = Some(workload_servers(dir, &base).await?);
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -352,16 +363,7 @@ async fn run_gke(args: GkeArgs) -> Result<()> {
 
 async fn start_gke(args: &GkeArgs) -> Result<emulators::gke::GkeServer> {
     use emulators::gke::{GkeConfig, ServiceAccountKey, serve_gke};
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
-        .await
-        .with_context(|| format!("binding {}:{}", args.host, args.port))?;
-    let port = listener.local_addr()?.port();
-    let host = if args.host == "0.0.0.0" {
-        "127.0.0.1"
-    } else {
-        args.host.as_str()
-    };
-    let base = format!("http://{host}:{port}");
+    let (listener, base) = listen(&args.host, args.port).await?;
     let dir = match &args.workload_dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("gke-emulator-{}", std::process::id())),
@@ -385,11 +387,7 @@ async fn start_gke(args: &GkeArgs) -> Result<emulators::gke::GkeServer> {
     config.cluster_quota = args.cluster_quota;
     config.cpu_quota = args.cpu_quota;
     if args.workload_servers {
-        let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
-            .await?
-            .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
-        let servers = WorkloadServers::new(assets, dir, format!("{base}/_emulator/tokenreview"))?;
-        config.workload = Some(Arc::new(servers));
+        config.workload = Some(workload_servers(dir, &base).await?);
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -709,16 +707,7 @@ struct AksArgs {
 
 async fn run_aks(args: AksArgs) -> Result<()> {
     use emulators::aks::{AksConfig, Principal, serve_aks};
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
-        .await
-        .with_context(|| format!("binding {}:{}", args.host, args.port))?;
-    let port = listener.local_addr()?.port();
-    let host = if args.host == "0.0.0.0" {
-        "127.0.0.1"
-    } else {
-        args.host.as_str()
-    };
-    let base = format!("http://{host}:{port}");
+    let (listener, base) = listen(&args.host, args.port).await?;
     let mut config = AksConfig {
         tenant: args.tenant.clone(),
         subscription: args.subscription.clone(),
@@ -768,14 +757,7 @@ async fn run_aks(args: AksArgs) -> Result<()> {
             Some(d) => d.clone(),
             None => std::env::temp_dir().join(format!("aks-emulator-{}", std::process::id())),
         };
-        let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
-            .await?
-            .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
-        config.workload = Some(Arc::new(WorkloadServers::new(
-            assets,
-            dir,
-            format!("{base}/_emulator/tokenreview"),
-        )?));
+        config.workload = Some(workload_servers(dir, &base).await?);
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -959,8 +941,8 @@ struct OkeArgs {
     #[arg(long = "api-key", value_name = "KEY_ID=PEM_FILE")]
     api_keys: Vec<String>,
     /// Make a user with an API key (openssl), write its private key here (mode 0600) and print
-    /// `OCI_USER_ID=`, `OCI_FINGERPRINT=` and `OCI_PRIVATE_KEY_PATH=`. Without any key, requests
-    /// are not checked.
+    /// `OCI_USER_ID=`, `OCI_FINGERPRINT=` and `OCI_PRIVATE_KEY_PATH=`. Without any key, a
+    /// request's signature is checked in form only.
     #[arg(long, value_name = "FILE")]
     generate_key: Option<PathBuf>,
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
@@ -996,16 +978,7 @@ struct OkeArgs {
 
 async fn run_oke(args: OkeArgs) -> Result<()> {
     use emulators::oke::{OkeConfig, PublicKey, serve_oke};
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
-        .await
-        .with_context(|| format!("binding {}:{}", args.host, args.port))?;
-    let port = listener.local_addr()?.port();
-    let host = if args.host == "0.0.0.0" {
-        "127.0.0.1"
-    } else {
-        args.host.as_str()
-    };
-    let base = format!("http://{host}:{port}");
+    let (listener, base) = listen(&args.host, args.port).await?;
     let mut config = OkeConfig {
         region: args.region.clone(),
         tenancy: args.tenancy.clone(),
@@ -1040,14 +1013,7 @@ async fn run_oke(args: OkeArgs) -> Result<()> {
             Some(d) => d.clone(),
             None => std::env::temp_dir().join(format!("oke-emulator-{}", std::process::id())),
         };
-        let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
-            .await?
-            .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
-        config.workload = Some(Arc::new(WorkloadServers::new(
-            assets,
-            dir,
-            format!("{base}/_emulator/tokenreview"),
-        )?));
+        config.workload = Some(workload_servers(dir, &base).await?);
     }
     let compartment = config.compartments.first().cloned().unwrap_or_default();
     let timing = Timing {

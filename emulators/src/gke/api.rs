@@ -29,23 +29,6 @@ pub fn router(gke: Arc<Gke>) -> Router {
         .merge(control)
 }
 
-/// `application/x-www-form-urlencoded` into pairs.
-fn form(body: &[u8]) -> HashMap<String, String> {
-    let text = String::from_utf8_lossy(body);
-    text.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let decode = |s: &str| {
-                percent_encoding::percent_decode_str(&s.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
 enum Api {
     Container(container::Call, container::Target),
     Compute(compute::Call, compute::Target),
@@ -62,7 +45,9 @@ async fn dispatch(
     let path = uri.path();
     if path == "/token" && method == Method::POST {
         gke.kit.calls.record("Token", kit::Outcome::Ok);
-        let (status, body) = gke.auth.exchange(&form(&body));
+        let (status, body) = gke
+            .auth
+            .exchange(&kit::form(&String::from_utf8_lossy(&body)));
         return (
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
             axum::Json(body),

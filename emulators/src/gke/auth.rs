@@ -91,27 +91,11 @@ impl ServiceAccountKey {
     /// # Errors
     /// When `openssl` is missing or fails.
     pub fn generate(project: &str, email: &str, token_uri: &str) -> Result<Self> {
-        let out = std::process::Command::new("openssl")
-            .args([
-                "genpkey",
-                "-algorithm",
-                "RSA",
-                "-pkeyopt",
-                "rsa_keygen_bits:2048",
-            ])
-            .output()
-            .context("running openssl genpkey (is openssl installed?)")?;
-        if !out.status.success() {
-            bail!(
-                "openssl genpkey failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
         let key = Self {
             kind: "service_account".into(),
             project_id: project.into(),
             private_key_id: crate::kit::random_hex(20),
-            private_key: String::from_utf8(out.stdout).context("openssl printed PEM")?,
+            private_key: crate::kit::rsa_private_key_pem()?,
             client_email: email.into(),
             token_uri: token_uri.into(),
         };

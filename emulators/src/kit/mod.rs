@@ -230,6 +230,54 @@ pub fn random_unit() -> f64 {
     (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// `application/x-www-form-urlencoded` text (a form body, a URL's query) as its pairs, in
+/// order, repeats kept.
+pub fn form_pairs(text: &str) -> Vec<(String, String)> {
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(&s.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+/// A form as a map (a repeated name keeps its last value).
+pub fn form(text: &str) -> std::collections::HashMap<String, String> {
+    form_pairs(text).into_iter().collect()
+}
+
+/// A new 2048-bit RSA private key, PKCS#8 PEM (`openssl genpkey`: ring cannot generate RSA
+/// keys), for the clouds whose callers sign with one (a GCP service account, an OCI API key).
+///
+/// # Errors
+/// When `openssl` is missing or fails.
+pub fn rsa_private_key_pem() -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    let out = std::process::Command::new("openssl")
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+        ])
+        .output()
+        .context("running openssl genpkey (is openssl installed?)")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "openssl genpkey failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8(out.stdout).context("openssl printed PEM")
+}
+
 /// `n` random bytes as lowercase hex.
 pub fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];

@@ -481,8 +481,6 @@ impl WorkloadServers {
     }
 }
 
-/// Polls `/readyz` through the admin client until it answers `ok`, failing early if the process
-/// exits. On failure returns the error and the tail of the log (the process is killed).
 /// What a cloud emulator tells the kit about its clusters, so that starting their workload API
 /// servers and keeping their Nodes equal to the instances is written once ([`start_for`],
 /// [`sync_for`]). `key` is the cloud's key of the cluster, `id` its workload server's id.
@@ -534,6 +532,8 @@ pub async fn sync_for(
     }
 }
 
+/// Polls `/readyz` through the admin client until it answers `ok`, failing early if the process
+/// exits. On failure returns the error and the tail of the log (the process is killed).
 async fn wait_ready(
     mut process: Process,
     kubeconfig: &Path,

@@ -5,7 +5,6 @@
 //! next to the kit's control endpoint. Every answer carries `opc-request-id` (the caller's, or a
 //! new one).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
@@ -13,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::error::OciError;
 use super::signature::{self, Caller, Received};
@@ -23,8 +22,8 @@ use crate::kit;
 
 /// One API request, parsed.
 pub struct Req<'a> {
-    /// The query parameters (a repeated one keeps its last value).
-    pub query: HashMap<String, String>,
+    /// The query parameters, in order, repeats kept.
+    pub query: Vec<(String, String)>,
     /// The request's headers.
     pub headers: &'a HeaderMap,
     /// The JSON body (`{}` when empty).
@@ -34,6 +33,22 @@ pub struct Req<'a> {
 }
 
 impl Req<'_> {
+    /// A query parameter (the last, when repeated).
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether `value` passes the list filter `name`: the filter is not given, or one of its
+    /// values is `value` (OCI takes a filter such as `lifecycleState` repeated).
+    pub fn passes(&self, name: &str, value: &str) -> bool {
+        let mut given = self.query.iter().filter(|(k, _)| k == name).peekable();
+        given.peek().is_none() || given.any(|(_, v)| v == value)
+    }
+
     fn header(&self, name: &str) -> Option<String> {
         self.headers
             .get(name)
@@ -47,9 +62,15 @@ impl Req<'_> {
         self.header("opc-retry-token")
     }
 
-    /// `if-match`.
-    pub fn if_match(&self) -> Option<String> {
-        self.header("if-match")
+    /// The request's `if-match`, held to the resource's current ETag.
+    ///
+    /// # Errors
+    /// 412 `NoEtagMatch` when it names another.
+    pub fn check_etag(&self, current: &str) -> Result<(), OciError> {
+        match self.header("if-match") {
+            Some(want) if want != current => Err(OciError::etag(&want)),
+            _ => Ok(()),
+        }
     }
 
     /// The caller's user OCID ("" when callers are not checked).
@@ -65,14 +86,14 @@ impl Req<'_> {
     /// # Errors
     /// A `limit` or `page` that is not a number OCI takes.
     pub fn page(&self, items: Vec<Value>) -> Result<Answer, OciError> {
-        let limit = match self.query.get("limit") {
+        let limit = match self.param("limit") {
             None => 1000,
             Some(l) => match l.parse::<usize>() {
                 Ok(n @ 1..=1000) => n,
                 _ => return Err(OciError::invalid(format!("limit {l:?} must be 1 to 1000"))),
             },
         };
-        let start = match self.query.get("page") {
+        let start = match self.param("page") {
             None => 0,
             Some(p) => p
                 .parse::<usize>()
@@ -81,10 +102,45 @@ impl Req<'_> {
         let total = items.len();
         let page: Vec<Value> = items.into_iter().skip(start).take(limit).collect();
         let mut answer = Answer::json(200, Value::Array(page));
-        if start + limit < total {
-            answer = answer.header("opc-next-page", (start + limit).to_string());
+        let next = start.saturating_add(limit);
+        if next < total {
+            answer = answer.header("opc-next-page", next.to_string());
         }
         Ok(answer)
+    }
+}
+
+/// A string field of a request body, when set and not empty.
+pub(super) fn str_field<'a>(body: &'a Value, field: &str) -> Option<&'a str> {
+    body[field].as_str().filter(|s| !s.is_empty())
+}
+
+/// A required string field of a request body.
+pub(super) fn required<'a>(body: &'a Value, field: &str) -> Result<&'a str, OciError> {
+    str_field(body, field).ok_or_else(|| OciError::missing(field))
+}
+
+/// A tags field of a request body (`freeformTags`, `definedTags`), within OCI's limits.
+pub(super) fn tags(body: &Value, field: &str) -> Result<Value, OciError> {
+    match &body[field] {
+        Value::Null => Ok(json!({})),
+        Value::Object(map) => {
+            if map.len() > 64 {
+                return Err(OciError::invalid(format!(
+                    "{field} has {} entries; at most 64 are allowed",
+                    map.len()
+                )));
+            }
+            for (k, v) in map {
+                if field == "freeformTags" && (k.is_empty() || k.len() > 100 || !v.is_string()) {
+                    return Err(OciError::invalid(format!(
+                        "freeformTags key {k:?} must be 1 to 100 characters with a string value"
+                    )));
+                }
+            }
+            Ok(Value::Object(map.clone()))
+        }
+        _ => Err(OciError::invalid(format!("{field} must be an object"))),
     }
 }
 
@@ -281,23 +337,6 @@ fn operation(route: &Route, method: &Method) -> Option<String> {
     }
 }
 
-fn query_of(uri: &Uri) -> HashMap<String, String> {
-    uri.query()
-        .unwrap_or_default()
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let decode = |s: &str| {
-                percent_encoding::percent_decode_str(&s.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
 async fn dispatch(
     State(oke): State<Arc<Oke>>,
     method: Method,
@@ -351,14 +390,17 @@ async fn dispatch(
             if why.starts_with(signature::SKEW_PREFIX) {
                 OciError::new(StatusCode::UNAUTHORIZED, "NotAuthenticated", why)
             } else {
-                OciError::not_authenticated()
+                OciError::not_authenticated(&why)
             }
         })?;
         if let Some(c) = &caller
             && c.tenancy != oke.config.tenancy
         {
             tracing::info!(op, tenancy = %c.tenancy, "a key of another tenancy");
-            return Err(OciError::not_authenticated());
+            return Err(OciError::not_authenticated(&format!(
+                "the key's tenancy {} is not this tenancy, {}",
+                c.tenancy, oke.config.tenancy
+            )));
         }
         let json: Value = if body.is_empty() {
             Value::Object(Default::default())
@@ -366,7 +408,7 @@ async fn dispatch(
             serde_json::from_slice(&body).map_err(OciError::unparsable)?
         };
         let req = Req {
-            query: query_of(&uri),
+            query: kit::form_pairs(uri.query().unwrap_or_default()),
             headers: &headers,
             body: json,
             caller,
@@ -388,36 +430,39 @@ async fn dispatch(
 }
 
 impl Oke {
+    /// The handler of a route and method [`operation`] named; any other method is refused
+    /// here too, so the two tables cannot drift into a wrong handler.
     fn call(&self, route: &Route, method: &Method, req: &Req) -> Result<Answer, OciError> {
         use Method as M;
         match (route, method.clone()) {
             (Route::Clusters, M::POST) => self.create_cluster(req),
-            (Route::Clusters, _) => self.list_clusters(req),
+            (Route::Clusters, M::GET) => self.list_clusters(req),
             (Route::Cluster(id), M::GET) => self.get_cluster(id),
             (Route::Cluster(id), M::PUT) => self.update_cluster(id, req),
-            (Route::Cluster(id), _) => self.delete_cluster(id, req),
-            (Route::ClusterEndpointConfig(id), _) => self.update_endpoint_config(id, req),
-            (Route::Kubeconfig(id), _) => self.kubeconfig(id, req),
-            (Route::ClusterOptions(id), _) => self.cluster_options(id),
+            (Route::Cluster(id), M::DELETE) => self.delete_cluster(id, req),
+            (Route::ClusterEndpointConfig(id), M::POST) => self.update_endpoint_config(id, req),
+            (Route::Kubeconfig(id), M::POST) => self.kubeconfig(id, req),
+            (Route::ClusterOptions(id), M::GET) => self.cluster_options(id),
             (Route::NodePools, M::POST) => self.create_pool(req),
-            (Route::NodePools, _) => self.list_pools(req),
+            (Route::NodePools, M::GET) => self.list_pools(req),
             (Route::NodePool(id), M::GET) => self.get_pool(id),
             (Route::NodePool(id), M::PUT) => self.update_pool(id, req),
-            (Route::NodePool(id), _) => self.delete_pool(id, req),
-            (Route::NodePoolOptions(id), _) => self.pool_options(id),
-            (Route::WorkRequests, _) => self.list_work_requests(req),
-            (Route::WorkRequest(id), _) => self.get_work_request(id),
-            (Route::WorkRequestErrors(id), _) => self.work_request_errors(id, req),
-            (Route::WorkRequestLogs(id), _) => self.work_request_logs(id, req),
-            (Route::Services, _) => self.list_services(req),
-            (Route::AvailabilityDomains, _) => self.list_availability_domains(req),
-            (Route::Instances, _) => self.list_instances(req),
-            (Route::Instance(id), _) => self.get_instance(id),
+            (Route::NodePool(id), M::DELETE) => self.delete_pool(id, req),
+            (Route::NodePoolOptions(id), M::GET) => self.pool_options(id),
+            (Route::WorkRequests, M::GET) => self.list_work_requests(req),
+            (Route::WorkRequest(id), M::GET) => self.get_work_request(id),
+            (Route::WorkRequestErrors(id), M::GET) => self.work_request_errors(id, req),
+            (Route::WorkRequestLogs(id), M::GET) => self.work_request_logs(id, req),
+            (Route::Services, M::GET) => self.list_services(req),
+            (Route::AvailabilityDomains, M::GET) => self.list_availability_domains(req),
+            (Route::Instances, M::GET) => self.list_instances(req),
+            (Route::Instance(id), M::GET) => self.get_instance(id),
             (Route::CoreCollection(k), M::POST) => self.core_create(*k, req),
-            (Route::CoreCollection(k), _) => self.core_list(*k, req),
+            (Route::CoreCollection(k), M::GET) => self.core_list(*k, req),
             (Route::CoreResource(k, id), M::GET) => self.core_get(*k, id),
             (Route::CoreResource(k, id), M::PUT) => self.core_update(*k, id, req),
-            (Route::CoreResource(k, id), _) => self.core_delete(*k, id, req),
+            (Route::CoreResource(k, id), M::DELETE) => self.core_delete(*k, id, req),
+            _ => Err(OciError::method(method.as_str())),
         }
     }
 }

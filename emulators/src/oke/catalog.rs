@@ -2,6 +2,8 @@
 //! `v1.33.5`), node shapes (fixed and flexible, with their OCPUs and memory), node images
 //! (Oracle Linux platform images for any version, OKE images for one), availability domains.
 
+use contract::version::KubeVersion;
+
 /// Offered versions, oldest first (each minor's patches ascending), as OKE writes them.
 pub const VERSIONS: &[&str] = &[
     "v1.30.10", "v1.31.1", "v1.31.10", "v1.32.1", "v1.32.10", "v1.33.1", "v1.34.2",
@@ -125,17 +127,11 @@ pub fn image_named(name: &str) -> Option<&'static Image> {
     IMAGES.iter().find(|i| i.name == name)
 }
 
-/// `(major, minor, patch)` of `v1.33.5` (the `v` is required, as OKE writes versions).
-pub fn parse(version: &str) -> Option<(u32, u32, u32)> {
-    let rest = version.trim().strip_prefix('v')?;
-    let mut parts = rest.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    let patch = parts.next()?.parse().ok()?;
-    if parts.next().is_some() {
-        return None;
-    }
-    Some((major, minor, patch))
+/// A version as OKE writes it, `v1.33.5` (the `v` and the patch required).
+pub fn parse(version: &str) -> Option<KubeVersion> {
+    KubeVersion::parse(version.trim())
+        .ok()
+        .filter(|v| v.patch.is_some())
 }
 
 /// Whether OKE offers `version` exactly.
@@ -145,7 +141,7 @@ pub fn offered(version: &str) -> bool {
 
 /// The minor of a version, `(1, 33)`.
 pub fn minor(version: &str) -> (u32, u32) {
-    parse(version).map(|(a, b, _)| (a, b)).unwrap_or((0, 0))
+    parse(version).map_or((0, 0), |v| (v.major, v.minor))
 }
 
 /// `v1.33` of `v1.33.5`.
@@ -157,15 +153,16 @@ pub fn minor_text(version: &str) -> String {
 /// The versions a cluster at `current` may be upgraded to: newer patches of its minor and every
 /// patch of the next minor (OKE moves a control plane one minor at a time).
 pub fn upgrades(current: &str) -> Vec<&'static str> {
-    let Some((a, b, c)) = parse(current) else {
+    let Some(current) = parse(current) else {
         return Vec::new();
     };
     VERSIONS
         .iter()
         .copied()
-        .filter(|v| match parse(v) {
-            Some((x, y, z)) => x == a && ((y == b && z > c) || y == b + 1),
-            None => false,
+        .filter(|v| {
+            parse(v).is_some_and(|v| {
+                (v.same_minor(&current) && v > current) || v.same_minor(&current.next_minor())
+            })
         })
         .collect()
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::api::{Answer, Req};
+use super::api::{Answer, Req, required, str_field, tags};
 use super::catalog::{self, POOL_SKEW};
 use super::core::parse_cidr;
 use super::error::OciError;
@@ -30,12 +30,16 @@ const CNI_TYPES: [&str; 2] = ["OCI_VCN_IP_NATIVE", "FLANNEL_OVERLAY"];
 /// The API server's port on OKE.
 pub const API_PORT: u16 = 6443;
 
-fn str_field<'a>(body: &'a Value, field: &str) -> Option<&'a str> {
-    body[field].as_str().filter(|s| !s.is_empty())
-}
-
-fn required<'a>(body: &'a Value, field: &str) -> Result<&'a str, OciError> {
-    str_field(body, field).ok_or_else(|| OciError::missing(field))
+/// Whether a cluster or node pool (`what`, as a sentence starts) may be deleted: not once it
+/// is DELETED (it is not found), nor twice.
+fn deletable(life: Life, what: &str, id: &str) -> Result<(), OciError> {
+    match life {
+        Life::Deleted => Err(OciError::not_found(format!("{} {id}", what.to_lowercase()))),
+        Life::Deleting => Err(OciError::incorrect_state(format!(
+            "{what} {id} is already being deleted"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn check_name(name: &str, what: &str) -> Result<(), OciError> {
@@ -50,23 +54,6 @@ fn check_name(name: &str, what: &str) -> Result<(), OciError> {
         )));
     }
     Ok(())
-}
-
-fn tags(body: &Value, field: &str) -> Result<Value, OciError> {
-    match &body[field] {
-        Value::Null => Ok(json!({})),
-        Value::Object(map) => {
-            for (k, v) in map {
-                if field == "freeformTags" && (k.is_empty() || k.len() > 100 || !v.is_string()) {
-                    return Err(OciError::invalid(format!(
-                        "freeformTags key {k:?} must be 1 to 100 characters with a string value"
-                    )));
-                }
-            }
-            Ok(Value::Object(map.clone()))
-        }
-        _ => Err(OciError::invalid(format!("{field} must be an object"))),
-    }
 }
 
 fn version_error(field: &str, version: &str) -> OciError {
@@ -170,6 +157,9 @@ impl Oke {
     }
 
     fn subnet_in(&self, st: &State, id: &str, vcn: &str, field: &str) -> Result<Value, OciError> {
+        if id.is_empty() {
+            return Err(OciError::missing(field));
+        }
         let subnet = st
             .live(CoreKind::Subnet, id)
             .ok_or_else(|| OciError::not_found(format!("{field} subnet {id}")))?;
@@ -273,17 +263,7 @@ impl Oke {
                 })?;
                 let flannel = pod_network[0]["cniType"] == "FLANNEL_OVERLAY";
                 if (field == "servicesCidr" || flannel)
-                    && vcn_blocks.iter().any(|v| {
-                        let (a, b1) = (
-                            u64::from(v.0),
-                            u64::from(v.0) + (1u64 << (32 - u32::from(v.1))),
-                        );
-                        let (c0, d) = (
-                            u64::from(cidr.0),
-                            u64::from(cidr.0) + (1u64 << (32 - u32::from(cidr.1))),
-                        );
-                        a < d && c0 < b1
-                    })
+                    && vcn_blocks.iter().any(|v| contract::cidr::overlap(*v, cidr))
                 {
                     return Err(OciError::invalid(format!(
                         "options.kubernetesNetworkConfig.{field} {c} overlaps the VCN's CIDR blocks"
@@ -433,24 +413,14 @@ impl Oke {
     /// `GET /20180222/clusters?compartmentId=…`: summaries, DELETED ones included unless a
     /// `lifecycleState` is asked for.
     pub(super) fn list_clusters(&self, req: &Req) -> Result<Answer, OciError> {
-        let compartment = req
-            .query
-            .get("compartmentId")
-            .ok_or_else(|| OciError::missing("compartmentId"))?;
-        if !self.known_compartment(compartment) {
-            return Err(OciError::not_found(format!("compartment {compartment}")));
-        }
+        let compartment = self.listed_compartment(req)?;
         let st = self.lock();
         let items: Vec<Value> = st
             .clusters
             .values()
-            .filter(|c| &c.compartment == compartment)
-            .filter(|c| req.query.get("name").is_none_or(|n| &c.name == n))
-            .filter(|c| {
-                req.query
-                    .get("lifecycleState")
-                    .is_none_or(|s| c.life.as_str() == s)
-            })
+            .filter(|c| c.compartment == compartment)
+            .filter(|c| req.passes("name", &c.name))
+            .filter(|c| req.passes("lifecycleState", c.life.as_str()))
             .map(|c| {
                 let mut s = self.cluster_body(c);
                 if let Some(o) = s.as_object_mut() {
@@ -473,11 +443,7 @@ impl Oke {
             .clusters
             .get_mut(id)
             .ok_or_else(|| OciError::not_found(format!("cluster {id}")))?;
-        if let Some(want) = req.if_match()
-            && want != c.etag
-        {
-            return Err(OciError::etag(&want));
-        }
+        req.check_etag(&c.etag)?;
         match (c.life, &c.busy) {
             (Life::Deleted, _) => Err(OciError::not_found(format!("cluster {id}"))),
             (_, Some(wr)) => Err(OciError::incorrect_state(format!(
@@ -646,34 +612,14 @@ impl Oke {
             .clusters
             .get_mut(id)
             .ok_or_else(|| OciError::not_found(format!("cluster {id}")))?;
-        if let Some(want) = req.if_match()
-            && want != c.etag
-        {
-            return Err(OciError::etag(&want));
-        }
-        match c.life {
-            Life::Deleted => return Err(OciError::not_found(format!("cluster {id}"))),
-            Life::Deleting => {
-                return Err(OciError::incorrect_state(format!(
-                    "Cluster {id} is already being deleted"
-                )));
-            }
-            _ => {}
-        }
+        req.check_etag(&c.etag)?;
+        deletable(c.life, "Cluster", id)?;
         c.life = Life::Deleting;
         c.details = "Deleting".into();
         c.etag = new_etag();
         let compartment = c.compartment.clone();
-        // A running change gives way to the deletion.
-        if let Some(old) = c.busy.take()
-            && let Some(w) = st.work_requests.get_mut(&old)
-        {
-            w.effect = None;
-            w.status = WrStatus::Failed;
-            w.times[2] = Some(now_rfc3339());
-            w.errors
-                .push(OciError::conflict("The cluster is being deleted"));
-        }
+        // A running change of the cluster or of its pools gives way to the deletion.
+        let mut given_way: Vec<String> = c.busy.take().into_iter().collect();
         for p in st
             .pools
             .values_mut()
@@ -681,6 +627,12 @@ impl Oke {
         {
             p.life = Life::Deleting;
             p.etag = new_etag();
+            given_way.extend(p.busy.take());
+        }
+        for old in given_way {
+            if let Some(w) = st.work_requests.get_mut(&old) {
+                w.fail(OciError::conflict("The cluster is being deleted"));
+            }
         }
         let delay = self.delay(|t| t.cluster, |d| d.delete);
         let wr = self.work_request(
@@ -732,7 +684,9 @@ impl Oke {
             }
         }
         .ok_or_else(|| {
-            OciError::invalid(format!("Cluster {id} has no {which} endpoint"))
+            OciError::invalid(format!(
+                "Cluster {id} has no {which} endpoint; ask for the PRIVATE_ENDPOINT of a cluster without a public one"
+            ))
         })?;
         let ca = match (&c.endpoint, &self.config.workload) {
             (Some(e), _) => e.ca_pem.clone(),
@@ -858,8 +812,10 @@ impl Oke {
             Value::Array(a) => a,
             _ => return Err(OciError::invalid("initialNodeLabels must be a list")),
         };
-        for l in labels {
-            let key = l["key"].as_str().unwrap_or_default();
+        for (i, l) in labels.iter().enumerate() {
+            let Some(key) = l["key"].as_str().filter(|k| !k.is_empty()) else {
+                return Err(OciError::missing(&format!("initialNodeLabels[{i}].key")));
+            };
             let value = l["value"].as_str().unwrap_or_default();
             if !label_ok(key, value) {
                 return Err(OciError::invalid(format!(
@@ -902,7 +858,12 @@ impl Oke {
                 }
             }
         }
-        let size = config["size"].as_i64().unwrap_or(0);
+        let size = match &config["size"] {
+            Value::Null => return Err(OciError::missing("nodeConfigDetails.size")),
+            v => v.as_i64().ok_or_else(|| {
+                OciError::invalid(format!("nodeConfigDetails.size {v} is not an integer"))
+            })?,
+        };
         if !(0..=1000).contains(&size) {
             return Err(OciError::invalid(format!(
                 "nodeConfigDetails.size {size} must be from 0 to 1000"
@@ -1104,22 +1065,15 @@ impl Oke {
 
     /// `GET /20180222/nodePools?compartmentId=…`: summaries.
     pub(super) fn list_pools(&self, req: &Req) -> Result<Answer, OciError> {
-        let compartment = req
-            .query
-            .get("compartmentId")
-            .ok_or_else(|| OciError::missing("compartmentId"))?;
+        let compartment = self.listed_compartment(req)?;
         let st = self.lock();
         let items: Vec<Value> = st
             .pools
             .values()
-            .filter(|p| &p.compartment == compartment)
-            .filter(|p| req.query.get("clusterId").is_none_or(|c| &p.cluster == c))
-            .filter(|p| req.query.get("name").is_none_or(|n| &p.name == n))
-            .filter(|p| {
-                req.query
-                    .get("lifecycleState")
-                    .is_none_or(|s| p.life.as_str() == s)
-            })
+            .filter(|p| p.compartment == compartment)
+            .filter(|p| req.passes("clusterId", &p.cluster))
+            .filter(|p| req.passes("name", &p.name))
+            .filter(|p| req.passes("lifecycleState", p.life.as_str()))
             .map(|p| self.pool_body(p, false))
             .collect();
         drop(st);
@@ -1135,11 +1089,7 @@ impl Oke {
             .get(id)
             .ok_or_else(|| OciError::not_found(format!("node pool {id}")))?
             .clone();
-        if let Some(want) = req.if_match()
-            && want != p.etag
-        {
-            return Err(OciError::etag(&want));
-        }
+        req.check_etag(&p.etag)?;
         if let Some(wr) = &p.busy {
             return Err(OciError::incorrect_state(format!(
                 "Node pool {id} is {} (work request {wr}); try again when it is ACTIVE",
@@ -1246,28 +1196,12 @@ impl Oke {
             .pools
             .get_mut(id)
             .ok_or_else(|| OciError::not_found(format!("node pool {id}")))?;
-        if let Some(want) = req.if_match()
-            && want != p.etag
-        {
-            return Err(OciError::etag(&want));
-        }
-        match p.life {
-            Life::Deleted => return Err(OciError::not_found(format!("node pool {id}"))),
-            Life::Deleting => {
-                return Err(OciError::incorrect_state(format!(
-                    "Node pool {id} is already being deleted"
-                )));
-            }
-            _ => {}
-        }
+        req.check_etag(&p.etag)?;
+        deletable(p.life, "Node pool", id)?;
         if let Some(old) = p.busy.take()
             && let Some(w) = st.work_requests.get_mut(&old)
         {
-            w.effect = None;
-            w.status = WrStatus::Failed;
-            w.times[2] = Some(now_rfc3339());
-            w.errors
-                .push(OciError::conflict("The node pool is being deleted"));
+            w.fail(OciError::conflict("The node pool is being deleted"));
         }
         let Some(p) = st.pools.get_mut(id) else {
             return Err(OciError::not_found(format!("node pool {id}")));
@@ -1376,25 +1310,16 @@ impl Oke {
 
     /// `GET /20180222/workRequests?compartmentId=…&resourceId=…`.
     pub(super) fn list_work_requests(&self, req: &Req) -> Result<Answer, OciError> {
-        let compartment = req
-            .query
-            .get("compartmentId")
-            .ok_or_else(|| OciError::missing("compartmentId"))?;
+        let compartment = self.listed_compartment(req)?;
         let st = self.lock();
         let items: Vec<Value> = st
             .work_requests
             .values()
-            .filter(|w| &w.compartment == compartment)
+            .filter(|w| w.compartment == compartment)
             .filter(|w| {
-                req.query
-                    .get("resourceId")
-                    .is_none_or(|r| &w.entity.1 == r || &w.cluster == r)
+                req.passes("resourceId", &w.entity.1) || req.passes("resourceId", &w.cluster)
             })
-            .filter(|w| {
-                req.query
-                    .get("status")
-                    .is_none_or(|s| w.status.as_str() == s)
-            })
+            .filter(|w| req.passes("status", w.status.as_str()))
             .map(|w| self.work_request_body(w))
             .collect();
         drop(st);

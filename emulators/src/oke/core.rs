@@ -13,10 +13,11 @@
 
 use std::collections::BTreeMap;
 
+use contract::cidr;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::api::{Answer, Req};
+use super::api::{Answer, Req, required, str_field, tags};
 use super::error::OciError;
 use super::state::{CoreKind, CoreResource, State};
 use super::{Oke, new_etag, now_rfc3339};
@@ -43,44 +44,8 @@ pub fn services(region_key: &str) -> Vec<Value> {
 }
 
 /// `(base, prefix)` of an IPv4 CIDR block whose host bits are clear.
-pub fn parse_cidr(text: &str) -> Option<(u32, u8)> {
-    let (ip, prefix) = text.split_once('/')?;
-    let ip: std::net::Ipv4Addr = ip.parse().ok()?;
-    let prefix: u8 = prefix.parse().ok()?;
-    if prefix > 32 {
-        return None;
-    }
-    let mask = if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - prefix)
-    };
-    (u32::from(ip) & !mask == 0).then_some((u32::from(ip), prefix))
-}
-
-fn range((base, prefix): (u32, u8)) -> (u64, u64) {
-    let size = 1u64 << (32 - u32::from(prefix));
-    (u64::from(base), u64::from(base) + size)
-}
-
-fn within(inner: (u32, u8), outer: (u32, u8)) -> bool {
-    let (a, b) = range(inner);
-    let (c, d) = range(outer);
-    a >= c && b <= d
-}
-
-fn overlaps(x: (u32, u8), y: (u32, u8)) -> bool {
-    let (a, b) = range(x);
-    let (c, d) = range(y);
-    a < d && c < b
-}
-
-fn str_field<'a>(body: &'a Value, field: &str) -> Option<&'a str> {
-    body[field].as_str().filter(|s| !s.is_empty())
-}
-
-fn required<'a>(body: &'a Value, field: &str) -> Result<&'a str, OciError> {
-    str_field(body, field).ok_or_else(|| OciError::missing(field))
+pub fn parse_cidr(text: &str) -> Option<cidr::Block> {
+    cidr::parse("", text, "").ok()
 }
 
 fn check_dns_label(label: Option<&str>) -> Result<(), OciError> {
@@ -95,29 +60,6 @@ fn check_dns_label(label: Option<&str>) -> Result<(), OciError> {
         }
     }
     Ok(())
-}
-
-fn tags(body: &Value, field: &str) -> Result<Value, OciError> {
-    match &body[field] {
-        Value::Null => Ok(json!({})),
-        Value::Object(map) => {
-            if map.len() > 64 {
-                return Err(OciError::invalid(format!(
-                    "{field} has {} entries; at most 64 are allowed",
-                    map.len()
-                )));
-            }
-            for (k, v) in map {
-                if field == "freeformTags" && (k.is_empty() || k.len() > 100 || !v.is_string()) {
-                    return Err(OciError::invalid(format!(
-                        "freeformTags key {k:?} must be 1 to 100 characters with a string value"
-                    )));
-                }
-            }
-            Ok(Value::Object(map.clone()))
-        }
-        _ => Err(OciError::invalid(format!("{field} must be an object"))),
-    }
 }
 
 fn check_rules(body: &Value, field: &str, peer: &str) -> Result<Value, OciError> {
@@ -152,6 +94,17 @@ impl Oke {
     /// Whether `id` is a compartment of the tenancy (the tenancy itself is the root one).
     pub(super) fn known_compartment(&self, id: &str) -> bool {
         id == self.config.tenancy || self.config.compartments.iter().any(|c| c == id)
+    }
+
+    /// The `compartmentId` a list names, which OCI requires and must know.
+    pub(super) fn listed_compartment<'r>(&self, req: &'r Req) -> Result<&'r str, OciError> {
+        let compartment = req
+            .param("compartmentId")
+            .ok_or_else(|| OciError::missing("compartmentId"))?;
+        if !self.known_compartment(compartment) {
+            return Err(OciError::not_found(format!("compartment {compartment}")));
+        }
+        Ok(compartment)
     }
 
     pub(super) fn check_compartment(&self, body: &Value) -> Result<String, OciError> {
@@ -205,8 +158,13 @@ impl Oke {
                 {
                     (Value::Array(a), _) if !a.is_empty() => a
                         .iter()
-                        .filter_map(|b| b.as_str().map(String::from))
-                        .collect(),
+                        .enumerate()
+                        .map(|(i, b)| {
+                            b.as_str().map(String::from).ok_or_else(|| {
+                                OciError::invalid(format!("cidrBlocks[{i}] must be a string"))
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
                     (_, Some(b)) => vec![b.to_string()],
                     _ => return Err(OciError::missing("cidrBlock")),
                 };
@@ -282,7 +240,7 @@ impl Oke {
                     .flatten()
                     .filter_map(|b| b.as_str().and_then(parse_cidr))
                     .collect();
-                if !vcn_blocks.iter().any(|v| within(cidr, *v)) {
+                if !vcn_blocks.iter().any(|v| cidr::within(cidr, *v)) {
                     return Err(OciError::invalid(format!(
                         "The requested CIDR {block} is invalid: subnet CIDR is not within the VCN's CIDR blocks"
                     )));
@@ -300,7 +258,7 @@ impl Oke {
                         && r.body["cidrBlock"]
                             .as_str()
                             .and_then(parse_cidr)
-                            .is_some_and(|c| overlaps(c, cidr))
+                            .is_some_and(|c| cidr::overlap(c, cidr))
                 }) {
                     return Err(OciError::invalid(format!(
                         "The requested CIDR {block} is invalid: subnet {} with CIDR {} overlaps with this CIDR",
@@ -349,10 +307,11 @@ impl Oke {
                 resource["cidrBlock"] = json!(block);
                 resource["availabilityDomain"] = body["availabilityDomain"].clone();
                 resource["dnsLabel"] = body["dnsLabel"].clone();
-                resource["prohibitPublicIpOnVnic"] =
-                    json!(body["prohibitPublicIpOnVnic"].as_bool().unwrap_or(false));
-                resource["prohibitInternetIngress"] =
-                    json!(body["prohibitPublicIpOnVnic"].as_bool().unwrap_or(false));
+                // The two fields are one setting; either makes the subnet private.
+                let private = body["prohibitPublicIpOnVnic"] == true
+                    || body["prohibitInternetIngress"] == true;
+                resource["prohibitPublicIpOnVnic"] = json!(private);
+                resource["prohibitInternetIngress"] = json!(private);
                 resource["routeTableId"] = json!(route_table);
                 resource["securityListIds"] = json!(lists);
                 resource["dhcpOptionsId"] = vcn.body["defaultDhcpOptionsId"].clone();
@@ -563,29 +522,20 @@ impl Oke {
 
     /// `GET /20160918/<collection>?compartmentId=…`.
     pub(super) fn core_list(&self, kind: CoreKind, req: &Req) -> Result<Answer, OciError> {
-        let compartment = req
-            .query
-            .get("compartmentId")
-            .ok_or_else(|| OciError::missing("compartmentId"))?;
-        if !self.known_compartment(compartment) {
-            return Err(OciError::not_found(format!("compartment {compartment}")));
-        }
+        let compartment = self.listed_compartment(req)?;
         let st = self.lock();
         let items: Vec<Value> = st
             .core
             .values()
             .filter(|r| r.kind == kind && r.compartment() == compartment)
-            .filter(|r| req.query.get("vcnId").is_none_or(|v| r.vcn() == v))
+            .filter(|r| req.passes("vcnId", r.vcn()))
             .filter(|r| {
-                req.query
-                    .get("displayName")
-                    .is_none_or(|n| r.body["displayName"] == n.as_str())
+                req.passes(
+                    "displayName",
+                    r.body["displayName"].as_str().unwrap_or_default(),
+                )
             })
-            .filter(|r| {
-                req.query
-                    .get("lifecycleState")
-                    .is_none_or(|s| r.state() == s)
-            })
+            .filter(|r| req.passes("lifecycleState", r.state()))
             .map(|r| r.body.clone())
             .collect();
         req.page(items)
@@ -612,11 +562,7 @@ impl Oke {
                 current.state()
             )));
         }
-        if let Some(want) = req.if_match()
-            && want != current.etag
-        {
-            return Err(OciError::etag(&want));
-        }
+        req.check_etag(&current.etag)?;
         let vcn = current.vcn().to_string();
         let mut updated = current.body.clone();
         for field in ["displayName"] {
@@ -691,11 +637,7 @@ impl Oke {
         if current.terminating() {
             return Ok(Answer::empty(204));
         }
-        if let Some(want) = req.if_match()
-            && want != current.etag
-        {
-            return Err(OciError::etag(&want));
-        }
+        req.check_etag(&current.etag)?;
         let vcn = current.vcn().to_string();
         let defaults: Vec<String> = st
             .core
@@ -811,13 +753,7 @@ impl Oke {
 
     /// `GET /20160918/availabilityDomains?compartmentId=…` (Identity).
     pub(super) fn list_availability_domains(&self, req: &Req) -> Result<Answer, OciError> {
-        let compartment = req
-            .query
-            .get("compartmentId")
-            .ok_or_else(|| OciError::missing("compartmentId"))?;
-        if !self.known_compartment(compartment) {
-            return Err(OciError::not_found(format!("compartment {compartment}")));
-        }
+        let compartment = self.listed_compartment(req)?;
         let items = self
             .availability_domains()
             .into_iter()
@@ -886,19 +822,17 @@ impl Oke {
 
     /// `GET /20160918/instances?compartmentId=…`.
     pub(super) fn list_instances(&self, req: &Req) -> Result<Answer, OciError> {
-        let compartment = req
-            .query
-            .get("compartmentId")
-            .ok_or_else(|| OciError::missing("compartmentId"))?;
+        let compartment = self.listed_compartment(req)?;
         let st = self.lock();
         let items: Vec<Value> = self
             .instance_bodies(&st)
             .into_values()
-            .filter(|i| i["compartmentId"] == compartment.as_str())
+            .filter(|i| i["compartmentId"] == compartment)
             .filter(|i| {
-                req.query
-                    .get("lifecycleState")
-                    .is_none_or(|s| i["lifecycleState"] == s.as_str())
+                req.passes(
+                    "lifecycleState",
+                    i["lifecycleState"].as_str().unwrap_or_default(),
+                )
             })
             .collect();
         drop(st);
@@ -912,20 +846,5 @@ impl Oke {
             .remove(id)
             .map(|b| Answer::json(200, b))
             .ok_or_else(|| OciError::not_found(format!("instance {id}")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cidr_blocks_nest_and_overlap_as_ip_ranges_do() {
-        let vcn = parse_cidr("10.0.0.0/16").unwrap_or_default();
-        let a = parse_cidr("10.0.1.0/24").unwrap_or_default();
-        let b = parse_cidr("10.0.1.128/25").unwrap_or_default();
-        assert!(within(a, vcn) && overlaps(a, b) && !within(vcn, a));
-        assert!(parse_cidr("10.0.1.1/24").is_none());
-        assert!(!overlaps(a, parse_cidr("10.0.2.0/24").unwrap_or_default()));
     }
 }

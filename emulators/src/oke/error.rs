@@ -60,12 +60,15 @@ impl OciError {
         Self::new(StatusCode::BAD_REQUEST, "LimitExceeded", message)
     }
 
-    /// 401 `NotAuthenticated`.
-    pub fn not_authenticated() -> Self {
+    /// 401 `NotAuthenticated`: OCI's sentence, and why (never the signature itself), so a
+    /// developer can tell a missing header from a key that is not uploaded.
+    pub fn not_authenticated(why: &str) -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,
             "NotAuthenticated",
-            "The required information to complete authentication was not provided or was incorrect.",
+            format!(
+                "The required information to complete authentication was not provided or was incorrect. (emulator: {why})"
+            ),
         )
     }
 

@@ -57,7 +57,8 @@ pub struct OkeConfig {
     pub tenancy: String,
     /// Compartments besides the root one.
     pub compartments: Vec<String>,
-    /// The API signing keys uploaded; none means requests are not checked.
+    /// The API signing keys uploaded; with none, a request's signature is checked in form
+    /// (signed headers, date, body digest) but against no key.
     pub keys: Vec<PublicKey>,
     /// How long a cluster accepts a token of `oci ce cluster generate-token` after its date.
     pub token_lifetime: Duration,
@@ -123,6 +124,25 @@ impl Oke {
     /// Read access to the state, for tests and diagnostics.
     pub fn with_state<R>(&self, f: impl FnOnce(&State) -> R) -> R {
         f(&self.lock())
+    }
+
+    /// How many clusters, node pools and network resources the tenancy still holds: not yet
+    /// DELETED or TERMINATED (a deletion under way still holds).
+    pub fn held(&self) -> usize {
+        self.with_state(|st| {
+            st.core
+                .values()
+                .filter(|r| r.state() != "TERMINATED")
+                .count()
+                + st.clusters
+                    .values()
+                    .filter(|c| c.life != state::Life::Deleted)
+                    .count()
+                + st.pools
+                    .values()
+                    .filter(|p| p.life != state::Life::Deleted)
+                    .count()
+        })
     }
 
     /// The region's three-letter key (`iad`).
@@ -256,27 +276,10 @@ pub fn global_ocid(kind: &str) -> String {
 /// # Errors
 /// When `openssl` is missing or fails.
 pub fn generate_api_key(key_id_prefix: &str) -> anyhow::Result<(String, PublicKey)> {
-    use anyhow::Context as _;
-    let out = std::process::Command::new("openssl")
-        .args([
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:2048",
-        ])
-        .output()
-        .context("running openssl genpkey (is openssl installed?)")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "openssl genpkey failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let pem = String::from_utf8(out.stdout).context("openssl printed PEM")?;
-    let probe = PublicKey::from_pem("", &pem)?;
-    let key_id = format!("{key_id_prefix}/{}", probe.fingerprint());
-    Ok((pem.clone(), PublicKey::from_pem(&key_id, &pem)?))
+    let pem = crate::kit::rsa_private_key_pem()?;
+    let mut key = PublicKey::from_pem("", &pem)?;
+    key.key_id = format!("{key_id_prefix}/{}", key.fingerprint());
+    Ok((pem, key))
 }
 
 /// Now, RFC 3339 with milliseconds, as OCI writes times.

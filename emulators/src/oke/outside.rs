@@ -31,7 +31,8 @@ impl OciApi {
         }
     }
 
-    /// One signed call of `path` (`/20180222/clusters?…`); `(status, body, work request id)`.
+    /// One signed call of `path` (`/20180222/clusters?…`); `(status, body, work request id)`, a
+    /// body that is not JSON (a kubeconfig) as a string.
     ///
     /// # Errors
     /// When the request cannot be signed or sent.
@@ -75,11 +76,12 @@ impl OciApi {
             .and_then(|v| v.to_str().ok())
             .map(String::from);
         let text = response.text().await.unwrap_or_default();
-        Ok((
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::Null),
-            work_request,
-        ))
+        let body = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(_) if text.is_empty() => Value::Null,
+            Err(_) => Value::String(text),
+        };
+        Ok((status, body, work_request))
     }
 
     /// A call that must succeed.

@@ -39,6 +39,26 @@ pub struct Caller {
     pub fingerprint: String,
 }
 
+impl Caller {
+    /// The caller a signature's `keyId` (`<tenancy>/<user>/<fingerprint>`) names.
+    ///
+    /// # Errors
+    /// When the key id is not of that form.
+    pub fn of_key_id(key_id: &str) -> Result<Self, String> {
+        let mut parts = key_id.split('/');
+        match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some(tenancy), Some(user), Some(fingerprint), None) => Ok(Self {
+                tenancy: tenancy.into(),
+                user: user.into(),
+                fingerprint: fingerprint.into(),
+            }),
+            _ => Err(format!(
+                "keyId {key_id:?} is not <tenancy>/<user>/<fingerprint>"
+            )),
+        }
+    }
+}
+
 /// An uploaded API signing key: its key id and its public key (PKCS#1 `RSAPublicKey`, DER).
 #[derive(Clone, PartialEq, Eq)]
 pub struct PublicKey {
@@ -206,7 +226,7 @@ impl KeyRing {
         }
     }
 
-    /// Whether no key is uploaded (requests are then not checked).
+    /// Whether no key is uploaded (signatures are then checked in form only).
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -225,7 +245,7 @@ pub struct Received<'a> {
 }
 
 /// The parameters of a `Signature` authorization.
-fn parameters(authorization: &str) -> Result<BTreeMap<String, String>, String> {
+pub(super) fn parameters(authorization: &str) -> Result<BTreeMap<String, String>, String> {
     let rest = authorization
         .trim()
         .strip_prefix("Signature ")
@@ -254,7 +274,8 @@ pub fn parse_http_date(text: &str) -> Option<jiff::Timestamp> {
         .map(|z| z.timestamp())
 }
 
-/// Checks a request's signature; `Ok(None)` when no key is uploaded (nothing is checked).
+/// Checks a request's signature; `Ok(None)` when no key is uploaded (the signature's form,
+/// signed headers, date and body digest are checked; no key is).
 ///
 /// # Errors
 /// Why the request is not authenticated (for the log; never echoing the signature).
@@ -267,33 +288,15 @@ pub fn verify(
     let authorization =
         (request.header)("authorization").ok_or("no authorization header was sent")?;
     let params = parameters(&authorization)?;
-    if params.get("version").is_some_and(|v| v != "1") {
-        return Err(format!(
-            "signature version {:?} is not supported",
-            params["version"]
-        ));
+    if let Some(v) = params.get("version").filter(|v| *v != "1") {
+        return Err(format!("signature version {v:?} is not supported"));
     }
     match params.get("algorithm").map(String::as_str) {
         Some("rsa-sha256") => {}
         other => return Err(format!("algorithm {other:?} is not rsa-sha256")),
     }
     let key_id = params.get("keyid").ok_or("the signature has no keyId")?;
-    let mut id_parts = key_id.split('/');
-    let (Some(tenancy), Some(user), Some(fp), None) = (
-        id_parts.next(),
-        id_parts.next(),
-        id_parts.next(),
-        id_parts.next(),
-    ) else {
-        return Err(format!(
-            "keyId {key_id:?} is not <tenancy>/<user>/<fingerprint>"
-        ));
-    };
-    let caller = Caller {
-        tenancy: tenancy.into(),
-        user: user.into(),
-        fingerprint: fp.into(),
-    };
+    let caller = Caller::of_key_id(key_id)?;
     let names: Vec<String> = params
         .get("headers")
         .map_or("date", String::as_str)

@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::error::OciError;
+use super::now_rfc3339;
 use crate::kit::workload::WorkloadEndpoint;
 
 /// The kinds of Core Services resources emulated.
@@ -397,6 +398,21 @@ pub struct WorkRequest {
     pub errors: Vec<OciError>,
     /// Its log (`ListWorkRequestLogs`): `(timestamp, message)`.
     pub logs: Vec<(String, String)>,
+}
+
+impl WorkRequest {
+    /// Ends it as failed with `error`, its effect dropped (a deletion it gave way to, a control
+    /// plane that did not start, a change that could not be applied).
+    pub fn fail(&mut self, error: OciError) {
+        self.effect = None;
+        self.status = WrStatus::Failed;
+        self.times[2] = Some(now_rfc3339());
+        self.logs.push((
+            now_rfc3339(),
+            format!("{} failed: {}", self.operation, error.message),
+        ));
+        self.errors.push(error);
+    }
 }
 
 /// Everything the tenancy holds.

@@ -96,12 +96,7 @@ impl Oke {
                         }
                         Err(e) => {
                             tracing::info!(work_request = %w.id, error = %e.message, "work request failed");
-                            w.status = WrStatus::Failed;
-                            w.logs.push((
-                                now_rfc3339(),
-                                format!("{} failed: {}", w.operation, e.message),
-                            ));
-                            w.errors.push(e);
+                            w.fail(e);
                         }
                     }
                     w.times[2] = Some(now_rfc3339());
@@ -359,10 +354,7 @@ impl WorkloadClusters for Oke {
                 c.details = "The control plane failed to start".into();
                 let busy = c.busy.take();
                 if let Some(w) = busy.and_then(|b| st.work_requests.get_mut(&b)) {
-                    w.status = WrStatus::Failed;
-                    w.times[2] = Some(now_rfc3339());
-                    w.effect = None;
-                    w.errors.push(OciError::internal(format!(
+                    w.fail(OciError::internal(format!(
                         "The control plane failed to start: {e}"
                     )));
                 }

@@ -53,19 +53,9 @@ pub fn parse(token: &str) -> Result<TokenParts, String> {
         .strip_prefix("cluster_request/")
         .filter(|c| !c.is_empty() && !c.contains('/'))
         .ok_or("the token URL is not a cluster_request")?;
-    let mut authorization = None;
-    let mut date = None;
-    for pair in query.split('&') {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let v = percent_encoding::percent_decode_str(&v.replace('+', " "))
-            .decode_utf8_lossy()
-            .into_owned();
-        match k {
-            "authorization" => authorization = Some(v),
-            "date" => date = Some(v),
-            _ => {}
-        }
-    }
+    let mut query = crate::kit::form(query);
+    let authorization = query.remove("authorization");
+    let date = query.remove("date");
     let host = authority
         .strip_suffix(":443")
         .filter(|_| url.starts_with("https://"))
@@ -114,20 +104,10 @@ pub fn verify(
     }
     match signature::verify(keys, &received, now, lifetime)? {
         Some(caller) => Ok(caller),
+        // No keys uploaded: the key id still names the caller.
         None => {
-            // No keys uploaded: the key id still names the caller.
-            let key_id = parts
-                .authorization
-                .split("keyId=\"")
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap_or_default();
-            let mut ids = key_id.split('/');
-            Ok(Caller {
-                tenancy: ids.next().unwrap_or_default().to_string(),
-                user: ids.next().unwrap_or_default().to_string(),
-                fingerprint: ids.next().unwrap_or_default().to_string(),
-            })
+            let params = signature::parameters(&parts.authorization)?;
+            Caller::of_key_id(params.get("keyid").map_or("", String::as_str))
         }
     }
 }
@@ -149,5 +129,78 @@ mod tests {
         assert_eq!(parts.authorization, "Signature keyId=\"t/u/f\"");
         assert!(parse("not a token").is_err());
         assert!(parse(&URL_SAFE.encode("https://h/clusters/x?date=1")).is_err());
+    }
+
+    /// A token as `oci ce cluster generate-token` makes it: a signed GET of the cluster's
+    /// `cluster_request` URL, its `authorization` and `date` carried in the query.
+    fn token(
+        pem: &str,
+        user: &str,
+        fingerprint: &str,
+        cluster: &str,
+        at: jiff::Timestamp,
+    ) -> String {
+        let key = oci_signer::ApiKey::from_pem(pem, crate::oke::TENANCY, user, fingerprint)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let url = format!(
+            "https://containerengine.us-ashburn-1.oraclecloud.com/cluster_request/{cluster}"
+        );
+        let date = crate::oke::outside::http_date(at);
+        let signed = oci_signer::sign(
+            &key,
+            &oci_signer::Request {
+                method: "GET",
+                url: &url,
+                body: None,
+                content_type: "application/json",
+                date: &date,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let query = |name: &str| {
+            let v = signed
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_default();
+            percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC).to_string()
+        };
+        URL_SAFE.encode(format!(
+            "{url}?authorization={}&date={}",
+            query("authorization"),
+            query("date")
+        ))
+    }
+
+    #[test]
+    fn a_cluster_takes_a_fresh_token_of_an_uploaded_key_for_itself_only() {
+        let user = crate::oke::global_ocid("user");
+        let key_id = format!("{}/{user}", crate::oke::TENANCY);
+        let (pem, key) = crate::oke::generate_api_key(&key_id).unwrap_or_else(|e| panic!("{e}"));
+        let fingerprint = key.fingerprint();
+        let ring = KeyRing::new([key]);
+        let now = jiff::Timestamp::now();
+        let cluster = "ocid1.cluster.oc1.iad.aaa";
+        let fresh = token(&pem, &user, &fingerprint, cluster, now);
+        let caller =
+            verify(&ring, &fresh, cluster, now, LIFETIME).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(caller.user, user);
+        let other = verify(&ring, &fresh, "ocid1.cluster.oc1.iad.bbb", now, LIFETIME).unwrap_err();
+        assert!(other.contains("another cluster"), "{other}");
+        let later = now + jiff::SignedDuration::from_secs(301);
+        assert!(
+            verify(&ring, &fresh, cluster, later, LIFETIME)
+                .unwrap_err()
+                .contains("expired")
+        );
+        let (stranger, _) = crate::oke::generate_api_key("x").unwrap_or_else(|e| panic!("{e}"));
+        let forged = token(&stranger, &user, &fingerprint, cluster, now);
+        assert!(verify(&ring, &forged, cluster, now, LIFETIME).is_err());
+        // With no key uploaded the form is still checked, and the key id names the caller.
+        let open = KeyRing::new(Vec::<signature::PublicKey>::new());
+        assert_eq!(
+            verify(&open, &forged, cluster, now, LIFETIME).map(|c| c.user),
+            Ok(user)
+        );
     }
 }

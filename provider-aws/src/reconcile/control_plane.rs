@@ -165,9 +165,7 @@ impl ControlPlaneCloud for EksControlPlane {
             cp.spec.infrastructure.as_ref(),
             &cp.namespace().unwrap_or_default(),
             cluster_name,
-            "EKS",
             "EKSControlPlane",
-            scope::CONTROL_PLANE_FIELDS,
         )
         .await
     }

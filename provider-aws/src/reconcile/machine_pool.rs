@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use contract::api::{
-    MachinePoolSpecCommon, MachinePoolStatusCommon, Operation, RequestOverridesStatus,
+    ClusterSpecCommon, MachinePoolSpecCommon, MachinePoolStatusCommon, Operation,
+    RequestOverridesStatus,
 };
 use contract::capi::MachinePool;
 use contract::conditions::Reason;
@@ -24,7 +25,7 @@ use contract::naming;
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::KubeVersion;
 use kube::ResourceExt;
-use provider_runtime::cluster_objects::{self, PoolHome};
+use provider_runtime::cluster_objects::{self, InfraOf, PoolHome};
 use provider_runtime::control_plane::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
@@ -226,10 +227,10 @@ impl MachinePoolCloud for EksMachinePool {
         let home = cluster_objects::pool_home::<EKSControlPlane, EKSCluster>(
             client,
             cluster,
-            "EKS",
+            <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::CLOUD,
             require_initialized,
             |cp| cp.spec.infrastructure.is_some(),
-            "region, network.subnetIDs",
+            <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::OWN_FIELDS,
         )
         .await?;
         let (cp, eks_cluster, control_plane_version) = match home {

@@ -275,7 +275,7 @@ impl Arm {
         let message = body["error"]["message"]
             .as_str()
             .map(String::from)
-            .unwrap_or_else(|| format!("HTTP {status}"));
+            .unwrap_or_else(|| provider_runtime::cloud_error::unexplained(status, &text));
         Err(Failure {
             error: errors::classify(status, &code, &message, retry_after),
             code,

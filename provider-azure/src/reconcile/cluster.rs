@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::cidr;
 use contract::conditions::Reason;
 use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
@@ -93,25 +94,6 @@ pub struct CreatedNetwork {
     pub subnet: String,
 }
 
-fn parse_cidr(field: &str, text: &str) -> Result<(u32, u8), String> {
-    let bad = || format!("{field} {text:?} is not an IPv4 CIDR block such as 10.224.0.0/12");
-    let (ip, prefix) = text.split_once('/').ok_or_else(bad)?;
-    let ip: std::net::Ipv4Addr = ip.parse().map_err(|_| bad())?;
-    let prefix: u8 = prefix.parse().map_err(|_| bad())?;
-    if prefix > 32 {
-        return Err(bad());
-    }
-    let mask = if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - prefix)
-    };
-    if u32::from(ip) & !mask != 0 {
-        return Err(format!("{field} {text} has host bits set"));
-    }
-    Ok((u32::from(ip), prefix))
-}
-
 /// Validates the network part of the spec (pure).
 ///
 /// # Errors
@@ -140,14 +122,14 @@ pub fn network_mode(spec: &AKSClusterSpec) -> Result<NetworkMode<CreatedNetwork>
     let vnet = network
         .cidr_block
         .unwrap_or_else(|| DEFAULT_VNET_CIDR.into());
-    let (base, prefix) = parse_cidr("spec.network.cidrBlock", &vnet)?;
+    let (base, prefix) = cidr::parse("spec.network.cidrBlock", &vnet, "10.224.0.0/12")?;
     if !(8..=24).contains(&prefix) {
         return Err(format!(
             "spec.network.cidrBlock {vnet} must be from /8 to /24"
         ));
     }
     let subnet_prefix = prefix.max(16);
-    let subnet = format!("{}/{subnet_prefix}", std::net::Ipv4Addr::from(base));
+    let subnet = cidr::block(base, 0, subnet_prefix);
     Ok(NetworkMode::Create(CreatedNetwork { vnet, subnet }))
 }
 

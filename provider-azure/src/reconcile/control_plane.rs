@@ -542,9 +542,7 @@ impl ControlPlaneCloud for AksControlPlane {
             cp.spec.infrastructure.as_ref(),
             &cp.namespace().unwrap_or_default(),
             cluster_name,
-            "AKS",
             "AKSControlPlane",
-            scope::CONTROL_PLANE_FIELDS,
         )
         .await
     }

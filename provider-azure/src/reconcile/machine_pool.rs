@@ -464,10 +464,8 @@ impl MachinePoolCloud for AksMachinePool {
         let place = match cluster_objects::pool_place::<AKSControlPlane, AKSCluster, _, Infra>(
             client,
             cluster,
-            "AKS",
             require_initialized,
             |cp| cp.spec.infrastructure.as_ref(),
-            "region, aks.subscriptionID, aks.resourceGroup, network",
         )
         .await?
         {

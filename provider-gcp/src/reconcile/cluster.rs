@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::cidr;
 use contract::conditions::Reason;
 use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
@@ -103,36 +104,6 @@ pub struct CreatedNetwork {
     pub services: String,
 }
 
-fn parse_cidr(field: &str, text: &str) -> Result<(u32, u8), String> {
-    let bad = || format!("{field} {text:?} is not an IPv4 CIDR block such as 10.0.0.0/20");
-    let (ip, prefix) = text.split_once('/').ok_or_else(bad)?;
-    let ip: std::net::Ipv4Addr = ip.parse().map_err(|_| bad())?;
-    let prefix: u8 = prefix.parse().map_err(|_| bad())?;
-    if prefix > 32 {
-        return Err(bad());
-    }
-    let base = u32::from(ip);
-    let mask = if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - prefix)
-    };
-    if base & !mask != 0 {
-        return Err(format!("{field} {text} has host bits set"));
-    }
-    Ok((base, prefix))
-}
-
-fn overlap(a: (u32, u8), b: (u32, u8)) -> bool {
-    let prefix = a.1.min(b.1);
-    let mask = if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - prefix)
-    };
-    a.0 & mask == b.0 & mask
-}
-
 /// Validates the network part of the spec (pure).
 ///
 /// # Errors
@@ -169,15 +140,15 @@ pub fn network_mode(spec: &GKEClusterSpec) -> Result<NetworkMode<CreatedNetwork>
     let blocks = [
         (
             "spec.network.cidrBlock",
-            parse_cidr("spec.network.cidrBlock", &nodes)?,
+            cidr::parse("spec.network.cidrBlock", &nodes, "10.0.0.0/20")?,
         ),
         (
             "spec.gke.podsRange",
-            parse_cidr("spec.gke.podsRange", &pods)?,
+            cidr::parse("spec.gke.podsRange", &pods, "10.0.0.0/20")?,
         ),
         (
             "spec.gke.servicesRange",
-            parse_cidr("spec.gke.servicesRange", &services)?,
+            cidr::parse("spec.gke.servicesRange", &services, "10.0.0.0/20")?,
         ),
     ];
     if !(8..=24).contains(&blocks[0].1.1) {
@@ -187,7 +158,7 @@ pub fn network_mode(spec: &GKEClusterSpec) -> Result<NetworkMode<CreatedNetwork>
     }
     for (i, (a_field, a)) in blocks.iter().enumerate() {
         for (b_field, b) in &blocks[i + 1..] {
-            if overlap(*a, *b) {
+            if cidr::overlap(*a, *b) {
                 return Err(format!(
                     "{a_field} and {b_field} overlap; give them separate blocks"
                 ));

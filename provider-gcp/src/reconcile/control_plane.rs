@@ -549,9 +549,7 @@ impl ControlPlaneCloud for GkeControlPlane {
             cp.spec.infrastructure.as_ref(),
             &cp.namespace().unwrap_or_default(),
             cluster_name,
-            "GKE",
             "GKEControlPlane",
-            scope::CONTROL_PLANE_FIELDS,
         )
         .await
     }

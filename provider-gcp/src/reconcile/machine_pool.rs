@@ -432,10 +432,8 @@ impl MachinePoolCloud for GkeMachinePool {
         let place = match cluster_objects::pool_place::<GKEControlPlane, GKECluster, _, Infra>(
             client,
             cluster,
-            "GKE",
             require_initialized,
             |cp| cp.spec.infrastructure.as_ref(),
-            "region, gke.project, network",
         )
         .await?
         {

@@ -50,39 +50,33 @@ fn unauthorized(message: impl Into<String>) -> ProviderError {
 }
 
 impl Credential {
-    /// The key id (`<tenancy>/<user>/<fingerprint>`) and a digest of the key: a rotated key is
-    /// another identity for the client cache.
+    /// The key id, `<tenancy>/<user>/<fingerprint>`: the client cache's identity (the cache
+    /// compares the whole credential, so a key replaced under the same id builds a new client).
     pub fn cache_id(&self) -> String {
-        let digest = ring::digest::digest(&ring::digest::SHA256, self.pem.as_bytes());
-        let short: String = digest.as_ref()[..6]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        format!(
-            "{}/{}/{}#{short}",
-            self.tenancy, self.user, self.fingerprint
-        )
+        format!("{}/{}/{}", self.tenancy, self.user, self.fingerprint)
     }
 
-    /// The signing key.
+    /// The signing key; `key` names where the PEM was read (a Secret's key, a variable).
     ///
     /// # Errors
     /// Terminal `Unauthorized` when the PEM is not an unencrypted RSA key.
-    pub fn api_key(&self, source: &str) -> Result<ApiKey, ProviderError> {
+    pub fn api_key(&self, key: &str) -> Result<ApiKey, ProviderError> {
         ApiKey::from_pem(&self.pem, &self.tenancy, &self.user, &self.fingerprint)
-            .map_err(|e| unauthorized(format!("{source}: {e}")))
+            .map_err(|e| unauthorized(format!("{key}: {e}")))
     }
 }
 
-fn check_ids(tenancy: &str, user: &str, source: &str) -> Result<(), ProviderError> {
+/// Checks the tenancy and user OCIDs; `fields` names where each was read.
+fn check_ids(tenancy: &str, user: &str, fields: [String; 2]) -> Result<(), ProviderError> {
+    let [tenancy_field, user_field] = fields;
     if !tenancy.starts_with("ocid1.tenancy.") {
         return Err(unauthorized(format!(
-            "{source}: {tenancy:?} is not a tenancy OCID (ocid1.tenancy.oc1..…)"
+            "{tenancy_field}: {tenancy:?} is not a tenancy OCID (ocid1.tenancy.oc1..…)"
         )));
     }
     if !user.starts_with("ocid1.user.") {
         return Err(unauthorized(format!(
-            "{source}: {user:?} is not a user OCID (ocid1.user.oc1..…)"
+            "{user_field}: {user:?} is not a user OCID (ocid1.user.oc1..…)"
         )));
     }
     Ok(())
@@ -99,12 +93,8 @@ pub async fn resolve(
 ) -> Result<Credential, ProviderError> {
     match identity::identity(client, namespace, identity_ref).await? {
         Identity::Secret(secret) => {
-            let source = format!(
-                "identity Secret {namespace}/{}",
-                identity_ref
-                    .and_then(|r| r.name.as_deref())
-                    .unwrap_or_default()
-            );
+            let source = secret.describe();
+            let field = |key: &str| format!("{source}, key {key}");
             if secret.get(PASSPHRASE_KEY).is_some() {
                 return Err(unauthorized(format!(
                     "{source} holds a passphrase: encrypted API keys are not supported; store the key without its pass phrase (openssl rsa -in key.pem -out plain.pem)"
@@ -112,14 +102,14 @@ pub async fn resolve(
             }
             let [tenancy, user, fingerprint, pem] =
                 secret.require([TENANCY_KEY, USER_KEY, FINGERPRINT_KEY, KEY_KEY])?;
-            check_ids(tenancy, user, &source)?;
+            check_ids(tenancy, user, [field(TENANCY_KEY), field(USER_KEY)])?;
             let credential = Credential {
                 tenancy: tenancy.to_string(),
                 user: user.to_string(),
                 fingerprint: fingerprint.to_string(),
                 pem: pem.to_string(),
             };
-            credential.api_key(&source)?;
+            credential.api_key(&field(KEY_KEY))?;
             Ok(credential)
         }
         Identity::Controller => from_env(|k| std::env::var(k).ok()),
@@ -146,11 +136,19 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Credential, Prov
         ));
     };
     let source = "the controller's OCI credentials";
-    check_ids(&tenancy, &user, source)?;
-    let pem = match (get("OCI_CREDENTIALS_KEY"), get("OCI_CREDENTIALS_KEY_PATH")) {
-        (Some(pem), _) => pem,
-        (None, Some(path)) => std::fs::read_to_string(&path)
-            .map_err(|e| unauthorized(format!("{source}: reading the key file {path}: {e}")))?,
+    let field = |var: &str| format!("{source}, {var}");
+    check_ids(
+        &tenancy,
+        &user,
+        [field("OCI_TENANCY_ID"), field("OCI_USER_ID")],
+    )?;
+    let (pem, read_from) = match (get("OCI_CREDENTIALS_KEY"), get("OCI_CREDENTIALS_KEY_PATH")) {
+        (Some(pem), _) => (pem, field("OCI_CREDENTIALS_KEY")),
+        (None, Some(path)) => (
+            std::fs::read_to_string(&path)
+                .map_err(|e| unauthorized(format!("{source}: reading the key file {path}: {e}")))?,
+            format!("{source}, the key file {path} (OCI_CREDENTIALS_KEY_PATH)"),
+        ),
         (None, None) => {
             return Err(unauthorized(
                 "the controller has OCI_TENANCY_ID and OCI_USER_ID but neither OCI_CREDENTIALS_KEY nor OCI_CREDENTIALS_KEY_PATH",
@@ -163,7 +161,7 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Credential, Prov
         fingerprint,
         pem,
     };
-    credential.api_key(source)?;
+    credential.api_key(&read_from)?;
     Ok(credential)
 }
 
@@ -185,6 +183,7 @@ mod tests {
         };
         let bad = from_env(vars).unwrap_err().to_string();
         assert!(bad.contains("RSA private key"), "{bad}");
+        assert!(bad.contains("OCI_CREDENTIALS_KEY"), "{bad}");
         let wrong = from_env(|k| match k {
             "OCI_TENANCY_ID" => Some("tenancy".to_string()),
             other => vars(other),
@@ -192,5 +191,6 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(wrong.contains("not a tenancy OCID"), "{wrong}");
+        assert!(wrong.contains("OCI_TENANCY_ID"), "{wrong}");
     }
 }

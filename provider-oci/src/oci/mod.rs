@@ -212,9 +212,12 @@ impl<'a> Call<'a> {
     }
 }
 
+/// The form of an HTTP `date` (RFC 7231's IMF-fixdate).
+pub const HTTP_DATE: &str = "%a, %d %b %Y %H:%M:%S GMT";
+
 /// `date` as HTTP writes it.
 pub fn http_date(t: jiff::Timestamp) -> String {
-    t.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string()
+    t.strftime(HTTP_DATE).to_string()
 }
 
 /// A query value, percent-encoded.
@@ -350,7 +353,7 @@ impl Oci {
         let message = body["message"]
             .as_str()
             .map(String::from)
-            .unwrap_or_else(|| format!("HTTP {status}"));
+            .unwrap_or_else(|| provider_runtime::cloud_error::unexplained(status, &text));
         Err(Failure {
             error: errors::classify(status, &code, &message, retry_after),
             code,
@@ -398,13 +401,30 @@ impl Oci {
             let answer = self
                 .call(calls, Call::get(operation, service, &paged))
                 .await?;
-            items.extend(answer.body.as_array().cloned().unwrap_or_default());
+            // A list that is not one is not taken as empty: that would read as "none there".
+            let Value::Array(page_items) = answer.body else {
+                return Err(Failure {
+                    error: CloudError::Transient(format!(
+                        "{operation} answered something other than a list: {}",
+                        provider_runtime::cloud_error::unexplained(answer.status, &answer.text)
+                    )),
+                    code: String::new(),
+                    status: answer.status,
+                });
+            };
+            items.extend(page_items);
             match answer.next_page {
                 Some(next) => page = Some(next),
                 None => return Ok(items),
             }
         }
-        Ok(items)
+        Err(Failure {
+            error: CloudError::Transient(format!(
+                "{operation} gave more than 1000 pages; not taking a partial list"
+            )),
+            code: String::new(),
+            status: 200,
+        })
     }
 
     /// The state of a work request; `None` when OCI no longer knows it.
@@ -416,6 +436,10 @@ impl Oci {
         calls: &CloudCalls,
         id: &str,
     ) -> Result<Option<OperationState>, ProviderError> {
+        // OCI answered the change without a work request: there is nothing to follow.
+        if id.is_empty() {
+            return Ok(None);
+        }
         let path = format!("/workRequests/{id}");
         let Some((w, _)) = self
             .get(calls, "GetWorkRequest", Service::ContainerEngine, &path)

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE;
 use oci_signer::{ApiKey, Request, sign};
 
-use super::http_date;
+use super::{HTTP_DATE, http_date};
 
 /// The host the CLI signs for in `region` (without the `.oci.` of the API host).
 pub fn token_host(region: &str) -> String {
@@ -57,7 +57,7 @@ pub fn cluster_token(
         .iter()
         .find(|(k, _)| *k == "authorization")
         .map(|(_, v)| v.as_str())
-        .unwrap_or_default();
+        .ok_or(oci_signer::SignerError::Sign)?;
     let presigned = format!(
         "{url}?authorization={}&date={}",
         form(authorization),
@@ -75,7 +75,7 @@ pub fn signed_at(token: &str) -> Option<jiff::Timestamp> {
         .decode_utf8()
         .ok()?
         .into_owned();
-    let dt = jiff::civil::DateTime::strptime("%a, %d %b %Y %H:%M:%S GMT", &date).ok()?;
+    let dt = jiff::civil::DateTime::strptime(HTTP_DATE, &date).ok()?;
     dt.to_zoned(jiff::tz::TimeZone::UTC)
         .ok()
         .map(|z| z.timestamp())

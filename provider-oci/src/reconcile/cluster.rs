@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::cidr;
 use contract::conditions::Reason;
 use contract::idempotency::{self, OCI_RETRY_TOKEN};
 use contract::naming::{self, NameLimits};
@@ -98,29 +99,6 @@ pub struct CreatedNetwork {
     pub nodes: String,
 }
 
-fn parse_cidr(field: &str, text: &str) -> Result<(u32, u8), String> {
-    let bad = || format!("{field} {text:?} is not an IPv4 CIDR block such as 10.0.0.0/16");
-    let (ip, prefix) = text.split_once('/').ok_or_else(bad)?;
-    let ip: std::net::Ipv4Addr = ip.parse().map_err(|_| bad())?;
-    let prefix: u8 = prefix.parse().map_err(|_| bad())?;
-    if prefix > 32 {
-        return Err(bad());
-    }
-    let mask = if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - prefix)
-    };
-    if u32::from(ip) & !mask != 0 {
-        return Err(format!("{field} {text} has host bits set"));
-    }
-    Ok((u32::from(ip), prefix))
-}
-
-fn block(base: u32, offset: u32, prefix: u8) -> String {
-    format!("{}/{prefix}", std::net::Ipv4Addr::from(base + offset))
-}
-
 /// Validates the network part of the spec (pure).
 ///
 /// # Errors
@@ -143,7 +121,7 @@ pub fn network_mode(spec: &OKEClusterSpec) -> Result<NetworkMode<CreatedNetwork>
     let vcn = network
         .cidr_block
         .unwrap_or_else(|| DEFAULT_VCN_CIDR.into());
-    let (base, prefix) = parse_cidr("spec.network.cidrBlock", &vcn)?;
+    let (base, prefix) = cidr::parse("spec.network.cidrBlock", &vcn, DEFAULT_VCN_CIDR)?;
     if !(16..=24).contains(&prefix) {
         return Err(format!(
             "spec.network.cidrBlock {vcn} must be from /16 to /24 on OKE"
@@ -151,9 +129,9 @@ pub fn network_mode(spec: &OKEClusterSpec) -> Result<NetworkMode<CreatedNetwork>
     }
     let size = 1u32 << (32 - u32::from(prefix));
     Ok(NetworkMode::Create(CreatedNetwork {
-        endpoint: block(base, 0, prefix + 2),
-        lb: block(base, size / 4, prefix + 2),
-        nodes: block(base, size / 2, prefix + 1),
+        endpoint: cidr::block(base, 0, prefix + 2),
+        lb: cidr::block(base, size / 4, prefix + 2),
+        nodes: cidr::block(base, size / 2, prefix + 1),
         vcn,
     }))
 }
@@ -379,7 +357,6 @@ impl NetworkScope<'_> {
         suffix: &str,
         vcn: Option<&str>,
     ) -> Result<Removal, ProviderError> {
-        let n = self.net;
         let name = self.name(suffix);
         let found = match self.find(kind, &name, vcn).await {
             Ok(f) => f,
@@ -396,21 +373,26 @@ impl NetworkScope<'_> {
                 "the {} {name} is being deleted",
                 kind.noun
             ))),
-            Found::Ours(v) => {
-                let path = format!("/{}/{}", kind.collection, id(&v));
-                let call = Call::send(kind.delete, Api::Core, &Method::DELETE, &path, None);
-                match n.oci.call(&n.calls, call).await {
-                    Ok(_) => Ok(Removal::deleting(format!(
-                        "deleting the {} {name}",
-                        kind.noun
-                    ))),
-                    Err(f) if f.error.is_not_found() => Ok(Removal::Gone),
-                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Removal::waiting(
-                        format!("the {} {name} is still in use: {}", kind.noun, f.error),
-                    )),
-                    Err(f) => Err(f.into()),
-                }
-            }
+            Found::Ours(v) => self.delete(kind, &name, &id(&v)).await,
+        }
+    }
+
+    /// Deletes one of ours, `name`, by its OCID.
+    async fn delete(&self, kind: Kind, name: &str, id: &str) -> Result<Removal, ProviderError> {
+        let n = self.net;
+        let path = format!("/{}/{id}", kind.collection);
+        let call = Call::send(kind.delete, Api::Core, &Method::DELETE, &path, None);
+        match n.oci.call(&n.calls, call).await {
+            Ok(_) => Ok(Removal::deleting(format!(
+                "deleting the {} {name}",
+                kind.noun
+            ))),
+            Err(f) if f.error.is_not_found() => Ok(Removal::Gone),
+            Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Removal::waiting(format!(
+                "the {} {name} is still in use: {}",
+                kind.noun, f.error
+            ))),
+            Err(f) => Err(f.into()),
         }
     }
 }
@@ -660,28 +642,13 @@ impl NetworkScope<'_> {
         let Some((v, _)) = n.oci.get(&n.calls, "GetVcn", Api::Core, &path).await? else {
             return Ok(Some(Removal::Gone));
         };
-        match state(&v) {
-            "TERMINATED" => Ok(Some(Removal::Gone)),
-            "TERMINATING" => Ok(Some(Removal::waiting(format!(
-                "the VCN {} is being deleted",
-                v["displayName"].as_str().unwrap_or(id)
-            )))),
-            _ if !self.owner.owns(&tags_of(&v)) => Ok(Some(Removal::Gone)),
-            _ => {
-                let call = Call::send(VCN.delete, Api::Core, &Method::DELETE, &path, None);
-                match n.oci.call(&n.calls, call).await {
-                    Ok(_) => Ok(Some(Removal::deleting(format!(
-                        "deleting the VCN {}",
-                        v["displayName"].as_str().unwrap_or(id)
-                    )))),
-                    Err(f) if f.error.is_not_found() => Ok(Some(Removal::Gone)),
-                    Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Some(
-                        Removal::waiting(format!("the VCN is still in use: {}", f.error)),
-                    )),
-                    Err(f) => Err(f.into()),
-                }
-            }
-        }
+        let name = v["displayName"].as_str().unwrap_or(id);
+        Ok(Some(match state(&v) {
+            "TERMINATED" => Removal::Gone,
+            "TERMINATING" => Removal::waiting(format!("the VCN {name} is being deleted")),
+            _ if !self.owner.owns(&tags_of(&v)) => Removal::Gone,
+            _ => self.delete(VCN, name, id).await?,
+        }))
     }
 }
 

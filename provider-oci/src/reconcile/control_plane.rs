@@ -12,8 +12,8 @@
 //! kubeconfig (CreateKubeconfig), read once and cached.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -24,7 +24,7 @@ use contract::api::{
 use contract::capi::Cluster;
 use contract::conditions::Reason;
 use contract::idempotency::OCI_RETRY_TOKEN;
-use contract::kubeconfig::ExecPlugin;
+use contract::kubeconfig::{ExecPlugin, Kubeconfig};
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::KubeVersion;
 use kube::ResourceExt;
@@ -37,16 +37,13 @@ use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{offered_version, tags_of};
+use super::{Named, Seen, find_named, offered_version};
 use crate::api::{
     ClusterType, CniType, OKEControlPlane, OKEControlPlaneObserved, OKEControlPlaneStatus,
 };
 use crate::oci::token::{cluster_token, signed_at};
 use crate::oci::{Call, Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
-
-/// How long a cluster's CA read from its kubeconfig is reused.
-const CA_TTL: Duration = Duration::from_secs(3600);
 
 /// The default pods' block of the flannel overlay.
 pub const DEFAULT_PODS_CIDR: &str = "10.244.0.0/16";
@@ -85,7 +82,7 @@ pub struct OkeScope {
     name: String,
     infra: Infra,
     recorded: Option<String>,
-    id: OnceLock<String>,
+    seen: OnceLock<Seen>,
     token_lifetime: Duration,
     namespace: String,
     cluster: String,
@@ -93,7 +90,7 @@ pub struct OkeScope {
 
 impl OkeScope {
     fn cluster_id(&self) -> Result<&str, ProviderError> {
-        self.id.get().map(String::as_str).ok_or_else(|| {
+        self.seen.get().map(|s| s.id.as_str()).ok_or_else(|| {
             CloudError::NotFound(format!("OKE cluster {} is not known yet", self.name)).into()
         })
     }
@@ -102,10 +99,6 @@ impl OkeScope {
 /// What OKE says about a cluster, in the terms the diff needs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ObservedCluster {
-    /// The cluster as read.
-    pub raw: Value,
-    /// Its ETag.
-    pub etag: Option<String>,
     /// `lifecycleState`.
     pub state: String,
     /// `kubernetesVersion`.
@@ -118,6 +111,8 @@ pub struct ObservedCluster {
     pub oidc_discovery: bool,
     /// `availableKubernetesUpgrades`.
     pub upgrades: Vec<String>,
+    /// `vcnId`.
+    pub vcn: Option<String>,
 }
 
 /// One difference, one OKE call.
@@ -131,11 +126,9 @@ pub enum Change {
     OidcDiscovery(bool),
 }
 
-fn observed(c: &Value, etag: Option<String>) -> ObservedCluster {
+fn observed(c: &Value) -> ObservedCluster {
     let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
     ObservedCluster {
-        raw: c.clone(),
-        etag,
         state: s(&c["lifecycleState"]),
         version: s(&c["kubernetesVersion"]),
         public: c["endpointConfig"]["isPublicIpEnabled"] == true,
@@ -148,6 +141,7 @@ fn observed(c: &Value, etag: Option<String>) -> ObservedCluster {
             .flatten()
             .filter_map(|v| v.as_str().map(String::from))
             .collect(),
+        vcn: c["vcnId"].as_str().map(String::from),
     }
 }
 
@@ -227,26 +221,24 @@ fn endpoint(name: EndpointName, text: &str) -> Option<Endpoint> {
 
 /// Reads a kubeconfig's CA (what CreateKubeconfig answers).
 fn ca_of(kubeconfig: &str) -> Option<Vec<u8>> {
-    let v: Value = serde_saphyr::from_str(kubeconfig).ok()?;
-    v["clusters"][0]["cluster"]["certificate-authority-data"]
-        .as_str()
-        .and_then(|d| STANDARD.decode(d.trim()).ok())
+    let parsed = Kubeconfig::parse(kubeconfig.as_bytes()).ok()?;
+    let data = parsed
+        .clusters
+        .first()?
+        .cluster
+        .certificate_authority_data
+        .as_deref()?;
+    STANDARD
+        .decode(data.trim())
+        .ok()
         .filter(|pem| !pem.is_empty())
 }
 
 impl OkeControlPlane {
-    /// The cluster's CA, from its kubeconfig (cached per cluster for [`CA_TTL`]).
+    /// The cluster's CA, from its kubeconfig (cached per cluster a while).
     async fn ca(&self, scope: &OkeScope, id: &str) -> Option<Vec<u8>> {
-        let cached = self
-            .shared
-            .cas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .filter(|(_, at)| at.elapsed() < CA_TTL)
-            .map(|(ca, _)| ca.clone());
-        if cached.is_some() {
-            return cached;
+        if let Some(ca) = self.shared.cas.get(&id.to_string()) {
+            return Some(ca);
         }
         let body = json!({ "tokenVersion": "2.0.0" });
         let path = format!("/clusters/{id}/kubeconfig/content");
@@ -265,67 +257,26 @@ impl OkeControlPlane {
             }
         };
         let ca = ca_of(&answer.text)?;
-        self.shared
-            .cas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.to_string(), (ca.clone(), Instant::now()));
+        self.shared.cas.put(id.to_string(), ca.clone());
         Some(ca)
     }
 
     /// The cluster, by its recorded OCID or else by name (ours first).
-    async fn find(
-        &self,
-        scope: &OkeScope,
-    ) -> Result<Option<(Value, Option<String>)>, ProviderError> {
-        if let Some(id) = &scope.recorded {
-            let found = scope
-                .oci
-                .get(
-                    &scope.calls,
-                    "GetCluster",
-                    Service::ContainerEngine,
-                    &format!("/clusters/{id}"),
-                )
-                .await?;
-            if let Some((c, etag)) = found
-                && c["lifecycleState"] != "DELETED"
-            {
-                return Ok(Some((c, etag)));
-            }
-        }
-        let listed = scope
-            .oci
-            .list(
-                &scope.calls,
-                "ListClusters",
-                Service::ContainerEngine,
-                &format!(
-                    "/clusters?compartmentId={}&name={}",
-                    q(&scope.infra.compartment),
-                    q(&scope.name)
-                ),
-            )
-            .await?;
-        let owner = scope::owner(&scope.namespace, &scope.cluster);
-        let mut live: Vec<&Value> = listed
-            .iter()
-            .filter(|c| c["name"] == scope.name.as_str() && c["lifecycleState"] != "DELETED")
-            .collect();
-        live.sort_by_key(|c| !owner.owns(&tags_of(c)));
-        let Some(first) = live.first() else {
-            return Ok(None);
+    async fn find(&self, scope: &OkeScope) -> Result<Option<(Value, Seen)>, ProviderError> {
+        let named = Named {
+            get: "GetCluster",
+            list: "ListClusters",
+            collection: "/clusters",
+            filter: format!(
+                "compartmentId={}&name={}",
+                q(&scope.infra.compartment),
+                q(&scope.name)
+            ),
+            name: &scope.name,
+            recorded: scope.recorded.as_deref(),
         };
-        let id = first["id"].as_str().unwrap_or_default();
-        Ok(scope
-            .oci
-            .get(
-                &scope.calls,
-                "GetCluster",
-                Service::ContainerEngine,
-                &format!("/clusters/{id}"),
-            )
-            .await?)
+        let owner = scope::owner(&scope.namespace, &scope.cluster);
+        find_named(&scope.oci, &scope.calls, &named, &owner).await
     }
 
     /// The exact version OKE offers for `want`.
@@ -348,19 +299,12 @@ impl OkeControlPlane {
             )
             .await?
             .ok_or_else(|| CloudError::NotFound("OKE's cluster options".into()))?;
-        let offered: Vec<String> = options["kubernetesVersions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(String::from))
-            .collect();
-        offered_version(&offered, want).ok_or_else(|| {
+        offered_version(&options, want).map_err(|offered| {
             ProviderError::terminal(
                 Reason::InvalidSpec,
                 format!(
-                    "spec.version {want}: OKE in {} offers no such version; it offers {}",
+                    "spec.version {want}: OKE in {} offers no such version; it offers {offered}",
                     scope.oci.region(),
-                    offered.join(", ")
                 ),
             )
         })
@@ -396,24 +340,29 @@ pub struct OkeTokens<'a> {
     scope: &'a OkeScope,
 }
 
+impl OkeTokens<'_> {
+    /// How long after its signing a token is taken to hold.
+    fn span(&self) -> jiff::SignedDuration {
+        jiff::SignedDuration::try_from(self.scope.token_lifetime).unwrap_or_default()
+    }
+}
+
 impl TokenSource for OkeTokens<'_> {
     fn lifetime(&self) -> Duration {
         self.scope.token_lifetime
     }
 
     fn expires_at(&self, token: &str) -> Option<jiff::Timestamp> {
-        let span = jiff::SignedDuration::try_from(self.scope.token_lifetime).ok()?;
-        signed_at(token).map(|t| t + span)
+        signed_at(token).map(|t| t + self.span())
     }
 
     async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
         let id = self.scope.cluster_id()?;
         let token = cluster_token(self.scope.oci.key(), self.scope.oci.region(), id, now)
             .map_err(|e| ProviderError::terminal(Reason::Unauthorized, e.to_string()))?;
-        let span = jiff::SignedDuration::try_from(self.scope.token_lifetime).unwrap_or_default();
         Ok(MintedToken {
             token,
-            expires_at: now + span,
+            expires_at: now + self.span(),
         })
     }
 }
@@ -483,9 +432,7 @@ impl ControlPlaneCloud for OkeControlPlane {
             cp.spec.infrastructure.as_ref(),
             &cp.namespace().unwrap_or_default(),
             cluster_name,
-            "OKE",
             "OKEControlPlane",
-            scope::CONTROL_PLANE_FIELDS,
         )
         .await
     }
@@ -510,7 +457,7 @@ impl ControlPlaneCloud for OkeControlPlane {
                 .as_ref()
                 .and_then(|s| s.common.cloud_id.clone())
                 .filter(|id| id.starts_with("ocid1.cluster.")),
-            id: OnceLock::new(),
+            seen: OnceLock::new(),
             token_lifetime: self.shared.token_lifetime,
             namespace,
             cluster: cluster_name.to_string(),
@@ -529,12 +476,13 @@ impl ControlPlaneCloud for OkeControlPlane {
         &self,
         scope: &OkeScope,
     ) -> Result<Option<ManagedCluster<ObservedCluster>>, ProviderError> {
-        let Some((c, etag)) = self.find(scope).await? else {
+        let Some((c, seen)) = self.find(scope).await? else {
             return Ok(None);
         };
-        let detail = observed(&c, etag);
-        let id = c["id"].as_str().unwrap_or_default().to_string();
-        let _ = scope.id.set(id.clone());
+        let detail = observed(&c);
+        let id = seen.id.clone();
+        let tags = seen.tags.clone();
+        let _ = scope.seen.set(seen);
         let life = lifecycle(&detail.state);
         let mut endpoints: Vec<Endpoint> = Vec::new();
         if let Some(p) = c["endpoints"]["publicEndpoint"].as_str() {
@@ -554,7 +502,7 @@ impl ControlPlaneCloud for OkeControlPlane {
             version: detail.version.clone(),
             endpoints,
             ca_pem: Ok(ca),
-            tags: tags_of(&c),
+            tags,
             detail,
         }))
     }
@@ -669,10 +617,10 @@ impl ControlPlaneCloud for OkeControlPlane {
         id: &str,
         request: &Request,
     ) -> Result<(), ProviderError> {
-        let Some(current) = self.describe(scope).await? else {
+        let Some(seen) = scope.seen.get().filter(|s| s.id == id) else {
             return Err(CloudError::NotFound(format!("OKE cluster {} is gone", scope.name)).into());
         };
-        let mut tags = current.tags.clone();
+        let mut tags = seen.tags.clone();
         tags.extend(request.tags.clone());
         self.change(
             scope,
@@ -680,7 +628,7 @@ impl ControlPlaneCloud for OkeControlPlane {
             &Method::PUT,
             &format!("/clusters/{id}"),
             &json!({ "freeformTags": tags }),
-            current.detail.etag.as_deref(),
+            seen.etag.as_deref(),
         )
         .await?;
         Ok(())
@@ -766,21 +714,7 @@ impl ControlPlaneCloud for OkeControlPlane {
             return Ok(Deletion::Gone);
         };
         let path = format!("/clusters/{id}");
-        let call = Call::send(
-            "DeleteCluster",
-            Service::ContainerEngine,
-            &Method::DELETE,
-            &path,
-            None,
-        );
-        Deletion::after(match scope.oci.call(&scope.calls, call).await {
-            Ok(_) => Ok(Deletion::Started),
-            // A second delete while OKE deletes: it is under way.
-            Err(f) if f.error.to_string().contains("already being deleted") => {
-                Ok(Deletion::Started)
-            }
-            Err(f) => Err(f.error),
-        })
+        super::delete(&scope.oci, &scope.calls, "DeleteCluster", &path).await
     }
 
     fn tokens<'a>(&'a self, scope: &'a OkeScope) -> OkeTokens<'a> {
@@ -789,7 +723,7 @@ impl ControlPlaneCloud for OkeControlPlane {
 
     fn exec_plugin(&self, scope: &OkeScope) -> ExecPlugin {
         auth_plugin(
-            scope.id.get().map_or("", String::as_str),
+            scope.seen.get().map_or("", |s| s.id.as_str()),
             scope.oci.region(),
         )
     }
@@ -808,7 +742,7 @@ impl ControlPlaneCloud for OkeControlPlane {
                 kubernetes_version: Some(c.detail.version.clone()).filter(|v| !v.is_empty()),
                 available_upgrades: c.detail.upgrades.clone(),
                 cluster_type: Some(c.detail.cluster_type.clone()).filter(|t| !t.is_empty()),
-                vcn_id: c.detail.raw["vcnId"].as_str().map(String::from),
+                vcn_id: c.detail.vcn.clone(),
             }),
             request_overrides,
         }

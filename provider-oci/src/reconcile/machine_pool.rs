@@ -36,7 +36,7 @@ use provider_runtime::{CloudCalls, CloudError, ClusterRef, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{offered_version, tags_of};
+use super::{Named, Seen, find_named, offered_version, tags_of};
 use crate::api::{CniType, OKECluster, OKEControlPlane, OKEMachinePool, OKEMachinePoolStatus};
 use crate::oci::{Call, Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
@@ -85,6 +85,7 @@ pub struct PoolScope {
     cni: CniType,
     control_plane_version: Option<KubeVersion>,
     nodes: OnceLock<Vec<(String, InstanceLife)>>,
+    seen: OnceLock<Seen>,
     recorded: Option<String>,
     owner: contract::ownership::Owner,
 }
@@ -179,8 +180,6 @@ pub fn pool_shape(obj: &OKEMachinePool) -> Result<PoolShape, String> {
 /// What OKE says about a pool.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PoolView {
-    /// Its etag.
-    pub etag: Option<String>,
     /// `nodeConfigDetails.size`.
     pub size: Option<i32>,
     /// `initialNodeLabels`, by key.
@@ -206,10 +205,9 @@ fn labels_of(v: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn view(p: &Value, etag: Option<String>) -> PoolView {
+fn view(p: &Value) -> PoolView {
     let int = |v: &Value| v.as_f64().map(|f| f.round() as i32);
     PoolView {
-        etag,
         size: p["nodeConfigDetails"]["size"]
             .as_i64()
             .and_then(|n| i32::try_from(n).ok()),
@@ -408,144 +406,111 @@ impl OkeMachinePool {
         &self,
         scope: &PoolScope,
         name: &str,
-    ) -> Result<Option<(Value, Option<String>)>, ProviderError> {
-        if let Some(id) = &scope.recorded {
-            let found = scope
-                .oci
-                .get(
-                    &scope.calls,
-                    "GetNodePool",
-                    Service::ContainerEngine,
-                    &format!("/nodePools/{id}"),
-                )
-                .await?;
-            if let Some((p, etag)) = found
-                && p["lifecycleState"] != "DELETED"
-                && p["name"] == name
-            {
-                return Ok(Some((p, etag)));
-            }
-        }
-        let listed = scope
-            .oci
-            .list(
-                &scope.calls,
-                "ListNodePools",
-                Service::ContainerEngine,
-                &format!(
-                    "/nodePools?compartmentId={}&clusterId={}&name={}",
-                    q(&scope.infra.compartment),
-                    q(&scope.cluster_id),
-                    q(name)
-                ),
-            )
-            .await?;
-        let mut live: Vec<&Value> = listed
-            .iter()
-            .filter(|p| p["name"] == name && p["lifecycleState"] != "DELETED")
-            .collect();
-        // Ours first; the kernel decides about another's.
-        live.sort_by_key(|p| !scope.owner.owns(&tags_of(p)));
-        let Some(first) = live.first() else {
-            return Ok(None);
+    ) -> Result<Option<(Value, Seen)>, ProviderError> {
+        let named = Named {
+            get: "GetNodePool",
+            list: "ListNodePools",
+            collection: "/nodePools",
+            filter: format!(
+                "compartmentId={}&clusterId={}&name={}",
+                q(&scope.infra.compartment),
+                q(&scope.cluster_id),
+                q(name)
+            ),
+            name,
+            recorded: scope.recorded.as_deref(),
         };
-        let id = first["id"].as_str().unwrap_or_default();
-        Ok(scope
+        find_named(&scope.oci, &scope.calls, &named, &scope.owner).await
+    }
+
+    /// The pool as this pass's look saw it (the kernel looks before it changes anything).
+    fn seen<'s>(&self, scope: &'s PoolScope, name: &str) -> Result<&'s Seen, ProviderError> {
+        scope
+            .seen
+            .get()
+            .ok_or_else(|| CloudError::NotFound(format!("node pool {name} is gone")).into())
+    }
+
+    /// What OKE offers node pools of the cluster (versions, images).
+    async fn options(&self, scope: &PoolScope) -> Result<Value, ProviderError> {
+        let path = format!(
+            "/nodePoolOptions/{}?compartmentId={}",
+            scope.cluster_id,
+            q(&scope.infra.compartment)
+        );
+        let (options, _) = scope
             .oci
             .get(
                 &scope.calls,
-                "GetNodePool",
+                "GetNodePoolOptions",
                 Service::ContainerEngine,
-                &format!("/nodePools/{id}"),
+                &path,
             )
-            .await?)
+            .await?
+            .ok_or_else(|| CloudError::NotFound("OKE's node pool options".into()))?;
+        Ok(options)
     }
 
-    async fn pool_id(
+    /// UpdateNodePool of the pool seen this pass (its ETag as `if-match`); the work request.
+    async fn change(
         &self,
         scope: &PoolScope,
-        name: &str,
-    ) -> Result<(String, Option<String>), ProviderError> {
-        let (p, etag) = self
-            .find(scope, name)
-            .await?
-            .ok_or_else(|| CloudError::NotFound(format!("node pool {name} is gone")))?;
-        Ok((p["id"].as_str().unwrap_or_default().to_string(), etag))
+        seen: &Seen,
+        path: &str,
+        body: &Value,
+    ) -> Result<String, ProviderError> {
+        let request = Call::send(
+            "UpdateNodePool",
+            Service::ContainerEngine,
+            &Method::PUT,
+            path,
+            Some(body),
+        )
+        .if_match(seen.etag.as_deref());
+        let answer = scope.oci.call(&scope.calls, request).await?;
+        Ok(answer.work_request.unwrap_or_default())
     }
 
     /// The exact version OKE offers node pools of the cluster for `want`.
-    async fn version_for(
+    fn version_in(
         &self,
         scope: &PoolScope,
+        options: &Value,
         want: &KubeVersion,
     ) -> Result<String, ProviderError> {
-        let (options, _) = scope
-            .oci
-            .get(
-                &scope.calls,
-                "GetNodePoolOptions",
-                Service::ContainerEngine,
-                &format!(
-                    "/nodePoolOptions/{}?compartmentId={}",
-                    scope.cluster_id,
-                    q(&scope.infra.compartment)
-                ),
-            )
-            .await?
-            .ok_or_else(|| CloudError::NotFound("OKE's node pool options".into()))?;
-        let offered: Vec<String> = options["kubernetesVersions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(String::from))
-            .collect();
-        offered_version(&offered, want).ok_or_else(|| {
+        offered_version(options, want).map_err(|offered| {
             invalid(format!(
-                "OKE offers node pools of cluster {} no version {want}; it offers {}",
+                "OKE offers node pools of cluster {} no version {want}; it offers {offered}",
                 scope.cluster,
-                offered.join(", ")
             ))
         })
     }
+}
 
-    /// The newest Oracle Linux platform image for the shape's processors.
-    async fn default_image(&self, scope: &PoolScope, shape: &str) -> Result<String, ProviderError> {
-        let (options, _) = scope
-            .oci
-            .get(
-                &scope.calls,
-                "GetNodePoolOptions",
-                Service::ContainerEngine,
-                &format!(
-                    "/nodePoolOptions/all?compartmentId={}",
-                    q(&scope.infra.compartment)
-                ),
-            )
-            .await?
-            .ok_or_else(|| CloudError::NotFound("OKE's node pool options".into()))?;
-        let arm = shape.contains(".A1.") || shape.contains(".A2.");
-        let mut platform: Vec<(&str, &str)> = options["sources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|s| Some((s["sourceName"].as_str()?, s["imageId"].as_str()?)))
-            .filter(|(n, _)| {
-                n.starts_with("Oracle-Linux-")
-                    && !n.contains("OKE")
-                    && !n.contains("GPU")
-                    && n.contains("aarch64") == arm
-            })
-            .collect();
-        platform.sort();
-        platform
+/// The newest Oracle Linux platform image in `options` for the shape's processors (pure).
+fn platform_image(options: &Value, shape: &str) -> Result<String, ProviderError> {
+    let arm = shape.contains(".A1.") || shape.contains(".A2.");
+    let mut platform: Vec<(&str, &str)> = options["sources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s["sourceName"].as_str()?, s["imageId"].as_str()?)))
+        .filter(|(n, _)| {
+            n.starts_with("Oracle-Linux-")
+                && !n.contains("OKE")
+                && !n.contains("GPU")
+                && n.contains("aarch64") == arm
+        })
+        .collect();
+    platform.sort();
+    platform
             .last()
             .map(|(_, id)| (*id).to_string())
-            .ok_or_else(|| {
-                invalid(format!(
-                    "OKE offers no Oracle Linux platform image for {shape}; set spec.image to an image OCID"
-                ))
-            })
-    }
+        .ok_or_else(|| {
+            invalid(format!(
+                "OKE offers no Oracle Linux platform image for {shape}; set spec.image to an image OCID"
+            ))
+        })
 }
 
 impl MachinePoolCloud for OkeMachinePool {
@@ -587,10 +552,8 @@ impl MachinePoolCloud for OkeMachinePool {
         let place = match cluster_objects::pool_place::<OKEControlPlane, OKECluster, _, Infra>(
             client,
             cluster,
-            "OKE",
             require_initialized,
             |cp| cp.spec.infrastructure.as_ref(),
-            "region, oke.compartmentID, network",
         )
         .await?
         {
@@ -624,6 +587,7 @@ impl MachinePoolCloud for OkeMachinePool {
             cni: cp.spec.oke.cni_type,
             control_plane_version,
             nodes: OnceLock::new(),
+            seen: OnceLock::new(),
             recorded: obj.cloud_id().map(String::from),
             owner: scope::owner(&namespace, &cluster.name()),
         }))
@@ -646,7 +610,7 @@ impl MachinePoolCloud for OkeMachinePool {
         scope: &PoolScope,
         name: &str,
     ) -> Result<Option<ManagedPool<PoolView>>, ProviderError> {
-        let Some((p, etag)) = self.find(scope, name).await? else {
+        let Some((p, seen)) = self.find(scope, name).await? else {
             return Ok(None);
         };
         let state = p["lifecycleState"]
@@ -687,9 +651,11 @@ impl MachinePoolCloud for OkeMachinePool {
                     .unwrap_or("no details given")
             ));
         }
-        let detail = view(&p, etag);
+        let detail = view(&p);
+        let (id, tags) = (seen.id.clone(), seen.tags.clone());
+        let _ = scope.seen.set(seen);
         Ok(Some(ManagedPool {
-            id: p["id"].as_str().unwrap_or_default().to_string(),
+            id,
             lifecycle: lifecycle(&state),
             issues,
             state,
@@ -697,7 +663,7 @@ impl MachinePoolCloud for OkeMachinePool {
                 .as_str()
                 .map(String::from)
                 .filter(|v| !v.is_empty()),
-            tags: tags_of(&p),
+            tags,
             desired_size: detail.size,
             detail,
         }))
@@ -774,10 +740,11 @@ impl MachinePoolCloud for OkeMachinePool {
                     "no Kubernetes version for the node pool: the control plane reports none yet",
                 )
             })?;
-        let exact = self.version_for(scope, &want).await?;
+        let options = self.options(scope).await?;
+        let exact = self.version_in(scope, &options, &want)?;
         let image = match &shape.image {
             Some(i) => i.clone(),
-            None => self.default_image(scope, &shape.shape).await?,
+            None => platform_image(&options, &shape.shape)?,
         };
         let placements: Vec<Value> = domains
             .iter()
@@ -857,31 +824,14 @@ impl MachinePoolCloud for OkeMachinePool {
         id: &str,
         tags: &BTreeMap<String, String>,
     ) -> Result<(), ProviderError> {
-        let Some((p, etag)) = scope
-            .oci
-            .get(
-                &scope.calls,
-                "GetNodePool",
-                Service::ContainerEngine,
-                &format!("/nodePools/{id}"),
-            )
-            .await?
-        else {
+        let Some(seen) = scope.seen.get().filter(|s| s.id == id) else {
             return Err(CloudError::NotFound(format!("node pool {id} is gone")).into());
         };
-        let mut merged = tags_of(&p);
+        let mut merged = seen.tags.clone();
         merged.extend(tags.clone());
         let path = format!("/nodePools/{id}");
         let body = json!({ "freeformTags": merged });
-        let request = Call::send(
-            "UpdateNodePool",
-            Service::ContainerEngine,
-            &Method::PUT,
-            &path,
-            Some(&body),
-        )
-        .if_match(etag.as_deref());
-        scope.oci.call(&scope.calls, request).await?;
+        self.change(scope, seen, &path, &body).await?;
         Ok(())
     }
 
@@ -891,20 +841,12 @@ impl MachinePoolCloud for OkeMachinePool {
         name: &str,
         to: &KubeVersion,
     ) -> Result<String, ProviderError> {
-        let exact = self.version_for(scope, to).await?;
-        let (id, etag) = self.pool_id(scope, name).await?;
-        let path = format!("/nodePools/{id}");
-        let body = json!({ "kubernetesVersion": exact });
-        let request = Call::send(
-            "UpdateNodePool",
-            Service::ContainerEngine,
-            &Method::PUT,
-            &path,
-            Some(&body),
-        )
-        .if_match(etag.as_deref());
-        let answer = scope.oci.call(&scope.calls, request).await?;
-        Ok(answer.work_request.unwrap_or_default())
+        let seen = self.seen(scope, name)?;
+        let options = self.options(scope).await?;
+        let exact = self.version_in(scope, &options, to)?;
+        let path = format!("/nodePools/{}", seen.id);
+        self.change(scope, seen, &path, &json!({ "kubernetesVersion": exact }))
+            .await
     }
 
     async fn update(
@@ -913,47 +855,17 @@ impl MachinePoolCloud for OkeMachinePool {
         name: &str,
         change: &PoolChange,
     ) -> Result<String, ProviderError> {
-        let (id, etag) = self.pool_id(scope, name).await?;
-        let path = format!("/nodePools/{id}");
-        let body = update_body(change);
-        let request = Call::send(
-            "UpdateNodePool",
-            Service::ContainerEngine,
-            &Method::PUT,
-            &path,
-            Some(&body),
-        )
-        .if_match(etag.as_deref());
-        let answer = scope.oci.call(&scope.calls, request).await?;
-        Ok(answer.work_request.unwrap_or_default())
+        let seen = self.seen(scope, name)?;
+        let path = format!("/nodePools/{}", seen.id);
+        self.change(scope, seen, &path, &update_body(change)).await
     }
 
     async fn delete(&self, scope: &PoolScope, name: &str) -> Result<Deletion, ProviderError> {
-        let id = match self.pool_id(scope, name).await {
-            Ok((id, _)) => id,
-            Err(ProviderError::Transient { .. }) | Err(ProviderError::Terminal { .. })
-                if self.find(scope, name).await?.is_none() =>
-            {
-                return Ok(Deletion::Gone);
-            }
-            Err(e) => return Err(e),
+        let Ok(seen) = self.seen(scope, name) else {
+            return Ok(Deletion::Gone);
         };
-        let path = format!("/nodePools/{id}");
-        let request = Call::send(
-            "DeleteNodePool",
-            Service::ContainerEngine,
-            &Method::DELETE,
-            &path,
-            None,
-        );
-        Deletion::after(match scope.oci.call(&scope.calls, request).await {
-            Ok(_) => Ok(Deletion::Started),
-            // A second delete while OKE deletes: it is under way.
-            Err(f) if f.error.to_string().contains("already being deleted") => {
-                Ok(Deletion::Started)
-            }
-            Err(f) => Err(f.error),
-        })
+        let path = format!("/nodePools/{}", seen.id);
+        super::delete(&scope.oci, &scope.calls, "DeleteNodePool", &path).await
     }
 
     fn status(
@@ -1051,6 +963,28 @@ mod tests {
             json!({ "ocpus": 2, "memoryInGBs": 32 })
         );
         assert!(body["initialNodeLabels"].is_null());
+    }
+
+    #[test]
+    fn the_default_image_is_the_newest_oracle_linux_of_the_shape_s_processors() {
+        let source = |name: &str, id: &str| json!({ "sourceType": "IMAGE", "sourceName": name, "imageId": id });
+        let options = json!({ "sources": [
+            source("Oracle-Linux-8.10-2025.01.01-0", "x86-old"),
+            source("Oracle-Linux-8.10-2025.06.01-0", "x86-new"),
+            source("Oracle-Linux-8.10-Gen2-GPU-2025.09.01-0", "gpu"),
+            source("Oracle-Linux-8.10-2025.09.01-0-OKE-1.32.1", "oke"),
+            source("Oracle-Linux-8.10-aarch64-2025.06.01-0", "arm"),
+        ]});
+        assert_eq!(
+            platform_image(&options, "VM.Standard.E4.Flex").unwrap(),
+            "x86-new"
+        );
+        assert_eq!(
+            platform_image(&options, "VM.Standard.A1.Flex").unwrap(),
+            "arm"
+        );
+        let none = platform_image(&json!({ "sources": [] }), "VM.Standard.E4.Flex").unwrap_err();
+        assert!(none.to_string().contains("spec.image"), "{none}");
     }
 
     #[test]

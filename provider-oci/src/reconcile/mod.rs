@@ -5,11 +5,18 @@ pub mod cluster;
 pub mod control_plane;
 pub mod machine_pool;
 
+use std::collections::BTreeMap;
+
 use contract::conditions::Reason;
+use contract::ownership::Owner;
 use contract::version::KubeVersion;
-use provider_runtime::{ProviderError, Role};
+use provider_runtime::control_plane::Deletion;
+use provider_runtime::{CloudCalls, ProviderError, Role};
+use reqwest::Method;
+use serde_json::Value;
 
 use crate::api::{OKECluster, OKEControlPlane, OKEMachinePool};
+use crate::oci::{Call, Oci, Service};
 
 provider_runtime::provider_object!(OKECluster, Role::InfraCluster);
 
@@ -17,23 +24,143 @@ provider_runtime::provider_object!(OKEControlPlane, Role::ControlPlane);
 
 provider_runtime::provider_object!(OKEMachinePool, Role::InfraMachinePool);
 
-/// The version OKE offers for `want` (pure): the exact patch when `want` names one OKE offers,
-/// else the newest patch OKE offers of `want`'s minor.
-pub fn offered_version(offered: &[String], want: &KubeVersion) -> Option<String> {
-    let parsed: Vec<(KubeVersion, &String)> = offered
-        .iter()
-        .filter_map(|v| KubeVersion::parse(v).ok().map(|k| (k, v)))
+/// The version OKE offers for `want` in `options` (what GetClusterOptions or GetNodePoolOptions
+/// answer; pure): the exact patch when `want` names one OKE offers, else the newest patch OKE
+/// offers of `want`'s minor.
+///
+/// # Errors
+/// The versions OKE does offer, joined, when none fits.
+pub fn offered_version(options: &Value, want: &KubeVersion) -> Result<String, String> {
+    let offered: Vec<&str> = options["kubernetesVersions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
         .collect();
-    if want.patch.is_some()
-        && let Some((_, v)) = parsed.iter().find(|(k, _)| k == want)
-    {
-        return Some((*v).clone());
-    }
-    parsed
+    let parsed: Vec<(KubeVersion, &str)> = offered
         .iter()
-        .filter(|(k, _)| k.same_minor(want))
-        .max_by_key(|(k, _)| *k)
-        .map(|(_, v)| (*v).clone())
+        .filter_map(|v| KubeVersion::parse(v).ok().map(|k| (k, *v)))
+        .collect();
+    let exact = want
+        .patch
+        .and_then(|_| parsed.iter().find(|(k, _)| k == want));
+    exact
+        .or_else(|| {
+            parsed
+                .iter()
+                .filter(|(k, _)| k.same_minor(want))
+                .max_by_key(|(k, _)| *k)
+        })
+        .map(|(_, v)| (*v).to_string())
+        .ok_or_else(|| offered.join(", "))
+}
+
+/// A Container Engine resource as the last look saw it: what a change of it in the same pass
+/// needs (its OCID, its ETag for `if-match`, its tags to merge into).
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// The OCID.
+    pub id: String,
+    /// The ETag.
+    pub etag: Option<String>,
+    /// The freeform tags.
+    pub tags: BTreeMap<String, String>,
+}
+
+impl Seen {
+    fn of(resource: &Value, etag: Option<String>) -> Self {
+        Self {
+            id: resource["id"].as_str().unwrap_or_default().to_string(),
+            etag,
+            tags: tags_of(resource),
+        }
+    }
+}
+
+/// A Container Engine resource OCI does not keep unique by name: a cluster or a node pool.
+pub struct Named<'a> {
+    /// Its read (`GetCluster`).
+    pub get: &'static str,
+    /// Its list (`ListClusters`).
+    pub list: &'static str,
+    /// Its collection (`/clusters`).
+    pub collection: &'static str,
+    /// The list's filter, `name` included (`compartmentId=…&name=…`).
+    pub filter: String,
+    /// Its name.
+    pub name: &'a str,
+    /// The OCID recorded in the status.
+    pub recorded: Option<&'a str>,
+}
+
+/// The resource: by its recorded OCID while that is not `DELETED` (the OCID is its identity,
+/// whatever it is called now), else the live one of its name (ours first; the kernel decides
+/// about another's), read whole, with what the pass's changes need.
+///
+/// # Errors
+/// The classified failure of a read.
+pub async fn find_named(
+    oci: &Oci,
+    calls: &CloudCalls,
+    named: &Named<'_>,
+    owner: &Owner,
+) -> Result<Option<(Value, Seen)>, ProviderError> {
+    let read = |id: &str| {
+        let path = format!("{}/{id}", named.collection);
+        async move {
+            oci.get(calls, named.get, Service::ContainerEngine, &path)
+                .await
+        }
+    };
+    if let Some(id) = named.recorded
+        && let Some((found, etag)) = read(id).await?
+        && found["lifecycleState"] != "DELETED"
+    {
+        let seen = Seen::of(&found, etag);
+        return Ok(Some((found, seen)));
+    }
+    let path = format!("{}?{}", named.collection, named.filter);
+    let listed = oci
+        .list(calls, named.list, Service::ContainerEngine, &path)
+        .await?;
+    let mut live: Vec<&Value> = listed
+        .iter()
+        .filter(|r| r["name"] == named.name && r["lifecycleState"] != "DELETED")
+        .collect();
+    live.sort_by_key(|r| !owner.owns(&tags_of(r)));
+    let Some(id) = live.first().and_then(|r| r["id"].as_str()) else {
+        return Ok(None);
+    };
+    Ok(read(id).await?.map(|(found, etag)| {
+        let seen = Seen::of(&found, etag);
+        (found, seen)
+    }))
+}
+
+/// Deletes the Container Engine resource at `path` (`/clusters/<id>`): the kernel's outcome of
+/// the request (a second delete while OKE deletes is 409, a wait like any other).
+///
+/// # Errors
+/// As [`Deletion::after`].
+pub async fn delete(
+    oci: &Oci,
+    calls: &CloudCalls,
+    operation: &'static str,
+    path: &str,
+) -> Result<Deletion, ProviderError> {
+    let call = Call::send(
+        operation,
+        Service::ContainerEngine,
+        &Method::DELETE,
+        path,
+        None,
+    );
+    Deletion::after(
+        oci.call(calls, call)
+            .await
+            .map(|_| Deletion::Started)
+            .map_err(|f| f.error),
+    )
 }
 
 /// `body` with the user's `requestOverrides` laid under the provider's fields (the shared merge
@@ -56,7 +183,7 @@ pub fn overridden(
 }
 
 /// The freeform tags of a resource's JSON, as a map.
-pub fn tags_of(resource: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+pub fn tags_of(resource: &Value) -> BTreeMap<String, String> {
     resource["freeformTags"]
         .as_object()
         .into_iter()
@@ -72,23 +199,24 @@ mod tests {
 
     #[test]
     fn a_minor_means_the_newest_offered_patch_and_an_offered_patch_itself() {
-        let offered: Vec<String> = ["v1.31.1", "v1.31.10", "v1.32.1"]
-            .iter()
-            .map(|s| (*s).to_string())
-            .collect();
+        let offered =
+            serde_json::json!({ "kubernetesVersions": ["v1.31.1", "v1.31.10", "v1.32.1"] });
         let v = |s: &str| KubeVersion::parse(s).unwrap();
         assert_eq!(
             offered_version(&offered, &v("v1.31")).as_deref(),
-            Some("v1.31.10")
+            Ok("v1.31.10")
         );
         assert_eq!(
             offered_version(&offered, &v("v1.31.1")).as_deref(),
-            Some("v1.31.1")
+            Ok("v1.31.1")
         );
         assert_eq!(
             offered_version(&offered, &v("v1.31.0")).as_deref(),
-            Some("v1.31.10")
+            Ok("v1.31.10")
         );
-        assert_eq!(offered_version(&offered, &v("v1.30")), None);
+        assert_eq!(
+            offered_version(&offered, &v("v1.30")),
+            Err("v1.31.1, v1.31.10, v1.32.1".to_string())
+        );
     }
 }
