@@ -1495,7 +1495,8 @@ async fn delete_and_judge(
     // The Secret goes by garbage collection once its owner is gone: kube-controller-manager's
     // collector, in its own time (slower on a loaded machine).
     let secret_name = format!("{CLUSTER}-kubeconfig");
-    let gc_deadline = Instant::now() + ctx.profile.timeouts.delete.min(Duration::from_secs(120));
+    let gc_wait = ctx.profile.timeouts.delete.min(Duration::from_secs(120));
+    let gc_deadline = Instant::now() + gc_wait;
     let mut secret_gone = false;
     while Instant::now() < gc_deadline {
         if objects::get(&ctx.kinds, client, "Secret", NS, &secret_name)
@@ -1506,6 +1507,18 @@ async fn delete_and_judge(
             break;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // The recorder's watch may deliver the deletion after a read has already missed the Secret
+    // (a loaded API server streams late): give it time to, since the order is judged on it.
+    let watch_deadline = Instant::now() + Duration::from_secs(30);
+    while secret_gone
+        && Instant::now() < watch_deadline
+        && !recorder
+            .history("Secret", &secret_name)
+            .iter()
+            .any(|s| s.deleted)
+    {
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
     let first_deleting = |kind: &str, name: &str| {
@@ -1615,7 +1628,10 @@ async fn delete_and_judge(
             "C32",
             verdict(
                 secret_gone && secret_at.is_some() && secret_at >= cp_gone,
-                format!("owned by {cp_kind}/{cp_name} (controller); control plane gone at {cp_gone:?}, Secret gone at {secret_at:?}"),
+                format!(
+                    "owned by {cp_kind}/{cp_name} (controller); control plane gone at {cp_gone:?}, Secret gone at {secret_at:?} ({})",
+                    if secret_gone { "a read found it gone".to_string() } else { format!("still readable {gc_wait:?} after the Cluster went") }
+                ),
             ),
         );
     }
