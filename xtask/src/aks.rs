@@ -14,7 +14,6 @@ pub use crate::release::VERSION;
 pub const RELEASE: Release = Release {
     name: "aks",
     crate_dir: "provider-azure",
-    image: "${AKS_PROVIDER_IMAGE:=ghcr.io/example/provider-azure:v0.1.0}",
     crds: provider_azure::api::crds,
     env,
     volumes: Vec::new,

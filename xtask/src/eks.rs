@@ -12,7 +12,6 @@ pub use crate::release::VERSION;
 pub const RELEASE: Release = Release {
     name: "eks",
     crate_dir: "provider-aws",
-    image: "${EKS_PROVIDER_IMAGE:=ghcr.io/example/provider-aws:v0.1.0}",
     crds: provider_aws::api::crds,
     env,
     volumes: Vec::new,

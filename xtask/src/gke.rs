@@ -13,7 +13,6 @@ pub use crate::release::VERSION;
 pub const RELEASE: Release = Release {
     name: "gke",
     crate_dir: "provider-gcp",
-    image: "${GKE_PROVIDER_IMAGE:=ghcr.io/example/provider-gcp:v0.1.0}",
     crds: provider_gcp::api::crds,
     env,
     volumes,

@@ -14,7 +14,6 @@ pub use crate::release::VERSION;
 pub const RELEASE: Release = Release {
     name: "oke",
     crate_dir: "provider-oci",
-    image: "${OKE_PROVIDER_IMAGE:=ghcr.io/example/provider-oci:v0.1.0}",
     crds: provider_oci::api::crds,
     env,
     volumes: Vec::new,

@@ -26,17 +26,21 @@ use crate::to_yaml;
 /// The release every provider ships as, in the repository's current version.
 pub const VERSION: &str = "v0.1.0";
 
+/// Where the images are published by default: the components' image variables default to
+/// `<REGISTRY>/<crate>:<VERSION>`, the name `cargo run -p xtask -- release` gives its image
+/// archives (`--registry` changes both).
+pub const REGISTRY: &str = "ghcr.io/capi-managed";
+
 const METRICS_PORT: u16 = 8080;
 const HEALTH_PORT: u16 = 9440;
 
 /// What a cloud's release is made of.
+#[derive(Debug)]
 pub struct Release {
     /// clusterctl's name (`eks`, `gke`).
     pub name: &'static str,
     /// The crate whose `templates/` are shipped (`provider-aws`).
     pub crate_dir: &'static str,
-    /// The image, with its variable (`${EKS_PROVIDER_IMAGE:=…}`).
-    pub image: &'static str,
     /// The CRDs.
     pub crds: fn() -> Vec<CustomResourceDefinition>,
     /// Environment variables of the manager container (the controller's own credentials).
@@ -66,6 +70,20 @@ impl Release {
     /// The optional Secret with the controller's own credentials: `capi-<name>-credentials`.
     pub fn credentials_secret(&self) -> String {
         format!("capi-{}-credentials", self.name)
+    }
+
+    /// The image this release's manager runs by default: `<registry>/<crate>:<VERSION>`.
+    pub fn image_default(&self, registry: &str) -> String {
+        format!("{registry}/{}:{VERSION}", self.crate_dir)
+    }
+
+    /// The manager's image in the components: `${<NAME>_PROVIDER_IMAGE:=<default>}`.
+    pub fn image_ref(&self, registry: &str) -> String {
+        format!(
+            "${{{}:={}}}",
+            self.variable("PROVIDER_IMAGE"),
+            self.image_default(registry)
+        )
     }
 
     fn variable(&self, what: &str) -> String {
@@ -110,6 +128,11 @@ impl Release {
 
     /// Every generated file of `manifests/<name>/`, by name.
     pub fn files(&self, root: &Path) -> Result<Vec<(String, String)>> {
+        self.files_for(root, REGISTRY)
+    }
+
+    /// Every file of the release with its image in `registry`, by name.
+    pub fn files_for(&self, root: &Path, registry: &str) -> Result<Vec<(String, String)>> {
         let mut files = vec![
             (
                 "crds.yaml".to_owned(),
@@ -121,11 +144,11 @@ impl Release {
             ),
             (
                 "manager.yaml".to_owned(),
-                to_yaml(&self.labelled(self.manager()))?,
+                to_yaml(&self.labelled(self.manager(registry)))?,
             ),
             (
                 "infrastructure-components.yaml".to_owned(),
-                to_yaml(&self.components()?)?,
+                to_yaml(&self.components(registry)?)?,
             ),
             ("metadata.yaml".to_owned(), to_yaml(&[metadata()])?),
         ];
@@ -140,11 +163,11 @@ impl Release {
     }
 
     /// `infrastructure-components.yaml`: the Namespace, then CRDs, RBAC and the manager.
-    pub fn components(&self) -> Result<Vec<Value>> {
+    pub fn components(&self, registry: &str) -> Result<Vec<Value>> {
         let mut docs = vec![self.namespace_doc()];
         docs.extend(self.crd_values()?);
         docs.extend(self.rbac());
-        docs.extend(self.manager());
+        docs.extend(self.manager(registry));
         Ok(self.labelled(docs))
     }
 
@@ -252,8 +275,8 @@ impl Release {
     }
 
     /// The ServiceAccount and the Deployment running the controller.
-    pub fn manager(&self) -> Vec<Value> {
-        let mut docs = self.manager_docs();
+    pub fn manager(&self, registry: &str) -> Vec<Value> {
+        let mut docs = self.manager_docs(registry);
         // A cloud without volumes gets none (rather than empty lists).
         let spec = &mut docs[1]["spec"]["template"]["spec"];
         if spec["volumes"].as_array().is_some_and(Vec::is_empty)
@@ -272,7 +295,7 @@ impl Release {
         docs
     }
 
-    fn manager_docs(&self) -> Vec<Value> {
+    fn manager_docs(&self, registry: &str) -> Vec<Value> {
         let selector = json!({ "control-plane": "controller-manager" });
         let probe = |path: &str| json!({ "httpGet": { "path": path, "port": "healthz" }, "periodSeconds": 10 });
         vec![
@@ -300,7 +323,7 @@ impl Release {
                             "volumes": (self.volumes)(),
                             "containers": [{
                                 "name": "manager",
-                                "image": self.image,
+                                "image": self.image_ref(registry),
                                 "imagePullPolicy": "IfNotPresent",
                                 "args": [
                                     self.watch_namespace_arg(),
@@ -350,6 +373,50 @@ impl Release {
     fn service_account_subject(&self) -> Value {
         json!({ "kind": "ServiceAccount", "name": self.service_account(), "namespace": self.namespace() })
     }
+}
+
+/// The files of a release that a clusterctl repository serves (the components, the metadata and
+/// the templates; not the parts `manifests/` also keeps apart).
+fn served(name: &str) -> bool {
+    name == "infrastructure-components.yaml" || name == "metadata.yaml" || is_template(name)
+}
+
+/// Writes a clusterctl provider repository of `releases` under `dir`:
+/// `infrastructure-<name>/<VERSION>/` with `metadata.yaml`, `infrastructure-components.yaml`
+/// (the image variable defaulting to `<registry>/<crate>:<VERSION>`) and the templates, and
+/// `clusterctl.yaml` naming each release by a `file://` URL, to be given to
+/// `clusterctl --config` (a user adds it to their own `~/.config/cluster-api/clusterctl.yaml`).
+/// Returns the path of `clusterctl.yaml`.
+pub fn write_repository(
+    root: &Path,
+    dir: &Path,
+    releases: &[&Release],
+    registry: &str,
+) -> Result<std::path::PathBuf> {
+    let dir = std::path::absolute(dir).with_context(|| format!("resolving {}", dir.display()))?;
+    let mut config = String::from(
+        "# clusterctl's providers from this folder: clusterctl init --config <this file> --infrastructure <name>:<version>\nproviders:\n",
+    );
+    for release in releases {
+        let version_dir = dir.join(release.provider_label()).join(VERSION);
+        std::fs::create_dir_all(&version_dir)
+            .with_context(|| format!("creating {}", version_dir.display()))?;
+        for (name, text) in release.files_for(root, registry)? {
+            if served(&name) {
+                let path = version_dir.join(&name);
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        config.push_str(&format!(
+            "- name: {}\n  type: InfrastructureProvider\n  url: file://{}\n",
+            release.name,
+            version_dir.join("infrastructure-components.yaml").display()
+        ));
+    }
+    let path = dir.join("clusterctl.yaml");
+    std::fs::write(&path, config).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
 }
 
 /// An environment variable read from the credentials Secret, optional.
@@ -438,12 +505,55 @@ mod tests {
     #[test]
     fn the_manager_takes_the_watch_flags_from_variables_with_blank_defaults() {
         let deployment = crate::eks::RELEASE
-            .manager()
+            .manager(REGISTRY)
             .into_iter()
             .find(|d| d["kind"] == "Deployment")
             .unwrap();
         let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
         assert_eq!(args[0], "--namespace=${EKS_WATCH_NAMESPACE:= }");
         assert_eq!(args[1], "--watch-filter=${EKS_WATCH_FILTER:= }");
+        assert_eq!(
+            deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+            "${EKS_PROVIDER_IMAGE:=ghcr.io/capi-managed/provider-aws:v0.1.0}"
+        );
+        let elsewhere = crate::eks::RELEASE.image_ref("registry.example:5000/team");
+        assert_eq!(
+            elsewhere,
+            "${EKS_PROVIDER_IMAGE:=registry.example:5000/team/provider-aws:v0.1.0}"
+        );
+    }
+
+    #[test]
+    fn the_repository_serves_components_metadata_and_templates_under_the_version() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config =
+            write_repository(root, dir.path(), &[&crate::eks::RELEASE], "reg.example/x").unwrap();
+        let version_dir = dir.path().join("infrastructure-eks").join(VERSION);
+        let mut names: Vec<String> = std::fs::read_dir(&version_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert!(names.contains(&"metadata.yaml".to_owned()), "{names:?}");
+        assert!(
+            names.contains(&"cluster-template.yaml".to_owned()),
+            "{names:?}"
+        );
+        assert!(!names.contains(&"crds.yaml".to_owned()), "{names:?}");
+        let components =
+            std::fs::read_to_string(version_dir.join("infrastructure-components.yaml")).unwrap();
+        assert!(
+            components.contains("${EKS_PROVIDER_IMAGE:=reg.example/x/provider-aws:v0.1.0}"),
+            "the image default is not the registry's"
+        );
+        let config = std::fs::read_to_string(config).unwrap();
+        assert!(
+            config.contains(&format!(
+                "url: file://{}/infrastructure-components.yaml",
+                version_dir.display()
+            )),
+            "{config}"
+        );
     }
 }

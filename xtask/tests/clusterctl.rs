@@ -1,6 +1,7 @@
-//! C57/C58: the real clusterctl installs the generated `manifests/eks/`, `gke/`, `aks/` and
-//! `oke/` releases from a local repository into one real management plane (a team mixing
-//! clouds), fully offline, and renders their cluster templates: the default flavor,
+//! C57/C58: the real clusterctl installs the EKS, GKE, AKS and OKE releases from the provider
+//! repository `cargo run -p xtask -- release` writes (the same files as `manifests/`) into one
+//! real management plane (a team mixing clouds), fully offline, reads the repository's versions
+//! with `clusterctl upgrade plan`, and renders their cluster templates: the default flavor,
 //! `byo-network` and `clusterclass` (with each release's ClusterClass), whose objects the real
 //! apiserver and Cluster API core's webhooks admit and core's topology controller turns into the
 //! provider's objects.
@@ -35,7 +36,8 @@ const RELEASES: [&str; 4] = ["eks", "gke", "aks", "oke"];
 const FIELD_MANAGER: &str = "clusterctl-test";
 
 /// `<base>/cluster-api/<v>/…` from the bed's core CRDs, `<base>/infrastructure-eks/v0.1.0/…`
-/// from the committed `manifests/eks/`; returns the clusterctl config naming both.
+/// (and gke, aks, oke) as the release command writes them; returns the clusterctl config naming
+/// all of them.
 fn local_repository(base: &Path, assets: &testbed::Assets) -> PathBuf {
     assert!(
         assets
@@ -61,14 +63,19 @@ fn local_repository(base: &Path, assets: &testbed::Assets) -> PathBuf {
     std::fs::write(core.join("core-components.yaml"), components).unwrap();
     std::fs::copy(assets.capi_metadata(), core.join("metadata.yaml")).unwrap();
 
-    let mut entries = String::new();
+    // The providers' repository exactly as `cargo run -p xtask -- release` writes it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let releases: Vec<_> = RELEASES
+        .iter()
+        .map(|name| xtask::dist::release_named(name).unwrap())
+        .collect();
+    let providers =
+        xtask::release::write_repository(root, base, &releases, xtask::release::REGISTRY).unwrap();
     for name in RELEASES {
         let dir = base
             .join(format!("infrastructure-{name}"))
             .join(xtask::release::VERSION);
-        std::fs::create_dir_all(&dir).unwrap();
-        let release = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../manifests/{name}"));
-        let templates = xtask::release::templates(&release).unwrap();
+        let templates = xtask::release::templates(&dir).unwrap();
         for flavor in FLAVORS
             .iter()
             .map(|f| f.to_string())
@@ -79,17 +86,14 @@ fn local_repository(base: &Path, assets: &testbed::Assets) -> PathBuf {
                 "the {name} release lacks {flavor}: {templates:?}"
             );
         }
-        for file in ["infrastructure-components.yaml", "metadata.yaml"]
-            .into_iter()
-            .chain(templates.iter().map(String::as_str))
-        {
-            std::fs::copy(release.join(file), dir.join(file)).unwrap();
-        }
-        entries.push_str(&format!(
-            "- name: {name}\n  type: InfrastructureProvider\n  url: file://{}/infrastructure-components.yaml\n",
-            dir.display()
-        ));
     }
+    // Core's entry, then the releases' (the folder's own clusterctl.yaml is replaced).
+    let entries = std::fs::read_to_string(&providers)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && *l != "providers:")
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
 
     let config = base.join("clusterctl.yaml");
     let text = format!(
@@ -630,7 +634,11 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     assert_eq!(container.name, "manager");
     assert_eq!(
         container.image.as_deref(),
-        Some("ghcr.io/example/provider-aws:v0.1.0"),
+        Some(
+            xtask::eks::RELEASE
+                .image_default(xtask::release::REGISTRY)
+                .as_str()
+        ),
         "clusterctl substitutes the image variable's default"
     );
     // The one-space defaults of EKS_WATCH_NAMESPACE and EKS_WATCH_FILTER render as empty flags:
@@ -653,6 +661,42 @@ async fn clusterctl_installs_the_release_and_renders_its_template() {
     assert_eq!(provider.data["providerName"], json!("eks"));
     assert_eq!(provider.data["type"], json!("InfrastructureProvider"));
     assert_eq!(provider.data["version"], json!(xtask::eks::VERSION));
+
+    // `clusterctl upgrade plan` reads the repository's versions: none newer, then the one put
+    // beside it.
+    let plan = |want: &str| {
+        let out = ctl.run(&["upgrade", "plan"], &[]);
+        assert!(out.status.success(), "clusterctl upgrade plan failed");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("infrastructure-eks "))
+            .unwrap_or_else(|| panic!("no infrastructure-eks row in the plan:\n{text}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            [
+                "infrastructure-eks",
+                xtask::eks::NAMESPACE,
+                "InfrastructureProvider",
+                xtask::eks::VERSION,
+            ]
+            .into_iter()
+            .chain(want.split(' '))
+            .collect::<Vec<_>>(),
+            "{text}"
+        );
+    };
+    plan("Already up to date");
+    let eks_repo = repo.join("infrastructure-eks");
+    let next = eks_repo.join("v0.1.99");
+    std::fs::create_dir_all(&next).unwrap();
+    for entry in std::fs::read_dir(eks_repo.join(xtask::eks::VERSION)).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), next.join(entry.file_name())).unwrap();
+    }
+    plan("v0.1.99");
+    std::fs::remove_dir_all(&next).unwrap();
 
     // C58: the template's variables.
     let out = ctl.run(
@@ -977,7 +1021,7 @@ fn gke() -> Beside {
     Beside {
         release: &xtask::gke::RELEASE,
         prefix: "GKE",
-        image: "ghcr.io/example/provider-gcp:v0.1.0",
+        image: "ghcr.io/capi-managed/provider-gcp:v0.1.0",
         env: &["GOOGLE_APPLICATION_CREDENTIALS"],
         byo_required: &["GCP_PROJECT", "GCP_NETWORK", "GCP_SUBNETWORK"],
         byo_vars: vec![
@@ -1007,7 +1051,7 @@ fn aks() -> Beside {
     Beside {
         release: &xtask::aks::RELEASE,
         prefix: "AKS",
-        image: "ghcr.io/example/provider-azure:v0.1.0",
+        image: "ghcr.io/capi-managed/provider-azure:v0.1.0",
         env: &["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"],
         byo_required: &["AZURE_SUBSCRIPTION_ID", "AZURE_SUBNET_ID"],
         byo_vars: vec![
@@ -1038,7 +1082,7 @@ fn oke() -> Beside {
     Beside {
         release: &xtask::oke::RELEASE,
         prefix: "OKE",
-        image: "ghcr.io/example/provider-oci:v0.1.0",
+        image: "ghcr.io/capi-managed/provider-oci:v0.1.0",
         env: &[
             "OCI_TENANCY_ID",
             "OCI_USER_ID",

@@ -1,0 +1,440 @@
+//! `cargo run -p xtask -- release`: what a user installs, built from this checkout into one
+//! folder. Per provider a static, stripped binary (musl, rustls on ring, no OpenSSL, no glibc),
+//! its OCI image archive written without a daemon ([`crate::image`]) with a `Containerfile`
+//! context beside it, and one clusterctl provider repository for all of them
+//! ([`crate::release::write_repository`]):
+//!
+//! ```text
+//! <out>/bin/provider-aws                      static, stripped
+//! <out>/images/provider-aws-v0.1.0.oci.tar    docker load / podman load / skopeo oci-archive:
+//! <out>/images/provider-aws/Containerfile     the same image with a daemon (rootfs/ beside it)
+//! <out>/repository/clusterctl.yaml            clusterctl init --config … --infrastructure eks:v0.1.0
+//! <out>/repository/infrastructure-eks/v0.1.0/ metadata, components, templates
+//! <out>/release.json                          sizes and digests
+//! ```
+//!
+//! With `--check` it then holds the result against real tools: `ldd` on every binary, `skopeo
+//! inspect` of every archive as `oci-archive:` and as `docker-archive:` (manifest and config),
+//! `podman load` of it (named, its ID the config's digest),
+//! `umoci unpack` of its layout (whose runtime config runs as 65532) and the unpacked
+//! `/manager --help`, and a
+//! second write of every image, which must give the same digest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::image::{self, Image};
+use crate::release::{self, Release, VERSION};
+
+/// The target every release binary is built for: musl, linked statically.
+pub const TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The folder everything is written to.
+    pub out: PathBuf,
+    /// The providers, by clusterctl name.
+    pub providers: Vec<&'static Release>,
+    /// Where the images are to be published (`ghcr.io/capi-managed`).
+    pub registry: String,
+    /// The image's CA bundle, read from the build machine.
+    pub ca_bundle: PathBuf,
+    /// The source repository's URL, for the images' `org.opencontainers.image.source`.
+    pub source: String,
+    /// Check the result with `ldd`, `skopeo`, `podman` and `umoci`.
+    pub check: bool,
+}
+
+/// Every release, by clusterctl name.
+pub fn all_releases() -> [&'static Release; 4] {
+    [
+        &crate::eks::RELEASE,
+        &crate::gke::RELEASE,
+        &crate::aks::RELEASE,
+        &crate::oke::RELEASE,
+    ]
+}
+
+/// The release of clusterctl name `name`.
+pub fn release_named(name: &str) -> Result<&'static Release> {
+    all_releases()
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| {
+            anyhow::anyhow!("no provider {name:?}: the providers are eks, gke, aks and oke")
+        })
+}
+
+/// Builds the release set into `options.out`; returns what `release.json` says.
+pub fn build(root: &Path, options: &Options) -> Result<Value> {
+    let out = &options.out;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let binaries = cargo_build(root, &options.providers)?;
+    let ca_bundle = std::fs::read(&options.ca_bundle).with_context(|| {
+        format!(
+            "reading the CA bundle {} (Debian's ca-certificates package; --ca-bundle names another)",
+            options.ca_bundle.display()
+        )
+    })?;
+    let (revision, created) = revision_and_time(root);
+    let mut summary = Vec::new();
+    for release in &options.providers {
+        let built = &binaries[release.crate_dir];
+        let binary =
+            std::fs::read(built).with_context(|| format!("reading {}", built.display()))?;
+        if let Some(interp) = image::elf_interpreter(&binary)? {
+            bail!(
+                "{} is dynamically linked (interpreter {interp}): a release binary must be static",
+                built.display()
+            );
+        }
+        let bin = out.join("bin").join(release.crate_dir);
+        std::fs::create_dir_all(out.join("bin"))?;
+        std::fs::write(&bin, &binary).with_context(|| format!("writing {}", bin.display()))?;
+        set_executable(&bin)?;
+
+        let labels = BTreeMap::from([
+            (
+                "org.opencontainers.image.title".to_owned(),
+                release.crate_dir.to_owned(),
+            ),
+            (
+                "org.opencontainers.image.description".to_owned(),
+                format!(
+                    "Cluster API infrastructure and control-plane provider for {} (clusterctl name {})",
+                    release.name.to_ascii_uppercase(),
+                    release.name
+                ),
+            ),
+            (
+                "org.opencontainers.image.source".to_owned(),
+                options.source.clone(),
+            ),
+            (
+                "org.opencontainers.image.version".to_owned(),
+                VERSION.to_owned(),
+            ),
+            (
+                "org.opencontainers.image.revision".to_owned(),
+                revision.clone(),
+            ),
+            (
+                "org.opencontainers.image.licenses".to_owned(),
+                "Apache-2.0".to_owned(),
+            ),
+        ]);
+        let img = Image::for_binary(
+            format!("{}/{}", options.registry, release.crate_dir),
+            VERSION.to_owned(),
+            binary.clone(),
+            ca_bundle.clone(),
+            labels,
+            created,
+        );
+        let images = out.join("images");
+        std::fs::create_dir_all(&images)?;
+        let archive = images.join(format!("{}-{VERSION}.oci.tar", release.crate_dir));
+        let written = img.write_archive(&archive)?;
+        img.write_context(&images.join(release.crate_dir))?;
+        eprintln!(
+            "release: {} {} bytes static; image {} {} ({} bytes compressed)",
+            release.crate_dir,
+            binary.len(),
+            img.reference(),
+            written.manifest_digest,
+            written.layer_size
+        );
+        summary.push(json!({
+            "provider": release.name,
+            "binary": bin,
+            "binarySize": binary.len(),
+            "image": img.reference(),
+            "archive": archive,
+            "archiveSize": written.archive_size,
+            "layerSize": written.layer_size,
+            "manifestDigest": written.manifest_digest,
+            "configDigest": written.config_digest,
+        }));
+        if options.check {
+            check(&bin, &archive, &img, &written, out)?;
+        }
+    }
+    let config = release::write_repository(
+        root,
+        &out.join("repository"),
+        &options.providers,
+        &options.registry,
+    )?;
+    let report = json!({
+        "version": VERSION,
+        "revision": revision,
+        "created": image::rfc3339(created),
+        "target": TARGET,
+        "clusterctlConfig": config,
+        "providers": summary,
+    });
+    let path = out.join("release.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(report)
+}
+
+/// `cargo build --release --target <musl>` of the providers' binaries; their paths by crate.
+fn cargo_build(root: &Path, releases: &[&Release]) -> Result<BTreeMap<String, PathBuf>> {
+    if Command::new("musl-gcc").arg("--version").output().is_err() {
+        bail!(
+            "musl-gcc is not installed: ring's C and assembly are built with it for {TARGET} \
+             (Debian: apt-get install musl-tools; scripts/ensure-release-tools.sh installs it)"
+        );
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args(["build", "--release", "--locked", "--target", TARGET])
+        .args(["--message-format", "json-render-diagnostics"])
+        .env("CC_x86_64_unknown_linux_musl", "musl-gcc");
+    for r in releases {
+        cmd.args(["-p", r.crate_dir, "--bin", r.crate_dir]);
+    }
+    eprintln!("release: {cmd:?}");
+    let output = cmd
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running cargo")?;
+    if !output.status.success() {
+        bail!(
+            "cargo build for {TARGET} failed ({}); if the target is missing: rustup target add {TARGET}",
+            output.status
+        );
+    }
+    let mut found = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if msg["reason"] == "compiler-artifact"
+            && let Some(exe) = msg["executable"].as_str()
+            && let Some(name) = msg["target"]["name"].as_str()
+            && releases.iter().any(|r| r.crate_dir == name)
+        {
+            found.insert(name.to_owned(), PathBuf::from(exe));
+        }
+    }
+    for r in releases {
+        if !found.contains_key(r.crate_dir) {
+            bail!("cargo built no executable {}", r.crate_dir);
+        }
+    }
+    Ok(found)
+}
+
+/// The commit and its time (for the images' `created`): `SOURCE_DATE_EPOCH` when set, else the
+/// commit's; "unknown" and 0 outside a git checkout.
+fn revision_and_time(root: &Path) -> (String, u64) {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let revision = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".to_owned());
+    let time = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .or_else(|| git(&["log", "-1", "--format=%ct"]))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
+    (revision, time)
+}
+
+fn set_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("setting the mode of {}", path.display()))
+}
+
+/// Runs `program args`, prints its output, fails unless it succeeds; returns its stdout.
+fn tool(program: &str, args: &[&str]) -> Result<String> {
+    let out = Command::new(program).args(args).output().with_context(|| {
+        format!(
+            "running {program} (scripts/ensure-release-tools.sh installs the tools --check uses)"
+        )
+    })?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("$ {program} {}\n{stdout}", args.join(" "));
+    if !out.status.success() {
+        bail!(
+            "{program} {} failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(stdout)
+}
+
+/// Holds one provider's binary and image against real tools.
+fn check(
+    bin: &Path,
+    archive: &Path,
+    img: &Image,
+    written: &image::Written,
+    out: &Path,
+) -> Result<()> {
+    // `ldd` exits 1 on a static binary, saying so.
+    let ldd = Command::new("ldd")
+        .arg(bin)
+        .output()
+        .context("running ldd")?;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ldd.stdout),
+        String::from_utf8_lossy(&ldd.stderr)
+    );
+    println!("$ ldd {}\n{said}", bin.display());
+    if !(said.contains("not a dynamic executable") || said.contains("statically linked")) {
+        bail!("ldd finds {} dynamic: {said}", bin.display());
+    }
+
+    let oci = format!("oci-archive:{}", archive.display());
+    let docker = format!("docker-archive:{}", archive.display());
+    let inspected: Value = serde_json::from_str(&tool("skopeo", &["inspect", &oci])?)?;
+    if inspected["Digest"] != json!(written.manifest_digest) {
+        bail!(
+            "skopeo reads digest {} from {}, written {}",
+            inspected["Digest"],
+            archive.display(),
+            written.manifest_digest
+        );
+    }
+    for (label, want) in &img.labels {
+        if inspected["Labels"][label] != json!(want) {
+            bail!(
+                "skopeo reads label {label} = {}, written {want:?}",
+                inspected["Labels"][label]
+            );
+        }
+    }
+    tool("skopeo", &["inspect", "--raw", &oci])?;
+    let config: Value = serde_json::from_str(&tool("skopeo", &["inspect", "--config", &oci])?)?;
+    if config["config"]["User"] != json!(format!("{}:{}", image::USER, image::USER))
+        || config["config"]["Entrypoint"] != json!([image::ENTRYPOINT])
+    {
+        bail!("skopeo reads the config as {config}");
+    }
+    // Docker's own index of the same archive (what `docker load` before 25 reads).
+    let legacy: Value = serde_json::from_str(&tool("skopeo", &["inspect", &docker])?)?;
+    if legacy["Labels"] != inspected["Labels"] {
+        bail!("the docker-archive view differs: {legacy}");
+    }
+
+    let work = out
+        .join("check")
+        .join(img.repository.rsplit('/').next().unwrap_or("image"));
+    if work.exists() {
+        std::fs::remove_dir_all(&work)?;
+    }
+
+    // `podman load` (no daemon; its own store in the work folder) names it and gives the
+    // config's digest as the image ID, as `docker load` does.
+    let store = |dir: &str| work.join(dir).display().to_string();
+    let (root, runroot) = (store("podman-root"), store("podman-run"));
+    let podman = |args: &[&str]| {
+        let mut all = vec![
+            "--storage-driver",
+            "vfs",
+            "--root",
+            root.as_str(),
+            "--runroot",
+            runroot.as_str(),
+        ];
+        all.extend_from_slice(args);
+        tool("podman", &all)
+    };
+    let archive_path = archive.display().to_string();
+    podman(&["load", "--input", &archive_path])?;
+    let id = podman(&["image", "inspect", "--format", "{{.Id}}", &img.reference()])?;
+    if format!("sha256:{}", id.trim()) != written.config_digest {
+        bail!(
+            "podman loaded {} as image {}, the config is {}",
+            img.reference(),
+            id.trim(),
+            written.config_digest
+        );
+    }
+    podman(&["rmi", "--all", "--force"])?;
+
+    // umoci unpacks the layout; the binary runs from the unpacked root filesystem.
+    let layout = work.join("layout");
+    std::fs::create_dir_all(&layout)?;
+    tar::Archive::new(std::fs::File::open(archive)?)
+        .unpack(&layout)
+        .with_context(|| format!("unpacking {}", archive.display()))?;
+    let bundle = work.join("bundle");
+    tool(
+        "umoci",
+        &[
+            "unpack",
+            "--image",
+            &format!("{}:{}", layout.display(), img.tag),
+            &bundle.display().to_string(),
+        ],
+    )?;
+    let manager = bundle
+        .join("rootfs")
+        .join(image::ENTRYPOINT.trim_start_matches('/'));
+    let runtime: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("config.json"))?)?;
+    if runtime["process"]["user"]["uid"] != json!(image::USER) {
+        bail!(
+            "umoci's runtime config runs as {}",
+            runtime["process"]["user"]
+        );
+    }
+    let help = help_of(&manager)?;
+    if !help.contains("--leader-elect") {
+        bail!(
+            "{} --help does not list --leader-elect:\n{help}",
+            manager.display()
+        );
+    }
+    println!("$ {} --help\n{help}", manager.display());
+
+    // Reproducible: the same inputs write the same image.
+    let again = img.write_archive(&work.join("again.oci.tar"))?;
+    if &again != written {
+        bail!("a second write gave {again:?}, the first {written:?}");
+    }
+    std::fs::remove_dir_all(&work)?;
+    // The `check` folder too, once no provider's work is left in it.
+    if let Some(parent) = work.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(())
+}
+
+/// Runs `binary --help` (from the unpacked root filesystem, which needs no loader), with an
+/// empty environment.
+fn help_of(binary: &Path) -> Result<String> {
+    let out = Command::new(binary)
+        .arg("--help")
+        .env_clear()
+        .output()
+        .with_context(|| format!("running {}", binary.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} --help failed ({}): {}",
+            binary.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
