@@ -253,7 +253,26 @@ impl ManagementPlane {
             },
         )
         .await;
-        self.check_alive("kube-apiserver", waited)
+        self.check_alive("kube-apiserver", waited)?;
+        // Every post-start hook done (RBAC's bootstrap roles last, slow on a loaded machine):
+        // kube-controller-manager gives up and exits if /healthz is not ok within 10 s of its
+        // start, so it starts only after this.
+        let kubeconfig = self.kubeconfig.clone();
+        let healthy = wait_until(
+            "kube-apiserver /healthz (every post-start hook)",
+            Duration::from_secs(120),
+            Duration::from_millis(250),
+            || {
+                let kubeconfig = kubeconfig.clone();
+                async move {
+                    let client = client_from(&kubeconfig).await?;
+                    let request = http::Request::get("/healthz").body(Vec::new())?;
+                    Ok(client.request_text(request).await.is_ok_and(|t| t == "ok"))
+                }
+            },
+        )
+        .await;
+        self.check_alive("kube-apiserver", healthy)
     }
 
     async fn start_controller_manager(&mut self) -> Result<()> {
@@ -272,9 +291,36 @@ impl ManagementPlane {
             &args,
             &logs,
         )?);
-        // It has no readiness endpoint without serving; give it a moment and check it stayed up.
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        self.check_alive("kube-controller-manager", Ok(()))
+        // It has no readiness endpoint without serving: wait for its log to say the garbage
+        // collector and the ClusterRole aggregator started, and that it is still running (it
+        // exits when it cannot reach a healthy API server).
+        let log = self.log_dir().join("kube-controller-manager.log");
+        let mut waited = Ok(());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut running = Ok(());
+            for p in &mut self.processes {
+                if p.name() == "kube-controller-manager" {
+                    running = p.ensure_running();
+                }
+            }
+            running.map_err(|e| self.with_log_tail(e, "kube-controller-manager"))?;
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if CONTROLLER_MANAGER_STARTED
+                .iter()
+                .all(|line| text.contains(line))
+            {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                waited = Err(anyhow::anyhow!(
+                    "kube-controller-manager did not start its controllers within 60s"
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        self.check_alive("kube-controller-manager", waited)
     }
 
     async fn start_capi(&mut self, feature_gates: &str) -> Result<()> {
@@ -438,6 +484,12 @@ impl Drop for ManagementPlane {
 }
 
 /// A client from a kubeconfig file (never the user's own `~/.kube/config`).
+/// What kube-controller-manager (v1.36) logs once the bed's controllers run.
+const CONTROLLER_MANAGER_STARTED: [&str; 2] = [
+    "Starting ClusterRoleAggregator controller",
+    "\"Starting controller\" controller=\"garbagecollector\"",
+];
+
 pub async fn client_from(kubeconfig: &Path) -> Result<kube::Client> {
     let raw = kube::config::Kubeconfig::read_from(kubeconfig)
         .with_context(|| format!("reading {}", kubeconfig.display()))?;

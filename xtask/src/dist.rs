@@ -15,7 +15,8 @@
 //!
 //! With `--check` it then holds the result against real tools: `ldd` on every binary, `skopeo
 //! inspect` of every archive as `oci-archive:` and as `docker-archive:` (manifest and config),
-//! `podman load` of it (named, its ID the config's digest),
+//! `podman load` of it (named, its ID the config's digest), `podman build` of the Containerfile
+//! context (the same files, modes, owners, user, entrypoint and labels),
 //! `umoci unpack` of its layout (whose runtime config runs as 65532) and the unpacked
 //! `/manager --help`, and a
 //! second write of every image, which must give the same digest.
@@ -161,7 +162,14 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
             "configDigest": written.config_digest,
         }));
         if options.check {
-            check(&bin, &archive, &img, &written, out)?;
+            check(
+                &bin,
+                &archive,
+                &img,
+                &written,
+                &images.join(release.crate_dir),
+                out,
+            )?;
         }
     }
     let config = release::write_repository(
@@ -280,12 +288,70 @@ fn tool(program: &str, args: &[&str]) -> Result<String> {
     Ok(stdout)
 }
 
-/// Holds one provider's binary and image against real tools.
+/// What a layer holds, by path: permission bits, owner, group, entry type and content digest.
+type Listing = BTreeMap<String, (u32, u64, u64, u8, String)>;
+
+fn layer_files(tar_bytes: &[u8]) -> Result<Listing> {
+    let mut listing = Listing::new();
+    let mut archive = tar::Archive::new(tar_bytes);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let h = entry.header().clone();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data)?;
+        let path = h.path()?.to_string_lossy().trim_end_matches('/').to_owned();
+        listing.insert(
+            path,
+            (
+                h.mode()? & 0o7777,
+                h.uid()?,
+                h.gid()?,
+                h.entry_type().as_byte(),
+                image::sha256(&data),
+            ),
+        );
+    }
+    Ok(listing)
+}
+
+/// The files of every layer of the one image in an OCI layout directory.
+fn saved_files(layout: &Path) -> Result<Listing> {
+    let read_json = |p: PathBuf| -> Result<Value> {
+        let text = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+        Ok(serde_json::from_slice(&text)?)
+    };
+    let blob = |digest: &Value| {
+        layout.join("blobs/sha256").join(
+            digest
+                .as_str()
+                .unwrap_or_default()
+                .trim_start_matches("sha256:"),
+        )
+    };
+    let index = read_json(layout.join("index.json"))?;
+    let manifest = read_json(blob(&index["manifests"][0]["digest"]))?;
+    let mut listing = Listing::new();
+    for layer in manifest["layers"].as_array().into_iter().flatten() {
+        let bytes = std::fs::read(blob(&layer["digest"]))?;
+        let tar_bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)?;
+            out
+        } else {
+            bytes
+        };
+        listing.extend(layer_files(&tar_bytes)?);
+    }
+    Ok(listing)
+}
+
+/// Holds one provider's binary, image and Containerfile against real tools.
 fn check(
     bin: &Path,
     archive: &Path,
     img: &Image,
     written: &image::Written,
+    context: &Path,
     out: &Path,
 ) -> Result<()> {
     // `ldd` exits 1 on a static binary, saying so.
@@ -368,6 +434,50 @@ fn check(
             id.trim(),
             written.config_digest
         );
+    }
+
+    // The Containerfile beside it builds the same files with the same user, entrypoint and
+    // labels (`podman build` needs no daemon and, with only COPY, no container runtime).
+    let built = format!(
+        "localhost/{}-containerfile:{}",
+        img.repository.rsplit('/').next().unwrap_or("image"),
+        img.tag
+    );
+    podman(&["build", "--tag", &built, &context.display().to_string()])?;
+    let saved = work.join("containerfile-image");
+    podman(&[
+        "save",
+        "--format",
+        "oci-dir",
+        "--output",
+        &saved.display().to_string(),
+        &built,
+    ])?;
+    let ours = layer_files(&img.layer_tar()?)?;
+    let theirs = saved_files(&saved)?;
+    if ours != theirs {
+        let differ: Vec<_> = ours
+            .keys()
+            .chain(theirs.keys())
+            .filter(|k| ours.get(*k) != theirs.get(*k))
+            .collect();
+        bail!("the Containerfile's image differs in {differ:?}");
+    }
+    let config: Value = serde_json::from_str(&podman(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{json .Config}}",
+        &built,
+    ])?)?;
+    if config["User"] != json!(format!("{}:{}", image::USER, image::USER))
+        || config["Entrypoint"] != json!([image::ENTRYPOINT])
+        || img
+            .labels
+            .iter()
+            .any(|(k, v)| config["Labels"][k] != json!(v))
+    {
+        bail!("the Containerfile's image has another config: {config}");
     }
     podman(&["rmi", "--all", "--force"])?;
 
