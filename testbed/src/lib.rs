@@ -253,26 +253,7 @@ impl ManagementPlane {
             },
         )
         .await;
-        self.check_alive("kube-apiserver", waited)?;
-        // Every post-start hook done (RBAC's bootstrap roles last, slow on a loaded machine):
-        // kube-controller-manager gives up and exits if /healthz is not ok within 10 s of its
-        // start, so it starts only after this.
-        let kubeconfig = self.kubeconfig.clone();
-        let healthy = wait_until(
-            "kube-apiserver /healthz (every post-start hook)",
-            Duration::from_secs(120),
-            Duration::from_millis(250),
-            || {
-                let kubeconfig = kubeconfig.clone();
-                async move {
-                    let client = client_from(&kubeconfig).await?;
-                    let request = http::Request::get("/healthz").body(Vec::new())?;
-                    Ok(client.request_text(request).await.is_ok_and(|t| t == "ok"))
-                }
-            },
-        )
-        .await;
-        self.check_alive("kube-apiserver", healthy)
+        self.check_alive("kube-apiserver", waited)
     }
 
     async fn start_controller_manager(&mut self) -> Result<()> {
@@ -285,42 +266,52 @@ impl ManagementPlane {
             "--v=1".into(),
         ];
         let logs = self.log_dir().to_path_buf();
-        self.processes.push(Process::spawn(
-            "kube-controller-manager",
-            &self.assets.kube_controller_manager(),
-            &args,
-            &logs,
-        )?);
-        // It has no readiness endpoint without serving: wait for its log to say the garbage
-        // collector and the ClusterRole aggregator started, and that it is still running (it
-        // exits when it cannot reach a healthy API server).
-        let log = self.log_dir().join("kube-controller-manager.log");
-        let mut waited = Ok(());
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let mut running = Ok(());
-            for p in &mut self.processes {
-                if p.name() == "kube-controller-manager" {
-                    running = p.ensure_running();
+        let log = logs.join("kube-controller-manager.log");
+        // It exits when the API server's /healthz is not ok within 10 s of its start, which
+        // happens on a loaded machine while the API server's last post-start hooks (RBAC's
+        // bootstrap roles) run: started again, up to five times, each earlier log kept beside.
+        // It has no readiness endpoint without serving, so it counts as started once its log
+        // says the garbage collector and the ClusterRole aggregator started.
+        let mut attempt = 1;
+        'start: loop {
+            let mut process = Process::spawn(
+                "kube-controller-manager",
+                &self.assets.kube_controller_manager(),
+                &args,
+                &logs,
+            )?;
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            loop {
+                if let Err(exited) = process.ensure_running() {
+                    if attempt == 5 {
+                        return Err(exited);
+                    }
+                    let kept = logs.join(format!("kube-controller-manager.{attempt}.log"));
+                    std::fs::rename(&log, &kept)
+                        .with_context(|| format!("keeping {}", log.display()))?;
+                    attempt += 1;
+                    continue 'start;
                 }
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                if CONTROLLER_MANAGER_STARTED
+                    .iter()
+                    .all(|line| text.contains(line))
+                {
+                    self.processes.push(process);
+                    return Ok(());
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    self.processes.push(process);
+                    return Err(self.with_log_tail(
+                        anyhow::anyhow!(
+                            "kube-controller-manager did not start its controllers within 60s"
+                        ),
+                        "kube-controller-manager",
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            running.map_err(|e| self.with_log_tail(e, "kube-controller-manager"))?;
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if CONTROLLER_MANAGER_STARTED
-                .iter()
-                .all(|line| text.contains(line))
-            {
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                waited = Err(anyhow::anyhow!(
-                    "kube-controller-manager did not start its controllers within 60s"
-                ));
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        self.check_alive("kube-controller-manager", waited)
     }
 
     async fn start_capi(&mut self, feature_gates: &str) -> Result<()> {
