@@ -407,11 +407,15 @@ fn check(
     if work.exists() {
         std::fs::remove_dir_all(&work)?;
     }
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
 
     // `podman load` (no daemon; its own store in the work folder) names it and gives the
     // config's digest as the image ID, as `docker load` does.
-    let store = |dir: &str| work.join(dir).display().to_string();
-    let (root, runroot) = (store("podman-root"), store("podman-run"));
+    // podman refuses a run root longer than 50 characters: its store lives in the temporary
+    // directory, not beside the release.
+    let podman_dir = std::env::temp_dir().join(format!("xtask-podman-{}", std::process::id()));
+    let store = |dir: &str| podman_dir.join(dir).display().to_string();
+    let (root, runroot) = (store("root"), store("run"));
     let podman = |args: &[&str]| {
         let mut all = vec![
             "--storage-driver",
@@ -480,6 +484,8 @@ fn check(
         bail!("the Containerfile's image has another config: {config}");
     }
     podman(&["rmi", "--all", "--force"])?;
+    std::fs::remove_dir_all(&podman_dir)
+        .with_context(|| format!("removing {}", podman_dir.display()))?;
 
     // umoci unpacks the layout; the binary runs from the unpacked root filesystem.
     let layout = work.join("layout");
