@@ -284,7 +284,9 @@ impl ManagementPlane {
             loop {
                 if let Err(exited) = process.ensure_running() {
                     if attempt == 5 {
-                        return Err(exited);
+                        return Err(exited.context(
+                            "kube-controller-manager exited at its start five times (earlier logs: kube-controller-manager.<n>.log beside this one)",
+                        ));
                     }
                     let kept = logs.join(format!("kube-controller-manager.{attempt}.log"));
                     std::fs::rename(&log, &kept)

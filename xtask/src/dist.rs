@@ -75,6 +75,7 @@ pub fn release_named(name: &str) -> Result<&'static Release> {
 pub fn build(root: &Path, options: &Options) -> Result<Value> {
     let out = &options.out;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let (revision, created) = revision_and_time(root)?;
     let binaries = cargo_build(root, &options.providers)?;
     let ca_bundle = std::fs::read(&options.ca_bundle).with_context(|| {
         format!(
@@ -82,10 +83,11 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
             options.ca_bundle.display()
         )
     })?;
-    let (revision, created) = revision_and_time(root);
     let mut summary = Vec::new();
     for release in &options.providers {
-        let built = &binaries[release.crate_dir];
+        let built = binaries
+            .get(release.crate_dir)
+            .with_context(|| format!("cargo built no executable {}", release.crate_dir))?;
         let binary =
             std::fs::read(built).with_context(|| format!("reading {}", built.display()))?;
         if let Some(interp) = image::elf_interpreter(&binary)? {
@@ -241,9 +243,10 @@ fn cargo_build(root: &Path, releases: &[&Release]) -> Result<BTreeMap<String, Pa
     Ok(found)
 }
 
-/// The commit and its time (for the images' `created`): `SOURCE_DATE_EPOCH` when set, else the
-/// commit's; "unknown" and 0 outside a git checkout.
-fn revision_and_time(root: &Path) -> (String, u64) {
+/// The commit and its time (for the images' `created`): `SOURCE_DATE_EPOCH` when set (seconds
+/// since the epoch; anything else is refused), else the commit's; "unknown" and 0 outside a git
+/// checkout.
+fn revision_and_time(root: &Path) -> Result<(String, u64)> {
     let git = |args: &[&str]| {
         Command::new("git")
             .current_dir(root)
@@ -254,12 +257,15 @@ fn revision_and_time(root: &Path) -> (String, u64) {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
     };
     let revision = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".to_owned());
-    let time = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .or_else(|| git(&["log", "-1", "--format=%ct"]))
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0);
-    (revision, time)
+    let time = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(t) => t.trim().parse().with_context(|| {
+            format!("SOURCE_DATE_EPOCH={t:?} is not a number of seconds since 1970-01-01")
+        })?,
+        Err(_) => git(&["log", "-1", "--format=%ct"])
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0),
+    };
+    Ok((revision, time))
 }
 
 fn set_executable(path: &Path) -> Result<()> {

@@ -128,50 +128,44 @@ impl Image {
 
     /// The layer: an uncompressed tar of the root filesystem, deterministic.
     pub fn layer_tar(&self) -> Result<Vec<u8>> {
-        // Every directory on the way to a file, then the files, by path.
-        let mut dirs: BTreeMap<String, u32> = BTreeMap::new();
+        // Every directory on the way to a file or an extra directory (0755 unless given), then
+        // the files, by path.
+        let mut entries: BTreeMap<String, (u32, Option<&File>)> = BTreeMap::new();
+        let add_parents = |path: &str, entries: &mut BTreeMap<String, (u32, Option<&File>)>| {
+            let mut parent = Path::new(path).parent();
+            while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+                entries
+                    .entry(format!("{}/", p.display()))
+                    .or_insert((0o755, None));
+                parent = p.parent();
+            }
+        };
         for (dir, mode) in Self::extra_dirs() {
-            dirs.insert(dir.trim_start_matches('/').to_owned(), mode);
+            let rel = dir.trim_start_matches('/');
+            entries.insert(format!("{rel}/"), (mode, None));
+            add_parents(rel, &mut entries);
         }
         for f in &self.files {
-            if !f.path.starts_with('/') || f.path.ends_with('/') || f.path.contains("/../") {
+            let escapes = Path::new(&f.path)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+            if !f.path.starts_with('/') || f.path.ends_with('/') || escapes {
                 bail!("image file path {:?} is not an absolute file path", f.path);
             }
             let rel = f.path.trim_start_matches('/');
-            let mut parent = Path::new(rel).parent();
-            while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
-                dirs.entry(p.to_string_lossy().into_owned())
-                    .or_insert(0o755);
-                parent = p.parent();
-            }
-        }
-        // Parents of the extra directories too.
-        for dir in dirs.keys().cloned().collect::<Vec<_>>() {
-            let mut parent = Path::new(&dir).parent();
-            while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
-                dirs.entry(p.to_string_lossy().into_owned())
-                    .or_insert(0o755);
-                parent = p.parent();
-            }
-        }
-        let mut entries: BTreeMap<String, Option<&File>> = BTreeMap::new();
-        for dir in dirs.keys() {
-            entries.insert(format!("{dir}/"), None);
-        }
-        for f in &self.files {
-            entries.insert(f.path.trim_start_matches('/').to_owned(), Some(f));
+            entries.insert(rel.to_owned(), (f.mode, Some(f)));
+            add_parents(rel, &mut entries);
         }
         let mut out = tar::Builder::new(Vec::new());
-        for (path, file) in entries {
+        for (path, (mode, file)) in entries {
             match file {
                 None => {
-                    let mode = dirs[path.trim_end_matches('/')];
                     let h = header(&path, tar::EntryType::Directory, mode, 0, self.created)?;
                     out.append(&h, std::io::empty())?;
                 }
                 Some(f) => {
                     let size = f.data.len() as u64;
-                    let h = header(&path, tar::EntryType::Regular, f.mode, size, self.created)?;
+                    let h = header(&path, tar::EntryType::Regular, mode, size, self.created)?;
                     out.append(&h, f.data.as_slice())?;
                 }
             }
@@ -589,14 +583,16 @@ mod tests {
     }
 
     #[test]
-    fn a_path_that_is_not_absolute_is_refused() {
-        let mut img = image(b"x", 0);
-        img.files.push(File {
-            path: "relative".into(),
-            mode: 0o644,
-            data: vec![],
-        });
-        assert!(img.layer_tar().is_err());
+    fn a_path_that_is_not_absolute_or_climbs_out_is_refused() {
+        for path in ["relative", "/etc/..", "/../etc/passwd", "/etc/"] {
+            let mut img = image(b"x", 0);
+            img.files.push(File {
+                path: path.into(),
+                mode: 0o644,
+                data: vec![],
+            });
+            assert!(img.layer_tar().is_err(), "{path}");
+        }
     }
 
     #[test]
