@@ -67,6 +67,7 @@ HEAVY = {
     "conformance/gke": PROFILE_WEIGHT,
     "conformance/aks": PROFILE_WEIGHT,
     "conformance/oke": PROFILE_WEIGHT,
+    "conformance/faults_eks": PROFILE_WEIGHT,
     "demo/two_clouds": 2,
 }
 
@@ -77,6 +78,7 @@ DEFAULT_SECONDS = {
     "conformance/gke": 300,
     "conformance/aks": 290,
     "conformance/oke": 300,
+    "conformance/faults_eks": 330,
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,

@@ -10,6 +10,7 @@
 pub mod bed_check;
 pub mod checks;
 pub mod clusterctl;
+pub mod faults;
 pub mod objects;
 pub mod procs;
 pub mod profile;

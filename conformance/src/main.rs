@@ -45,6 +45,40 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
+    /// Drive a provider through a cluster's create, upgrade, scale and delete while injecting
+    /// faults (SIGKILLs at seeded points, kube-apiserver restart and etcd compaction, cloud 429s,
+    /// 503s, dropped connections and slow answers, a pool deleted behind its back), with the
+    /// provider running under its generated RBAC and most verbose logs; judge every oracle of
+    /// reliability.md and the security checks. Exits non-zero when any oracle fails.
+    Faults {
+        /// The provider's profile (YAML; the `faults:` block says what the emulator offers).
+        #[arg(long)]
+        profile: PathBuf,
+        /// Seed of the kill plan (the same seed gives the same plan).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// SIGKILLs in all, spread over create, upgrade, scale and delete.
+        #[arg(long, default_value_t = 20)]
+        kills: u32,
+        /// How long the settled cluster's resourceVersions must stay still, seconds.
+        #[arg(long, default_value_t = 120)]
+        still: u64,
+        /// Write the figures and findings as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Run the provider with the admin kubeconfig instead of its ServiceAccount's.
+        #[arg(long)]
+        as_admin: bool,
+        /// Keep the run directory (logs, kubeconfigs) even when every oracle holds.
+        #[arg(long)]
+        keep: bool,
+        /// Never keep the run directory or the plane.
+        #[arg(long, conflicts_with = "keep")]
+        discard: bool,
+        /// A variable for the profile's ${NAME} expansion (repeatable).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
     /// Start the real management plane (etcd, kube-apiserver, kube-controller-manager, Cluster API
     /// core) on loopback, print its kubeconfig path, and keep it running until Ctrl-C.
     Testbed {
@@ -75,6 +109,29 @@ async fn main() -> Result<()> {
             discard,
             set,
         } => run(profile, junit, only, keep, discard, set).await,
+        Command::Faults {
+            profile,
+            seed,
+            kills,
+            still,
+            json,
+            as_admin,
+            keep,
+            discard,
+            set,
+        } => {
+            let options = conformance::faults::FaultOptions {
+                profile,
+                seed,
+                kills,
+                still: Duration::from_secs(still),
+                keep,
+                discard,
+                vars: assignments(set)?,
+                as_admin,
+            };
+            faults(options, json).await
+        }
         Command::Testbed { no_capi } => testbed(no_capi).await,
         Command::Demo { exit } => demo(exit).await,
     }
@@ -88,13 +145,7 @@ async fn run(
     discard: bool,
     set: Vec<String>,
 ) -> Result<()> {
-    let mut vars = Vec::new();
-    for s in set {
-        let Some((k, v)) = s.split_once('=') else {
-            anyhow::bail!("--set takes NAME=VALUE, got {s:?}");
-        };
-        vars.push((k.to_string(), v.to_string()));
-    }
+    let vars = assignments(set)?;
     let only = only.map(|ids| {
         ids.into_iter()
             .map(|i| i.trim().to_uppercase())
@@ -141,6 +192,35 @@ async fn run(
     if !failed.is_empty() {
         println!("Logs and kubeconfigs: {}", report.dir.display());
         anyhow::bail!("{} check(s) failed: {}", failed.len(), failed.join(", "));
+    }
+    Ok(())
+}
+
+fn assignments(set: Vec<String>) -> Result<Vec<(String, String)>> {
+    let mut vars = Vec::new();
+    for s in set {
+        let Some((k, v)) = s.split_once('=') else {
+            anyhow::bail!("--set takes NAME=VALUE, got {s:?}");
+        };
+        vars.push((k.to_string(), v.to_string()));
+    }
+    Ok(vars)
+}
+
+async fn faults(options: conformance::faults::FaultOptions, json: Option<PathBuf>) -> Result<()> {
+    let report = conformance::faults::run(options).await?;
+    print!("{}", conformance::faults::table(&report));
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+        println!("JSON: {}", path.display());
+    }
+    if let Some(why) = &report.stopped {
+        println!("Logs and kubeconfigs: {}", report.dir.display());
+        anyhow::bail!("the fault run stopped early: {why}");
+    }
+    if !report.findings.is_empty() {
+        println!("Logs and kubeconfigs: {}", report.dir.display());
+        anyhow::bail!("{} oracle(s) failed", report.findings.len());
     }
     Ok(())
 }

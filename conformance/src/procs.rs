@@ -157,6 +157,16 @@ impl Running {
         Ok(())
     }
 
+    /// SIGKILL, and waits for the process to be gone.
+    pub async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// SIGTERM, then SIGKILL after `grace`.
     pub async fn stop(&mut self, grace: Duration) {
         testbed::process::terminate(&mut self.child, grace).await;
@@ -280,6 +290,20 @@ pub async fn scrape(url: &str) -> Result<Calls> {
 /// The body of a plain-HTTP GET of `url` (an emulator's control endpoint on loopback); an
 /// answer other than 200 is an error naming its status line.
 pub async fn http_get(url: &str) -> Result<String> {
+    http_request("GET", url, None).await
+}
+
+/// A plain-HTTP request with an optional JSON body (an emulator's control endpoint: adding or
+/// clearing fault rules); any 2xx answer is success.
+pub async fn http_send(method: &str, url: &str, body: Option<&serde_json::Value>) -> Result<()> {
+    http_request(method, url, body).await.map(|_| ())
+}
+
+async fn http_request(
+    method: &str,
+    url: &str,
+    json: Option<&serde_json::Value>,
+) -> Result<String> {
     let rest = url
         .strip_prefix("http://")
         .with_context(|| format!("{url} is not http://"))?;
@@ -290,14 +314,26 @@ pub async fn http_get(url: &str) -> Result<String> {
     let mut stream = tokio::net::TcpStream::connect(authority)
         .await
         .with_context(|| format!("connecting to {authority}"))?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    let payload = json.map(serde_json::Value::to_string).unwrap_or_default();
+    let content = if json.is_some() {
+        format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            payload.len()
+        )
+    } else {
+        String::new()
+    };
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\n{content}Connection: close\r\n\r\n{payload}"
+    );
     stream.write_all(request.as_bytes()).await?;
     let mut body = Vec::new();
     tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut body).await?;
     let text = String::from_utf8_lossy(&body);
     let (head, payload) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-        bail!("{url}: {}", head.lines().next().unwrap_or_default());
+    let status = head.split_whitespace().nth(1).unwrap_or_default();
+    if !status.starts_with('2') {
+        bail!("{method} {url}: {}", head.lines().next().unwrap_or_default());
     }
     Ok(
         if head

@@ -98,6 +98,45 @@ impl Default for Timeouts {
     }
 }
 
+/// What `conformance faults` uses (every field optional; what is missing is not injected or
+/// not judged, and the report says so).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FaultsSpec {
+    /// JSON `{"resources": [{"kind", "id", "name", "parent", "owner", "state"}]}`: every
+    /// resource the cloud holds, `owner` being the value of a provider's ownership tag.
+    pub inventory_url: Option<String>,
+    /// The emulator's fault rules: POST one rule (JSON), DELETE clears them all.
+    pub faults_url: Option<String>,
+    /// JSON `{"early": [{"operation", "target", "earlyByMillis"}]}`: calls sent again before
+    /// the `Retry-After` of a 429 to the same method and path was over.
+    pub early_url: Option<String>,
+    /// Deletes a pool's cloud resource behind the provider's back; env `CLUSTER_NAMESPACE`,
+    /// `CLUSTER_NAME`, `POOL_NAME` (the InfraMachinePool's name).
+    pub outside_delete: Option<Vec<String>>,
+    /// The Kubernetes version the control plane and pools are upgraded to.
+    pub upgrade_to: Option<String>,
+    /// The provider's metrics page; expanded for each provider process (with its
+    /// `METRICS_PORT`).
+    pub metrics_url: Option<String>,
+    /// More strings that must never appear in what the provider emits (expanded). The run
+    /// always searches for `SEEDED_SECRET`, the tokens of the kubeconfig Secrets and the
+    /// provider's own ServiceAccount token.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// Environment for the provider in a fault run: its most verbose logging.
+    #[serde(default)]
+    pub verbose_env: BTreeMap<String, String>,
+    /// Arguments that make the provider take part in leader election (`[--leader-elect]`):
+    /// two replicas are started with them, the holder of the Lease in the provider's namespace
+    /// is killed, and the other must take the Lease within its duration and act.
+    pub leader_elect_args: Option<Vec<String>>,
+    /// Variables a fault run sets before anything starts (e.g. a longer token lifetime, so a
+    /// settled cluster has nothing to refresh while its stillness is watched).
+    #[serde(default)]
+    pub vars: BTreeMap<String, String>,
+}
+
 /// A provider's profile.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -133,6 +172,9 @@ pub struct Profile {
     /// Time limits.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// What `conformance faults` needs beyond the rest (optional).
+    #[serde(default)]
+    pub faults: FaultsSpec,
     /// The profile file's folder (set when loaded).
     #[serde(skip)]
     pub dir: PathBuf,

@@ -515,7 +515,7 @@ async fn what_arm_and_aks_refuse() {
     );
     b.wait(&h).await;
     // Throttling and faults come from the kit: a 429 carries Retry-After in ARM's shape.
-    b.server.kit().faults.add(serde_json::from_value(json!({"operation": "ManagedClusters_Get", "fault": {"kind": "throttle", "retry_after_seconds": 3}, "trigger": {"count": 1}})).unwrap());
+    b.server.kit().faults.add(serde_json::from_value(json!({"operation": "ManagedClusters_Get", "fault": {"kind": "throttle", "retryAfterSeconds": 3}, "trigger": {"count": 1}})).unwrap());
     let (s, h, v) = b.call(reqwest::Method::GET, C1, CV, None, None).await;
     assert_eq!(
         (s, v["error"]["code"].as_str()),

@@ -47,10 +47,12 @@ pub fn jitter() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Failure counts per object, reset when a pass succeeds.
+/// Failure counts per object, reset when a pass succeeds; and the objects the cloud throttled,
+/// held until its `Retry-After` is over.
 #[derive(Debug, Default)]
 pub struct Backoffs {
     attempts: Mutex<HashMap<String, (u32, Instant)>>,
+    held: Mutex<HashMap<String, Instant>>,
 }
 
 /// Entries untouched this long are dropped (objects deleted while failing).
@@ -83,6 +85,37 @@ impl Backoffs {
             Err(poisoned) => poisoned.into_inner(),
         };
         map.remove(key);
+        drop(map);
+        let mut held = match self.held.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        held.remove(key);
+    }
+
+    /// Holds `key` until `until`: a pass that any trigger starts before then (a change of the
+    /// object's Cluster, a MachinePool, a resync) must not call the cloud, which said when to
+    /// come back. Only the cloud's own `Retry-After` holds an object.
+    pub fn hold(&self, key: &str, until: Instant) {
+        let mut held = match self.held.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let now = Instant::now();
+        held.retain(|_, end| *end > now);
+        let end = held.entry(key.to_owned()).or_insert(until);
+        *end = (*end).max(until);
+    }
+
+    /// How long `key` is still held, if it is.
+    pub fn held(&self, key: &str) -> Option<Duration> {
+        let held = match self.held.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        held.get(key)
+            .and_then(|end| end.checked_duration_since(Instant::now()))
+            .filter(|d| !d.is_zero())
     }
 
     /// Failures recorded for `key` since its last success.
@@ -119,6 +152,22 @@ mod tests {
                 "{d:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_held_object_stays_held_until_its_end_and_a_later_hold_never_shortens_it() {
+        let b = Backoffs::default();
+        assert_eq!(b.held("ns/a"), None);
+        let now = Instant::now();
+        b.hold("ns/a", now + Duration::from_secs(5));
+        b.hold("ns/a", now + Duration::from_secs(1));
+        let left = b.held("ns/a").expect("held");
+        assert!(left > Duration::from_secs(4) && left <= Duration::from_secs(5), "{left:?}");
+        assert_eq!(b.held("ns/b"), None);
+        b.hold("ns/b", now);
+        assert_eq!(b.held("ns/b"), None, "a hold that is over holds nothing");
+        b.reset("ns/a");
+        assert_eq!(b.held("ns/a"), None, "a successful pass ends the hold");
     }
 
     #[test]

@@ -76,6 +76,10 @@ pub struct ManagementPlane {
     ca: Authority,
     assets: Assets,
     webhook_port: Option<u16>,
+    /// kube-apiserver's arguments, to start it again ([`ManagementPlane::restart_apiserver`]).
+    apiserver_args: Vec<String>,
+    /// How many times kube-apiserver was started.
+    apiserver_starts: u32,
 }
 
 impl std::fmt::Debug for ManagementPlane {
@@ -116,6 +120,8 @@ impl ManagementPlane {
             ca,
             assets,
             webhook_port: None,
+            apiserver_args: Vec::new(),
+            apiserver_starts: 0,
         };
         plane.start_etcd_and_apiserver().await?;
         if options.controller_manager {
@@ -214,6 +220,8 @@ impl ManagementPlane {
             &args,
             &logs,
         )?);
+        self.apiserver_args = args;
+        self.apiserver_starts = 1;
         write_kubeconfig(
             &self.kubeconfig,
             &server,
@@ -225,6 +233,12 @@ impl ManagementPlane {
             etcd: etcd_url,
         };
 
+        self.wait_apiserver().await
+    }
+
+    /// Waits until kube-apiserver listens and serves (the default namespace exists).
+    async fn wait_apiserver(&mut self) -> Result<()> {
+        let port = self.apiserver_port()?;
         // Wait for the port first, so the client below does not log connection errors.
         wait_until(
             "kube-apiserver to listen",
@@ -359,6 +373,84 @@ impl ManagementPlane {
         self.check_alive("capi-manager", waited)
     }
 
+    fn apiserver_port(&self) -> Result<u16> {
+        self.endpoints
+            .server
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .with_context(|| format!("no port in {}", self.endpoints.server))
+    }
+
+    /// Stops kube-apiserver (SIGTERM; SIGKILL with `kill`), keeps it down for `down`, starts it
+    /// again with the same flags and port, and waits until it serves: every client's watches
+    /// drop and are made again. The earlier log is kept as `kube-apiserver.<n>.log`. Returns how
+    /// long it was unavailable.
+    ///
+    /// # Errors
+    /// When it cannot be started again or does not serve within 90 s.
+    pub async fn restart_apiserver(&mut self, down: Duration, kill: bool) -> Result<Duration> {
+        let started = tokio::time::Instant::now();
+        let index = self
+            .processes
+            .iter()
+            .position(|p| p.name() == "kube-apiserver")
+            .context("kube-apiserver is not running")?;
+        let mut old = self.processes.remove(index);
+        old.stop(if kill {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(10)
+        })
+        .await;
+        let logs = self.log_dir();
+        let log = logs.join("kube-apiserver.log");
+        let kept = logs.join(format!("kube-apiserver.{}.log", self.apiserver_starts));
+        std::fs::rename(&log, &kept).with_context(|| format!("keeping {}", log.display()))?;
+        tokio::time::sleep(down).await;
+        let process = Process::spawn(
+            "kube-apiserver",
+            &self.assets.kube_apiserver(),
+            &self.apiserver_args,
+            &logs,
+        )?;
+        self.processes.insert(index, process);
+        self.apiserver_starts += 1;
+        self.wait_apiserver().await?;
+        Ok(started.elapsed())
+    }
+
+    /// Compacts etcd's history up to its current revision (through etcd's JSON gateway), so a
+    /// watch that resumes from an older resourceVersion gets 410 Gone and must list again.
+    /// Returns the revision compacted to.
+    ///
+    /// # Errors
+    /// When etcd does not answer or refuses.
+    pub async fn compact_etcd(&self) -> Result<i64> {
+        let port: u16 = self
+            .endpoints
+            .etcd
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .with_context(|| format!("no port in {}", self.endpoints.etcd))?;
+        // Any range read answers with the store's current revision in its header.
+        let range = process::http_post_json(port, "/v3/kv/range", r#"{"key":"AA=="}"#).await?;
+        let revision: i64 = serde_json::from_str::<serde_json::Value>(&range)?["header"]
+            ["revision"]
+            .as_str()
+            .and_then(|r| r.parse().ok())
+            .with_context(|| format!("etcd's range answer has no revision: {range}"))?;
+        let body = format!(r#"{{"revision":"{revision}","physical":true}}"#);
+        let answer = process::http_post_json(port, "/v3/kv/compaction", &body).await?;
+        let parsed: serde_json::Value = serde_json::from_str(&answer)
+            .with_context(|| format!("etcd's compaction answer: {answer}"))?;
+        if parsed.get("error").is_some() || parsed.get("code").is_some() {
+            anyhow::bail!("etcd refused the compaction to {revision}: {answer}");
+        }
+        Ok(revision)
+    }
+
     /// Installs Cluster API core's CRDs and webhook configurations without running its manager
     /// (the webhooks then point at a port nobody serves). Used to show that checks which need the
     /// manager fail without it.
@@ -476,13 +568,13 @@ impl Drop for ManagementPlane {
     }
 }
 
-/// A client from a kubeconfig file (never the user's own `~/.kube/config`).
 /// What kube-controller-manager (v1.36) logs once the bed's controllers run.
 const CONTROLLER_MANAGER_STARTED: [&str; 2] = [
     "Starting ClusterRoleAggregator controller",
     "\"Starting controller\" controller=\"garbagecollector\"",
 ];
 
+/// A client from a kubeconfig file (never the user's own `~/.kube/config`).
 pub async fn client_from(kubeconfig: &Path) -> Result<kube::Client> {
     let raw = kube::config::Kubeconfig::read_from(kubeconfig)
         .with_context(|| format!("reading {}", kubeconfig.display()))?;

@@ -18,22 +18,22 @@ use crate::objects::{
     self, CLUSTER_NAME_LABEL, Recorder, condition, condition_status, finalizers, owner, rv,
 };
 
-const NS: &str = "conf-main";
-const CLUSTER: &str = "conf";
+pub(crate) const NS: &str = "conf-main";
+pub(crate) const CLUSTER: &str = "conf";
 const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 const MANAGED_BY_REPLICAS: &str = "cluster.x-k8s.io/replicas-managed-by";
 
 /// The names of the objects of the cluster under test.
 #[derive(Debug, Clone)]
-struct Names {
-    infra: Option<(String, String)>,
-    control_plane: (String, String),
+pub(crate) struct Names {
+    pub(crate) infra: Option<(String, String)>,
+    pub(crate) control_plane: (String, String),
     /// (MachinePool name, InfraMachinePool kind, InfraMachinePool name).
-    pools: Vec<(String, String, String)>,
+    pub(crate) pools: Vec<(String, String, String)>,
 }
 
 impl Names {
-    fn from_docs(docs: &[Value]) -> Result<Self> {
+    pub(crate) fn from_docs(docs: &[Value]) -> Result<Self> {
         let cluster = docs
             .iter()
             .find(|d| d["kind"] == "Cluster")
@@ -63,7 +63,7 @@ impl Names {
     }
 
     /// Every provider object: (kind, name).
-    fn provider_objects(&self) -> Vec<(String, String)> {
+    pub(crate) fn provider_objects(&self) -> Vec<(String, String)> {
         let mut out: Vec<_> = self.infra.iter().cloned().collect();
         out.push(self.control_plane.clone());
         out.extend(self.pools.iter().map(|(_, k, n)| (k.clone(), n.clone())));
@@ -73,16 +73,16 @@ impl Names {
 
 /// Current state of everything, read fresh.
 #[derive(Debug, Clone, Default)]
-struct State {
-    cluster: Value,
-    infra: Value,
-    control_plane: Value,
+pub(crate) struct State {
+    pub(crate) cluster: Value,
+    pub(crate) infra: Value,
+    pub(crate) control_plane: Value,
     /// MachinePool name → (MachinePool, InfraMachinePool).
-    pools: BTreeMap<String, (Value, Value)>,
-    secret: Value,
+    pub(crate) pools: BTreeMap<String, (Value, Value)>,
+    pub(crate) secret: Value,
 }
 
-async fn read(ctx: &Ctx, client: &kube::Client, names: &Names) -> Result<State> {
+pub(crate) async fn read(ctx: &Ctx, client: &kube::Client, names: &Names) -> Result<State> {
     let k = &ctx.kinds;
     let get = |kind: String, name: String| async move {
         Ok::<Value, anyhow::Error>(
@@ -108,7 +108,7 @@ async fn read(ctx: &Ctx, client: &kube::Client, names: &Names) -> Result<State> 
     Ok(state)
 }
 
-fn provider_ids(infra_pool: &Value) -> Vec<String> {
+pub(crate) fn provider_ids(infra_pool: &Value) -> Vec<String> {
     infra_pool["spec"]["providerIDList"]
         .as_array()
         .into_iter()
@@ -119,7 +119,7 @@ fn provider_ids(infra_pool: &Value) -> Vec<String> {
 
 /// Why the cluster is not settled yet (empty: settled). `probe`: also wait for core's remote
 /// connection.
-fn unsettled(state: &State, probe: bool) -> Vec<String> {
+pub(crate) fn unsettled(state: &State, probe: bool) -> Vec<String> {
     let mut why = Vec::new();
     let status = &state.cluster["status"];
     if status["phase"] != "Provisioned" {
@@ -153,7 +153,7 @@ fn unsettled(state: &State, probe: bool) -> Vec<String> {
     why
 }
 
-async fn wait_settled(
+pub(crate) async fn wait_settled(
     ctx: &Ctx,
     client: &kube::Client,
     names: &Names,

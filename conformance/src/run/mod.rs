@@ -15,9 +15,9 @@
 
 mod bed;
 mod instances;
-mod lifecycle;
+pub(crate) mod lifecycle;
 mod quiet;
-mod setup;
+pub(crate) mod setup;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

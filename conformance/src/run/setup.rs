@@ -143,16 +143,58 @@ pub fn label_for_provider(docs: &mut [Value]) {
 pub async fn run_all(
     profile: Profile,
     release: Release,
-    mut vars: Vars,
+    vars: Vars,
     dir: PathBuf,
     only: Option<Vec<String>>,
     discard: bool,
     results: &mut Results,
 ) -> Result<()> {
+    let Installed {
+        ctx,
+        bed: mut a,
+        emulator,
+        default_docs,
+    } = install(profile, release, vars, dir, only, discard, Some(results)).await?;
+    let outcome = scenarios(&ctx, &mut a, default_docs, results).await;
+    let failed = outcome.is_err() || !results.failed().is_empty();
+    if let Some(mut e) = emulator {
+        e.stop(Duration::from_secs(10)).await;
+    }
+    a.stop(failed && !ctx.discard).await;
+    outcome
+}
+
+/// A management plane with the release installed by `clusterctl init`, the cloud emulator
+/// started and the default flavor rendered: where both `conformance run` and `conformance
+/// faults` start from.
+#[derive(Debug)]
+pub struct Installed {
+    /// Everything a step needs.
+    pub ctx: Ctx,
+    /// The plane (no provider started yet).
+    pub bed: Bed,
+    /// The cloud emulator, if the profile has one.
+    pub emulator: Option<Running>,
+    /// The default flavor rendered for cluster `conf` in namespace `conf-main`.
+    pub default_docs: Vec<Value>,
+}
+
+/// Starts plane a, installs the release, starts the emulator, runs the template setup and
+/// renders the default flavor. With `results`, judges what the install shows on the way (C07,
+/// C08, C24, C57, C58).
+pub async fn install(
+    profile: Profile,
+    release: Release,
+    mut vars: Vars,
+    dir: PathBuf,
+    only: Option<Vec<String>>,
+    discard: bool,
+    mut results: Option<&mut Results>,
+) -> Result<Installed> {
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs)?;
     eprintln!("conformance: starting management plane a");
-    let mut a = Bed::start("a").await?;
+    let a = Bed::start("a").await?;
     let core = core_version(a.plane.assets())?;
     let clusterctl = Clusterctl::repository(
         &dir.join("repository"),
@@ -179,15 +221,22 @@ pub async fn run_all(
     eprintln!("conformance: clusterctl init");
     let init = ctx.clusterctl.init(a.kubeconfig()).await?;
     if !init.success {
-        results.record(
-            "C57",
-            Outcome::Fail(format!("clusterctl init failed: {}", init.stderr.trim())),
-        );
+        if let Some(results) = results.as_deref_mut() {
+            results.record(
+                "C57",
+                Outcome::Fail(format!("clusterctl init failed: {}", init.stderr.trim())),
+            );
+        }
         a.stop(!discard).await;
-        bail!("clusterctl init failed, nothing else can be judged");
+        bail!(
+            "clusterctl init failed, nothing else can be judged: {}",
+            init.stderr.trim()
+        );
     }
-    results.record("C57", judge_install(&ctx, &a).await);
-    results.record("C07", judge_core_access(&ctx, &a).await);
+    if let Some(results) = results.as_deref_mut() {
+        results.record("C57", judge_install(&ctx, &a).await);
+        results.record("C07", judge_core_access(&ctx, &a).await);
+    }
 
     // The emulator first: the setup command and the templates may need what it prints.
     let mut emulator = None;
@@ -240,22 +289,24 @@ pub async fn run_all(
     ctx.vars = vars;
     ctx.template_vars = template_vars;
 
-    judge_generate(&ctx, &a, results).await;
+    if let Some(results) = results.as_deref_mut() {
+        judge_generate(&ctx, &a, results).await;
+    }
     let default_docs = render(&ctx, a.kubeconfig(), "conf", "conf-main", "").await?;
     ctx.roles = Roles::from_docs(&default_docs)?;
-    results.record("C08", judge_templates(&ctx, &a, &default_docs).await);
-    results.record(
-        "C24",
-        judge_version_without_v(&ctx, &a, &default_docs).await,
-    );
-
-    let outcome = scenarios(&ctx, &mut a, default_docs, results).await;
-    let failed = outcome.is_err() || !results.failed().is_empty();
-    if let Some(mut e) = emulator {
-        e.stop(Duration::from_secs(10)).await;
+    if let Some(results) = results {
+        results.record("C08", judge_templates(&ctx, &a, &default_docs).await);
+        results.record(
+            "C24",
+            judge_version_without_v(&ctx, &a, &default_docs).await,
+        );
     }
-    a.stop(failed && !ctx.discard).await;
-    outcome
+    Ok(Installed {
+        ctx,
+        bed: a,
+        emulator,
+        default_docs,
+    })
 }
 
 async fn scenarios(

@@ -269,7 +269,7 @@ async fn dispatch(
         )
         .into_response();
     };
-    if let Err(fault) = aks.kit.enter(op).await {
+    if let Err(fault) = aks.kit.enter(op, &format!("{method} {path}")).await {
         return arm::fault_response(&fault);
     }
     let host = headers

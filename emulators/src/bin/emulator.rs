@@ -58,6 +58,9 @@ enum Command {
     /// Resizes a Cluster API pool's EKS node group as the cloud's autoscaler would (through
     /// UpdateNodegroupConfig, bypassing Cluster API) and waits for the update to complete.
     EksScale(EksScaleArgs),
+    /// Delete a pool's node group through the EKS API behind the provider's back, as a user
+    /// would, and wait until EKS no longer lists it (the fault suite's `outsideDelete`).
+    EksDelete(EksDeleteArgs),
     /// Creates a VPC with one subnet in each of two zones in EC2 (moto): a network to bring.
     /// Prints `AWS_VPC_ID=`, `AWS_SUBNET_ID_A=`, `AWS_SUBNET_ID_B=` and `AWS_SUBNET_IDS=[a, b]`.
     AwsNetwork(AwsNetworkArgs),
@@ -149,6 +152,7 @@ async fn main() -> Result<()> {
         Command::Eks(args) => run_eks(args).await,
         Command::Gke(args) => run_gke(args).await,
         Command::EksScale(args) => run_eks_scale(args).await,
+        Command::EksDelete(args) => run_eks_delete(args).await,
         Command::AwsNetwork(args) => run_aws_network(args).await,
         Command::GkeNetwork(args) => run_gke_network(args).await,
         Command::Aks(args) => run_aks(args).await,
@@ -482,6 +486,63 @@ async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
         "node group {} of EKS cluster {}: desired size {} -> {}",
         scaled.nodegroup, scaled.cluster, scaled.from, scaled.to
     )?;
+    stdout.flush()?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+struct EksDeleteArgs {
+    /// The EKS emulator's URL.
+    #[arg(long, env = "EKS_ENDPOINT")]
+    url: String,
+    /// The region the emulator serves (signs the requests).
+    #[arg(long, env = "AWS_REGION", default_value = "us-west-2")]
+    region: String,
+    /// The Cluster API cluster's namespace.
+    #[arg(long, env = "CLUSTER_NAMESPACE")]
+    cluster_namespace: String,
+    /// The Cluster API cluster's name.
+    #[arg(long, env = "CLUSTER_NAME")]
+    cluster_name: String,
+    /// The pool: the EKSMachinePool's name.
+    #[arg(long, env = "POOL_NAME")]
+    pool: String,
+    /// Access key id to sign with (none: unsigned, for an emulator that checks none).
+    #[arg(long, env = "AWS_ACCESS_KEY_ID", hide_env_values = true)]
+    access_key_id: Option<String>,
+    /// Its secret.
+    #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
+    secret_access_key: Option<String>,
+    /// Seconds to keep trying while the node group is busy, and to wait for it to go.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+async fn run_eks_delete(args: EksDeleteArgs) -> Result<()> {
+    let credentials = match (args.access_key_id, args.secret_access_key) {
+        (Some(k), Some(s)) if !k.is_empty() => Some((k, s)),
+        (Some(k), None) if !k.is_empty() => {
+            bail!("--access-key-id without --secret-access-key (AWS_SECRET_ACCESS_KEY)")
+        }
+        _ => None,
+    };
+    let api = EksApi::new(&args.url, &args.region, credentials);
+    let (cluster, nodegroup) = outside::delete_pool(
+        &api,
+        &args.cluster_namespace,
+        &args.cluster_name,
+        &args.pool,
+        Duration::from_secs(args.timeout),
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "deleting the node group of pool {} of {}/{}",
+            args.pool, args.cluster_namespace, args.cluster_name
+        )
+    })?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "node group {nodegroup} of EKS cluster {cluster} deleted")?;
     stdout.flush()?;
     Ok(())
 }

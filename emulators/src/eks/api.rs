@@ -29,6 +29,7 @@ const MAX_BODY: usize = 1 << 20;
 pub fn router(eks: Arc<Eks>) -> Router {
     let verifier = Arc::new(EksTokenVerifier::new(&eks));
     let api = Router::new()
+        .route("/_emulator/inventory", get(inventory))
         .route("/clusters", post(create_cluster).get(list_clusters))
         .route(
             "/clusters/{name}",
@@ -110,6 +111,18 @@ pub fn router(eks: Arc<Eks>) -> Router {
         .fallback(unknown_operation)
 }
 
+/// `GET /_emulator/inventory`: `{"resources": [InventoryItem…]}`, EKS's and moto's.
+async fn inventory(State(eks): State<Arc<Eks>>) -> Response {
+    match eks.inventory().await {
+        Ok(items) => axum::Json(serde_json::json!({ "resources": items })).into_response(),
+        Err(e) => (
+            axum::http::StatusCode::BAD_GATEWAY,
+            format!("moto could not be read: {e}"),
+        )
+            .into_response(),
+    }
+}
+
 /// The node instances of every nodegroup, for the control endpoint.
 struct EksInstances(Arc<Eks>);
 
@@ -170,7 +183,8 @@ impl Call {
 /// Enters `op` through the kit, reads the body and checks the signature. `Err` is the response
 /// to send (an injected fault, or an authentication failure already counted).
 async fn begin(eks: &Eks, op: &'static str, request: Request) -> Result<Call, Response> {
-    if let Err(fault) = eks.kit().enter(op).await {
+    let target = format!("{} {}", request.method(), request.uri().path());
+    if let Err(fault) = eks.kit().enter(op, &target).await {
         return Err(fault_response(&fault));
     }
     let (parts, body) = request.into_parts();

@@ -220,6 +220,97 @@ impl Ec2 {
         self.call("TerminateInstances", params).await.map(|_| ())
     }
 
+    /// Every network resource and instance moto holds, with its tags: VPCs, subnets, internet
+    /// and NAT gateways, Elastic IPs, route tables, security groups and instances (for the
+    /// control endpoint's inventory). NAT gateways and instances that are deleted or
+    /// terminated are left out.
+    ///
+    /// # Errors
+    /// EC2's error or a transport failure.
+    pub async fn inventory(&self) -> Result<Vec<crate::kit::InventoryItem>, Ec2Error> {
+        // (action, set element, id element, kind, state element)
+        const KINDS: [(&str, &str, &str, &str, &[&str]); 8] = [
+            ("DescribeVpcs", "vpcSet", "vpcId", "ec2:vpc", &["state"]),
+            ("DescribeSubnets", "subnetSet", "subnetId", "ec2:subnet", &["state"]),
+            (
+                "DescribeInternetGateways",
+                "internetGatewaySet",
+                "internetGatewayId",
+                "ec2:internet-gateway",
+                &[],
+            ),
+            (
+                "DescribeNatGateways",
+                "natGatewaySet",
+                "natGatewayId",
+                "ec2:nat-gateway",
+                &["state"],
+            ),
+            ("DescribeAddresses", "addressesSet", "allocationId", "ec2:elastic-ip", &[]),
+            (
+                "DescribeRouteTables",
+                "routeTableSet",
+                "routeTableId",
+                "ec2:route-table",
+                &[],
+            ),
+            (
+                "DescribeSecurityGroups",
+                "securityGroupInfo",
+                "groupId",
+                "ec2:security-group",
+                &[],
+            ),
+            (
+                "DescribeInstances",
+                "reservationSet",
+                "instanceId",
+                "ec2:instance",
+                &["instanceState", "name"],
+            ),
+        ];
+        let mut out = Vec::new();
+        for (action, set, id, kind, state) in KINDS {
+            let xml = self.call(action, Vec::new()).await?;
+            let Some(set) = xml.path(&[set]) else { continue };
+            // Instances sit one level deeper, in each reservation's instancesSet.
+            let items: Vec<&Element> = if kind == "ec2:instance" {
+                set.descendants("instancesSet")
+                    .flat_map(|s| s.children_named("item"))
+                    .collect()
+            } else {
+                set.children_named("item").collect()
+            };
+            for item in items {
+                let state = if state.is_empty() {
+                    String::new()
+                } else {
+                    item.text_at(state)
+                };
+                if matches!(state.as_str(), "deleted" | "terminated") {
+                    continue;
+                }
+                let tags: std::collections::BTreeMap<String, String> = item
+                    .path(&["tagSet"])
+                    .map(|t| {
+                        t.children_named("item")
+                            .map(|i| (i.text_at(&["key"]), i.text_at(&["value"])))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.push(crate::kit::InventoryItem::new(
+                    kind,
+                    item.text_at(&[id]),
+                    tags.get("Name").cloned().unwrap_or_default(),
+                    "",
+                    &tags,
+                    state,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
     async fn image(&self) -> Result<String, Ec2Error> {
         self.image
             .get_or_try_init(|| async {

@@ -124,6 +124,52 @@ impl Eks {
         self.kit.timing()
     }
 
+    /// Every resource of the account: clusters, node groups and add-ons, then (with moto) the
+    /// EC2 resources moto holds; for `GET /_emulator/inventory`.
+    ///
+    /// # Errors
+    /// When moto cannot be read.
+    pub async fn inventory(&self) -> Result<Vec<kit::InventoryItem>, ec2::Ec2Error> {
+        let mut out = Vec::new();
+        {
+            let st = self.lock();
+            for c in st.clusters.values() {
+                out.push(kit::InventoryItem::new(
+                    "eks:cluster",
+                    c.arn.clone(),
+                    c.name.clone(),
+                    "",
+                    &c.tags,
+                    c.life.state().as_str().to_string(),
+                ));
+                for n in c.nodegroups.values() {
+                    out.push(kit::InventoryItem::new(
+                        "eks:nodegroup",
+                        n.arn.clone(),
+                        n.name.clone(),
+                        &c.name,
+                        &n.tags,
+                        n.life.state().as_str().to_string(),
+                    ));
+                }
+                for a in c.addons.values() {
+                    out.push(kit::InventoryItem::new(
+                        "eks:addon",
+                        a.arn.clone(),
+                        a.name.clone(),
+                        &c.name,
+                        &a.tags,
+                        a.life.state().as_str().to_string(),
+                    ));
+                }
+            }
+        }
+        if let Some(ec2) = &self.ec2 {
+            out.extend(ec2.inventory().await?);
+        }
+        Ok(out)
+    }
+
     /// Every node instance that exists (shutting-down ones included), for the control endpoint.
     pub fn instances(&self) -> Vec<kit::NodeInstance> {
         let st = self.lock();

@@ -151,6 +151,16 @@ impl EksApi {
         Ok(out["update"].clone())
     }
 
+    /// DeleteNodegroup.
+    ///
+    /// # Errors
+    /// EKS's error (`ResourceInUseException` while an update runs, …) or a transport failure.
+    pub async fn delete_nodegroup(&self, cluster: &str, ng: &str) -> Result<Value, ApiError> {
+        let path = format!("/clusters/{}/node-groups/{}", segment(cluster), segment(ng));
+        let out = self.call("DeleteNodegroup", "DELETE", &path, None).await?;
+        Ok(out["nodegroup"].clone())
+    }
+
     async fn list_all(
         &self,
         operation: &'static str,
@@ -585,4 +595,54 @@ mod tests {
         assert!(!e(400, Some("InvalidParameterException")).is_retryable());
         assert!(!e(404, Some("ResourceNotFoundException")).is_retryable());
     }
+}
+
+/// Deletes the node group of `pool` (the pool's InfraMachinePool name) of the Cluster API
+/// cluster `namespace/cluster` through the EKS API, as a user with the AWS console would,
+/// behind the provider's back; waits until it is gone (not found, or a node group of the same
+/// name with another ARN: the provider already made it again). Returns `(EKS cluster, node
+/// group)`.
+///
+/// # Errors
+/// The node group cannot be found, EKS refuses the deletion for longer than `timeout`, or it is
+/// still listed after `timeout`.
+pub async fn delete_pool(
+    api: &EksApi,
+    namespace: &str,
+    cluster: &str,
+    pool: &str,
+    timeout: Duration,
+) -> Result<(String, String), anyhow::Error> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let eks_cluster = owned_cluster(api, namespace, cluster).await?;
+    let ng = owned_nodegroup(api, &eks_cluster, namespace, cluster, pool, None).await?;
+    // The provider may create the node group again under the same name as soon as it is gone;
+    // its ARN ends in a new id, so "gone" is "not found, or another ARN".
+    let arn = api.describe_nodegroup(&eks_cluster, &ng).await?["nodegroupArn"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    loop {
+        match api.delete_nodegroup(&eks_cluster, &ng).await {
+            Ok(_) => break,
+            Err(e) if e.is_retryable() && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    loop {
+        match api.describe_nodegroup(&eks_cluster, &ng).await {
+            Ok(now) if now["nodegroupArn"].as_str() == Some(arn.as_str()) => {}
+            Ok(_) => break,
+            Err(e) if e.status == 404 => break,
+            Err(e) if !e.is_retryable() => return Err(e.into()),
+            Err(_) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            anyhow::bail!("node group {ng} ({arn}) of {eks_cluster} still there after {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok((eks_cluster, ng))
 }

@@ -76,7 +76,7 @@ async fn dispatch(
         ),
         Api::Compute(c, t) => (c.rpc(), c.permission(), t.project.clone()),
     };
-    if let Err(fault) = gke.kit.enter(&rpc).await {
+    if let Err(fault) = gke.kit.enter(&rpc, &format!("{method} {path}")).await {
         return fault_response(&fault);
     }
     let result = async {

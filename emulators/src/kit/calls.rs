@@ -46,11 +46,21 @@ impl Outcome {
     }
 }
 
+/// Labels of `emulator_delayed_calls_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DelayLabels {
+    /// The cloud.
+    pub cloud: String,
+    /// The operation.
+    pub operation: String,
+}
+
 /// The counters of one emulator.
 #[derive(Debug)]
 pub struct Calls {
     cloud: String,
     family: Family<CallLabels, Counter>,
+    delayed: Family<DelayLabels, Counter>,
     totals: Mutex<BTreeMap<String, BTreeMap<&'static str, u64>>>,
 }
 
@@ -63,11 +73,28 @@ impl Calls {
             "Calls received by the cloud emulator, by operation and outcome",
             family.clone(),
         );
+        let delayed = Family::<DelayLabels, Counter>::default();
+        registry.register(
+            "emulator_delayed_calls",
+            "Calls held back by an injected latency before being served",
+            delayed.clone(),
+        );
         Self {
             cloud: cloud.to_string(),
             family,
+            delayed,
             totals: Mutex::default(),
         }
+    }
+
+    /// Counts a call held back by an injected latency (it is counted again when served).
+    pub fn record_delay(&self, operation: &str) {
+        self.delayed
+            .get_or_create(&DelayLabels {
+                cloud: self.cloud.clone(),
+                operation: operation.to_string(),
+            })
+            .inc();
     }
 
     /// Counts one call.

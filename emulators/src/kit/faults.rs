@@ -10,7 +10,12 @@ use serde::{Deserialize, Serialize};
 
 /// What an injected fault does to a call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
 pub enum FaultKind {
     /// Answer 429 with `Retry-After` (the cloud's throttling error).
     Throttle {
@@ -178,6 +183,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed.fault, FaultKind::ServerError { status: 503 });
+    }
+
+    #[test]
+    fn fault_fields_are_camel_case_as_documented_and_a_misspelt_one_is_refused() {
+        // The rule emulators/README.md shows.
+        let parsed: FaultRule = serde_json::from_str(
+            r#"{"operation":"CreateCluster","fault":{"kind":"throttle","retryAfterSeconds":2},"trigger":{"count":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.fault,
+            FaultKind::Throttle {
+                retry_after_seconds: 2
+            }
+        );
+        // Taken silently before: the rule then answered Retry-After 1.
+        let misspelt = serde_json::from_str::<FaultRule>(
+            r#"{"operation":"*","fault":{"kind":"throttle","retry_after_seconds":2},"trigger":{"rate":0.1}}"#,
+        );
+        assert!(misspelt.is_err(), "{misspelt:?}");
         assert_eq!(parsed.trigger, Trigger::Count(1));
     }
 }

@@ -7,6 +7,7 @@ pub mod calls;
 pub mod faults;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod promises;
 pub mod serve;
 pub mod workload;
 
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 pub use calls::{Calls, Outcome};
 pub use faults::{Fault, FaultRule, Faults};
 pub use lifecycle::{Delays, Lifecycle, Timing};
+pub use promises::{EarlyCall, Promises};
 pub use serve::{Emulated, Served};
 
 /// Who a workload API server's token webhook says the caller is.
@@ -74,6 +76,51 @@ pub trait NodeInstances: Send + Sync + 'static {
     fn node_instances(&self) -> Vec<NodeInstance>;
 }
 
+/// One cloud resource as `GET /_emulator/inventory` lists it: what a fault test compares with
+/// what the provider's objects say (duplicates, leaks, deletions of what was not ours).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InventoryItem {
+    /// `<service>:<type>`, e.g. `eks:cluster`, `ec2:subnet`.
+    pub kind: String,
+    /// The cloud's id (ARN, resource id, OCID).
+    pub id: String,
+    /// Its name (the `Name` tag where the cloud has no names); empty when it has none.
+    pub name: String,
+    /// The resource it lives in (a node pool's cluster), empty at the top.
+    pub parent: String,
+    /// The value of a provider's ownership tag (`capi-managed-<provider>`), if it carries one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The cloud's state word, where it has one (`ACTIVE`, `available`, `DELETING`).
+    pub state: String,
+}
+
+impl InventoryItem {
+    /// An item whose owner is read from `tags`.
+    pub fn new(
+        kind: &str,
+        id: String,
+        name: String,
+        parent: &str,
+        tags: &std::collections::BTreeMap<String, String>,
+        state: String,
+    ) -> Self {
+        let owner = tags
+            .iter()
+            .find(|(k, _)| k.starts_with("capi-managed-"))
+            .map(|(_, v)| v.clone());
+        Self {
+            kind: kind.to_string(),
+            id,
+            name,
+            parent: parent.to_string(),
+            owner,
+            state,
+        }
+    }
+}
+
 /// Shared pieces of one cloud emulator.
 #[derive(Debug)]
 pub struct Kit {
@@ -82,6 +129,8 @@ pub struct Kit {
     pub faults: Faults,
     /// Call counters.
     pub calls: Calls,
+    /// The `Retry-After` of every 429 answered, and the calls that did not wait for it.
+    pub promises: Promises,
     timing: RwLock<Timing>,
     registry: Registry,
 }
@@ -91,10 +140,12 @@ impl Kit {
     pub fn new(cloud: &'static str, timing: Timing) -> Self {
         let mut registry = Registry::default();
         let calls = Calls::new(cloud, &mut registry);
+        let promises = Promises::new(cloud, &mut registry);
         Self {
             cloud,
             faults: Faults::default(),
             calls,
+            promises,
             timing: RwLock::new(timing),
             registry,
         }
@@ -121,17 +172,26 @@ impl Kit {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = timing;
     }
 
-    /// Starts a call of `operation`: applies an injected latency, or returns the injected fault
-    /// (already counted) for the cloud to answer with. The caller counts the call's own outcome
-    /// with [`Kit::finish`].
-    pub async fn enter(&self, operation: &str) -> Result<(), Fault> {
+    /// Starts a call of `operation` to `target` (its method and path, e.g. `GET /clusters/a`):
+    /// judges it against the `Retry-After` of earlier 429s to the same target ([`Promises`]),
+    /// then applies an injected latency, or returns the injected fault (already counted) for the
+    /// cloud to answer with. The caller counts the call's own outcome with [`Kit::finish`].
+    pub async fn enter(&self, operation: &str, target: &str) -> Result<(), Fault> {
+        let now = std::time::Instant::now();
+        self.promises.arrive(operation, target, now);
         match self.faults.pick(operation, random_unit()) {
             None => Ok(()),
             Some(Fault::Latency(delay)) => {
+                self.calls.record_delay(operation);
                 tokio::time::sleep(delay).await;
                 Ok(())
             }
             Some(fault) => {
+                if let Fault::Throttle(after) = &fault {
+                    // Every cloud's answer says at least one second.
+                    let said = (*after).max(std::time::Duration::from_secs(1));
+                    self.promises.promise(target, now, said);
+                }
                 self.calls.record(operation, Outcome::Fault);
                 Err(fault)
             }
@@ -305,6 +365,7 @@ struct ControlState {
 /// - `GET|PUT /_emulator/timing` — the lifecycle delays ([`Timing`]);
 /// - `POST /_emulator/tokenreview/{cluster}` — the token webhook of workload API servers;
 /// - `GET /_emulator/instances` — `{"instances": [NodeInstance…]}`;
+/// - `GET /_emulator/early` — `{"early": [EarlyCall…]}`, calls sent before their `Retry-After`;
 /// - `GET /metrics` — Prometheus text.
 pub fn control_router(
     kit: Arc<Kit>,
@@ -320,6 +381,7 @@ pub fn control_router(
         .route("/_emulator/timing", get(get_timing).put(put_timing))
         .route("/_emulator/tokenreview/{cluster}", post(token_review))
         .route("/_emulator/instances", get(list_instances))
+        .route("/_emulator/early", get(list_early))
         .route("/metrics", get(metrics))
         .with_state(ControlState {
             kit,
@@ -348,6 +410,9 @@ async fn reset_calls(State(s): State<ControlState>) -> StatusCode {
 }
 async fn list_instances(State(s): State<ControlState>) -> Json<serde_json::Value> {
     Json(serde_json::json!({ "instances": s.instances.node_instances() }))
+}
+async fn list_early(State(s): State<ControlState>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "early": s.kit.promises.early() }))
 }
 async fn get_timing(State(s): State<ControlState>) -> Json<Timing> {
     Json(s.kit.timing())

@@ -357,7 +357,7 @@ async fn dispatch(
     let Some(op) = operation(&route, &method) else {
         return OciError::method(method.as_str()).respond(&request_id);
     };
-    if let Err(fault) = oke.kit.enter(&op).await {
+    if let Err(fault) = oke.kit.enter(&op, &format!("{method} {path}")).await {
         return match OciError::from_fault(&fault) {
             Some(e) => e.respond(&request_id),
             None => kit::dropped_connection(),

@@ -71,7 +71,13 @@ impl Clients {
         let http = aws_smithy_http_client::Builder::new()
             .tls_provider(Provider::Rustls(CryptoMode::Ring))
             .build_https();
+        // The SDK's own retries are off: the kernel retries each object with jittered backoff
+        // that honours the cloud's Retry-After, while the SDK's standard strategy re-sends a
+        // throttled call within about a second whatever Retry-After said (the fault suite's
+        // "no call before Retry-After" oracle caught it: 4 early calls in one run). A failed
+        // create is retried with the same idempotency token, so nothing is created twice.
         let config = aws_config::defaults(BehaviorVersion::latest())
+            .retry_config(aws_config::retry::RetryConfig::disabled())
             .http_client(http)
             .region(Region::new(region.to_string()))
             .credentials_provider(SharedCredentialsProvider::new(credentials.to_sdk()))

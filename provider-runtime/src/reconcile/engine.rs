@@ -251,6 +251,14 @@ async fn reconcile_entry<K: ProviderObject, R: Reconciler<K>>(
     let span = telemetry::reconcile_span(engine.kind, &namespace, &name);
     let started = Instant::now();
     let key = object_key(obj.as_ref());
+    // The cloud throttled this object and said when to come back: whatever triggered this
+    // pass (its Cluster or MachinePool changed, a resync) waits for that, so no call goes out
+    // before Retry-After (the fault suite's oracle found CreateNodegroup re-sent 0.4 s after a
+    // 429 with Retry-After 1 s, triggered by the Cluster's update).
+    if let Some(wait) = engine.backoffs.held(&key) {
+        tracing::debug!(kind = engine.kind, namespace, name, wait = ?wait, "held until the cloud's Retry-After is over");
+        return Ok(Action::requeue(wait));
+    }
     let result = engine.pass(obj).instrument(span).await;
     engine
         .env
@@ -269,6 +277,14 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
 ) -> Action {
     let key = object_key(obj.as_ref());
     let delay = retry_delay_after(error, &engine.backoffs, &key, engine.env.sync_period);
+    if let EngineError::Provider(ProviderError::Transient {
+        category: "throttled",
+        retry_after: Some(_),
+        ..
+    }) = error
+    {
+        engine.backoffs.hold(&key, Instant::now() + delay);
+    }
     if !matches!(error, EngineError::CleanupPending(_)) {
         let category = error.category();
         let kind = engine.kind;
