@@ -299,11 +299,7 @@ pub async fn http_send(method: &str, url: &str, body: Option<&serde_json::Value>
     http_request(method, url, body).await.map(|_| ())
 }
 
-async fn http_request(
-    method: &str,
-    url: &str,
-    json: Option<&serde_json::Value>,
-) -> Result<String> {
+async fn http_request(method: &str, url: &str, json: Option<&serde_json::Value>) -> Result<String> {
     let rest = url
         .strip_prefix("http://")
         .with_context(|| format!("{url} is not http://"))?;
@@ -333,7 +329,10 @@ async fn http_request(
     let (head, payload) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.split_whitespace().nth(1).unwrap_or_default();
     if !status.starts_with('2') {
-        bail!("{method} {url}: {}", head.lines().next().unwrap_or_default());
+        bail!(
+            "{method} {url}: {}",
+            head.lines().next().unwrap_or_default()
+        );
     }
     Ok(
         if head

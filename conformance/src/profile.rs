@@ -131,6 +131,11 @@ pub struct FaultsSpec {
     /// two replicas are started with them, the holder of the Lease in the provider's namespace
     /// is killed, and the other must take the Lease within its duration and act.
     pub leader_elect_args: Option<Vec<String>>,
+    /// How long the provider leaves a settled object before it looks at the cloud again (its
+    /// resync period in a fault run, set through `vars`): a resource deleted behind its back is
+    /// noticed at that look, so the run allows this plus 30 s for it to be back.
+    #[serde(default, deserialize_with = "duration::optional")]
+    pub resync: Option<Duration>,
     /// Variables a fault run sets before anything starts (e.g. a longer token lifetime, so a
     /// settled cluster has nothing to refresh while its stillness is watched).
     #[serde(default)]

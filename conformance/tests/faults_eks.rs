@@ -11,7 +11,10 @@ mod support;
 fn the_eks_provider_holds_every_fault_oracle() {
     let root = support::root();
     let bin = support::target_dir();
-    support::require_binaries(&["provider-aws", "emulator"], "-p provider-aws -p emulators");
+    support::require_binaries(
+        &["provider-aws", "emulator"],
+        "-p provider-aws -p emulators",
+    );
     let json = bin.join("faults-eks.json");
     let seed = std::env::var("FAULTS_SEED").unwrap_or_else(|_| "20261202".into());
     let still = std::env::var("FAULTS_STILL").unwrap_or_else(|_| "30".into());

@@ -162,7 +162,10 @@ mod tests {
         b.hold("ns/a", now + Duration::from_secs(5));
         b.hold("ns/a", now + Duration::from_secs(1));
         let left = b.held("ns/a").expect("held");
-        assert!(left > Duration::from_secs(4) && left <= Duration::from_secs(5), "{left:?}");
+        assert!(
+            left > Duration::from_secs(4) && left <= Duration::from_secs(5),
+            "{left:?}"
+        );
         assert_eq!(b.held("ns/b"), None);
         b.hold("ns/b", now);
         assert_eq!(b.held("ns/b"), None, "a hold that is over holds nothing");

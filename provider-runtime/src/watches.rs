@@ -34,6 +34,43 @@ pub(crate) fn slim<K: Resource>(obj: &mut K) {
     }
 }
 
+/// The backoff of every watch the kernel runs: 250 ms doubling to at most 4 s, jittered over
+/// half to all of each step, and back to 250 ms as soon as the watch delivers again. kube's
+/// default backoff grows to 30 s, so after an API server outage of a few seconds a watch could
+/// wait that long before it looked again: the fault suite measured 17 s from kube-apiserver's
+/// return to the provider acting on a pool scaled meanwhile.
+#[derive(Debug, Clone)]
+pub(crate) struct WatchBackoff {
+    next: std::time::Duration,
+}
+
+impl WatchBackoff {
+    const FIRST: std::time::Duration = std::time::Duration::from_millis(250);
+    const LONGEST: std::time::Duration = std::time::Duration::from_secs(4);
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        Self { next: Self::FIRST }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = std::time::Duration;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let step = self.next;
+        self.next = (step * 2).min(Self::LONGEST);
+        Some(step.mul_f64(0.5 + 0.5 * crate::backoff::jitter()))
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+}
+
 /// The name of a changed object.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Touched {
@@ -130,7 +167,7 @@ where
             let Some(writer) = writer else { return };
             let kind = K::kind(&()).into_owned();
             let stream = watcher(api, watcher::Config::default())
-                .default_backoff()
+                .backoff(WatchBackoff::default())
                 .modify(slim::<K>)
                 .reflect(writer);
             let mut stream = std::pin::pin!(stream);
@@ -204,6 +241,30 @@ where
             .collect();
         futures::stream::iter(refs)
     })
+}
+
+#[cfg(test)]
+mod backoff_tests {
+    use std::time::Duration;
+
+    use kube::runtime::utils::Backoff as _;
+
+    use super::WatchBackoff;
+
+    #[test]
+    fn a_watch_retries_within_four_seconds_however_long_it_failed_and_starts_over_after_a_success()
+    {
+        let mut b = WatchBackoff::default();
+        let steps: Vec<Duration> = (0..20).filter_map(|_| b.next()).collect();
+        assert!(steps[0] <= Duration::from_millis(250), "{steps:?}");
+        assert!(
+            steps.iter().all(|d| *d <= Duration::from_secs(4)),
+            "{steps:?}"
+        );
+        assert!(steps[19] >= Duration::from_secs(2), "{steps:?}");
+        b.reset();
+        assert!(b.next().is_some_and(|d| d <= Duration::from_millis(250)));
+    }
 }
 
 #[cfg(test)]

@@ -436,11 +436,11 @@ impl ManagementPlane {
             .with_context(|| format!("no port in {}", self.endpoints.etcd))?;
         // Any range read answers with the store's current revision in its header.
         let range = process::http_post_json(port, "/v3/kv/range", r#"{"key":"AA=="}"#).await?;
-        let revision: i64 = serde_json::from_str::<serde_json::Value>(&range)?["header"]
-            ["revision"]
-            .as_str()
-            .and_then(|r| r.parse().ok())
-            .with_context(|| format!("etcd's range answer has no revision: {range}"))?;
+        let revision: i64 =
+            serde_json::from_str::<serde_json::Value>(&range)?["header"]["revision"]
+                .as_str()
+                .and_then(|r| r.parse().ok())
+                .with_context(|| format!("etcd's range answer has no revision: {range}"))?;
         let body = format!(r#"{{"revision":"{revision}","physical":true}}"#);
         let answer = process::http_post_json(port, "/v3/kv/compaction", &body).await?;
         let parsed: serde_json::Value = serde_json::from_str(&answer)

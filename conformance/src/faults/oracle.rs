@@ -325,10 +325,13 @@ mod tests {
 
     #[test]
     fn changed_fields_ignore_bookkeeping() {
-        let a = json!({"metadata": {"resourceVersion": "1", "labels": {"a": "1"}}, "status": {"x": 1}});
-        let b = json!({"metadata": {"resourceVersion": "2", "labels": {"a": "2"}}, "status": {"x": 1}});
+        let a =
+            json!({"metadata": {"resourceVersion": "1", "labels": {"a": "1"}}, "status": {"x": 1}});
+        let b =
+            json!({"metadata": {"resourceVersion": "2", "labels": {"a": "2"}}, "status": {"x": 1}});
         assert_eq!(changed_fields(&a, &b), vec!["metadata.labels".to_string()]);
-        let c = json!({"metadata": {"resourceVersion": "3", "labels": {"a": "2"}}, "status": {"x": 2}});
+        let c =
+            json!({"metadata": {"resourceVersion": "3", "labels": {"a": "2"}}, "status": {"x": 2}});
         assert_eq!(changed_fields(&b, &c), vec!["status".to_string()]);
     }
 }

@@ -542,7 +542,10 @@ async fn run_eks_delete(args: EksDeleteArgs) -> Result<()> {
         )
     })?;
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "node group {nodegroup} of EKS cluster {cluster} deleted")?;
+    writeln!(
+        stdout,
+        "node group {nodegroup} of EKS cluster {cluster} deleted"
+    )?;
     stdout.flush()?;
     Ok(())
 }

@@ -231,7 +231,13 @@ impl Ec2 {
         // (action, set element, id element, kind, state element)
         const KINDS: [(&str, &str, &str, &str, &[&str]); 8] = [
             ("DescribeVpcs", "vpcSet", "vpcId", "ec2:vpc", &["state"]),
-            ("DescribeSubnets", "subnetSet", "subnetId", "ec2:subnet", &["state"]),
+            (
+                "DescribeSubnets",
+                "subnetSet",
+                "subnetId",
+                "ec2:subnet",
+                &["state"],
+            ),
             (
                 "DescribeInternetGateways",
                 "internetGatewaySet",
@@ -246,7 +252,13 @@ impl Ec2 {
                 "ec2:nat-gateway",
                 &["state"],
             ),
-            ("DescribeAddresses", "addressesSet", "allocationId", "ec2:elastic-ip", &[]),
+            (
+                "DescribeAddresses",
+                "addressesSet",
+                "allocationId",
+                "ec2:elastic-ip",
+                &[],
+            ),
             (
                 "DescribeRouteTables",
                 "routeTableSet",
@@ -272,7 +284,9 @@ impl Ec2 {
         let mut out = Vec::new();
         for (action, set, id, kind, state) in KINDS {
             let xml = self.call(action, Vec::new()).await?;
-            let Some(set) = xml.path(&[set]) else { continue };
+            let Some(set) = xml.path(&[set]) else {
+                continue;
+            };
             // Instances sit one level deeper, in each reservation's instancesSet.
             let items: Vec<&Element> = if kind == "ec2:instance" {
                 set.descendants("instancesSet")

@@ -557,46 +557,6 @@ pub async fn create_network(
     Ok(Network { vpc, subnets })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_resize_sends_the_desired_size_and_only_the_bound_it_crosses() {
-        let s = Scaling {
-            min: 1,
-            max: 3,
-            desired: 2,
-        };
-        assert_eq!(s.resize_to(2), None);
-        assert_eq!(s.resize_to(3), Some(json!({"desiredSize": 3})));
-        assert_eq!(
-            s.resize_to(5),
-            Some(json!({"desiredSize": 5, "maxSize": 5}))
-        );
-        assert_eq!(
-            s.resize_to(0),
-            Some(json!({"desiredSize": 0, "minSize": 0}))
-        );
-    }
-
-    #[test]
-    fn only_a_busy_node_group_throttling_or_no_answer_is_retried() {
-        let e = |status: u16, kind: Option<&str>| ApiError {
-            operation: "UpdateNodegroupConfig",
-            kind: kind.map(str::to_string),
-            status,
-            message: String::new(),
-        };
-        assert!(e(409, Some("ResourceInUseException")).is_retryable());
-        assert!(e(429, Some("ThrottlingException")).is_retryable());
-        assert!(e(500, Some("ServerException")).is_retryable());
-        assert!(e(0, None).is_retryable());
-        assert!(!e(400, Some("InvalidParameterException")).is_retryable());
-        assert!(!e(404, Some("ResourceNotFoundException")).is_retryable());
-    }
-}
-
 /// Deletes the node group of `pool` (the pool's InfraMachinePool name) of the Cluster API
 /// cluster `namespace/cluster` through the EKS API, as a user with the AWS console would,
 /// behind the provider's back; waits until it is gone (not found, or a node group of the same
@@ -645,4 +605,44 @@ pub async fn delete_pool(
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     Ok((eks_cluster, ng))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resize_sends_the_desired_size_and_only_the_bound_it_crosses() {
+        let s = Scaling {
+            min: 1,
+            max: 3,
+            desired: 2,
+        };
+        assert_eq!(s.resize_to(2), None);
+        assert_eq!(s.resize_to(3), Some(json!({"desiredSize": 3})));
+        assert_eq!(
+            s.resize_to(5),
+            Some(json!({"desiredSize": 5, "maxSize": 5}))
+        );
+        assert_eq!(
+            s.resize_to(0),
+            Some(json!({"desiredSize": 0, "minSize": 0}))
+        );
+    }
+
+    #[test]
+    fn only_a_busy_node_group_throttling_or_no_answer_is_retried() {
+        let e = |status: u16, kind: Option<&str>| ApiError {
+            operation: "UpdateNodegroupConfig",
+            kind: kind.map(str::to_string),
+            status,
+            message: String::new(),
+        };
+        assert!(e(409, Some("ResourceInUseException")).is_retryable());
+        assert!(e(429, Some("ThrottlingException")).is_retryable());
+        assert!(e(500, Some("ServerException")).is_retryable());
+        assert!(e(0, None).is_retryable());
+        assert!(!e(400, Some("InvalidParameterException")).is_retryable());
+        assert!(!e(404, Some("ResourceNotFoundException")).is_retryable());
+    }
 }

@@ -117,10 +117,26 @@ mod tests {
         let p = Promises::new("eks", &mut registry);
         let t0 = Instant::now();
         p.promise("GET /clusters/a", t0, Duration::from_secs(2));
-        p.arrive("DescribeCluster", "GET /clusters/b", t0 + Duration::from_millis(10));
-        p.arrive("DescribeCluster", "GET /clusters/a", t0 + Duration::from_millis(1500));
-        p.arrive("DescribeCluster", "GET /clusters/a", t0 + Duration::from_millis(2000));
-        p.arrive("DescribeCluster", "GET /clusters/a", t0 + Duration::from_millis(2500));
+        p.arrive(
+            "DescribeCluster",
+            "GET /clusters/b",
+            t0 + Duration::from_millis(10),
+        );
+        p.arrive(
+            "DescribeCluster",
+            "GET /clusters/a",
+            t0 + Duration::from_millis(1500),
+        );
+        p.arrive(
+            "DescribeCluster",
+            "GET /clusters/a",
+            t0 + Duration::from_millis(2000),
+        );
+        p.arrive(
+            "DescribeCluster",
+            "GET /clusters/a",
+            t0 + Duration::from_millis(2500),
+        );
         let early = p.early();
         assert_eq!(early.len(), 1, "{early:?}");
         assert_eq!(early[0].target, "GET /clusters/a");
@@ -128,7 +144,9 @@ mod tests {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         assert!(
-            text.contains(r#"emulator_early_calls_total{cloud="eks",operation="DescribeCluster"} 1"#),
+            text.contains(
+                r#"emulator_early_calls_total{cloud="eks",operation="DescribeCluster"} 1"#
+            ),
             "{text}"
         );
     }
@@ -139,7 +157,11 @@ mod tests {
         let p = Promises::new("gke", &mut registry);
         let t0 = Instant::now();
         p.promise("GET /x", t0, Duration::from_secs(5));
-        p.promise("GET /x", t0 + Duration::from_secs(1), Duration::from_secs(1));
+        p.promise(
+            "GET /x",
+            t0 + Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
         p.arrive("Get", "GET /x", t0 + Duration::from_secs(4));
         assert_eq!(p.early().len(), 1);
     }

@@ -165,7 +165,9 @@ impl<K: ProviderObject, R: Reconciler<K>> KindController for Registered<K, R> {
             cluster_name_of(meta) == Some(t.name.as_str())
                 || owner_cluster(meta).is_some_and(|o| o.name == t.name)
         });
+        // The controller backs off its trigger watches itself; kube's default grows to 30 s.
         let mut controller = Controller::for_stream(trigger, reader.clone())
+            .trigger_backoff(crate::watches::WatchBackoff::default())
             .with_config(ControllerConfig::default().concurrency(env.concurrency))
             .reconcile_on(by_cluster);
         let mut pool_store = None;
@@ -294,6 +296,12 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
         tracing::warn!(kind, namespace, name, category, retry_in = ?delay, %error, "reconcile failed");
     }
     Action::requeue(delay)
+}
+
+/// How long a settled pass waits before the next: what the pass asked for, never longer than
+/// the resync period.
+pub(crate) fn next_look(asked: Option<Duration>, sync_period: Duration) -> Duration {
+    asked.map_or(sync_period, |a| a.min(sync_period))
 }
 
 /// When to try again after `error`: terminal errors wait for the resync period (or a change),
@@ -461,9 +469,14 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
             .await?;
         match error {
             Some(error) => Err(EngineError::Provider(error)),
-            None => Ok(Action::requeue(
-                pass.requeue_after.unwrap_or(self.env.sync_period),
-            )),
+            // The resync period bounds every wait, a provider's rest interval included: it is
+            // how long an object at rest goes unlooked-at (`--sync-period`). It did not bound
+            // the rest interval before, so a node group deleted behind the provider's back
+            // went unnoticed for the 15 minutes of EKS's rest interval whatever the flag said.
+            None => Ok(Action::requeue(next_look(
+                pass.requeue_after,
+                self.env.sync_period,
+            ))),
         }
     }
 
@@ -641,6 +654,17 @@ pub(crate) fn spec_fields_match(spec: Option<&Value>, fields: &Value) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resync_period_bounds_every_settled_wait() {
+        let sync = Duration::from_secs(15);
+        assert_eq!(next_look(Some(Duration::from_secs(900)), sync), sync);
+        assert_eq!(
+            next_look(Some(Duration::from_secs(2)), sync),
+            Duration::from_secs(2)
+        );
+        assert_eq!(next_look(None, sync), sync);
+    }
 
     #[test]
     fn the_error_policy_matches_on_what_the_caller_should_do() {
