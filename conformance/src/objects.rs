@@ -118,6 +118,27 @@ where
     }
 }
 
+/// The static credentials a kubeconfig's users hold (a token, a token file, a client key, a
+/// password), as `user <name> has <field>`; empty when every user authenticates through a
+/// plugin. What C34 and the fault run's security check judge a user kubeconfig by.
+pub fn static_credentials(config: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for u in config["users"].as_array().into_iter().flatten() {
+        for field in [
+            "token",
+            "tokenFile",
+            "client-key-data",
+            "client-key",
+            "password",
+        ] {
+            if !u["user"][field].is_null() {
+                out.push(format!("user {} has {field}", u["name"]));
+            }
+        }
+    }
+    out
+}
+
 /// Reads one object; `None` when it does not exist.
 pub async fn get(
     kinds: &Kinds,

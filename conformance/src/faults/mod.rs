@@ -20,7 +20,7 @@
 //! 7. scale down (SIGKILLs; 10 % dropped connections, 10 % of answers held 20 s);
 //! 8. a pool's cloud resource deleted behind the provider's back;
 //! 9. delete (SIGKILLs);
-//! 10. the oracles: no duplicate (the inventory sampled every two seconds throughout), no leak, no
+//! 10. the oracles: no duplicate (the inventory sampled every five seconds throughout), no leak, no
 //!     foreign resource deleted, no call before `Retry-After`, convergence times, secrets in
 //!     logs, events, objects and metrics, the user kubeconfig's credential.
 //!
@@ -621,7 +621,7 @@ impl FaultRun {
                         Err(_) => s.errors += 1,
                     }
                 }
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                tokio::time::sleep(Duration::from_secs(5)).await;
             }
         }));
     }

@@ -170,35 +170,14 @@ pub fn kubeconfig_credentials(text: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Why a user kubeconfig holds a static credential (empty: it holds none): every user must
-/// authenticate through an exec plugin, with no token, client key or password of its own.
+/// Why a user kubeconfig (YAML text) holds a static credential (empty: it holds none):
+/// [`crate::objects::static_credentials`], the rule C34 judges by, plus a text that is no
+/// kubeconfig at all.
 pub fn static_credentials(text: &str) -> Vec<String> {
-    let Ok(doc) = serde_saphyr::from_str::<Value>(text) else {
-        return vec!["it is not a kubeconfig".into()];
-    };
-    let users = doc["users"].as_array().cloned().unwrap_or_default();
-    if users.is_empty() {
-        return vec!["it has no users".into()];
+    match serde_saphyr::from_str::<Value>(text) {
+        Ok(doc) if doc["users"].is_array() => crate::objects::static_credentials(&doc),
+        _ => vec!["it is not a kubeconfig with users".into()],
     }
-    let mut out = Vec::new();
-    for user in users {
-        let name = user["name"].as_str().unwrap_or("?").to_string();
-        for field in [
-            "token",
-            "tokenFile",
-            "client-key-data",
-            "client-key",
-            "password",
-        ] {
-            if user["user"].get(field).is_some() {
-                out.push(format!("user {name} has {field}"));
-            }
-        }
-        if user["user"].get("exec").is_none() {
-            out.push(format!("user {name} has no exec plugin"));
-        }
-    }
-    out
 }
 
 /// The top-level fields (`spec`, `status`, `metadata.labels`, …) that differ between two
@@ -310,13 +289,13 @@ mod tests {
     }
 
     #[test]
-    fn a_user_kubeconfig_with_a_token_or_without_exec_is_static() {
+    fn a_user_kubeconfig_with_a_token_is_static_and_one_with_exec_is_not() {
         let exec = "users:\n- name: u\n  user:\n    exec:\n      command: aws\n";
         assert!(static_credentials(exec).is_empty());
         let token = "users:\n- name: u\n  user:\n    token: abc\n";
         let why = static_credentials(token);
-        assert!(why.iter().any(|w| w.contains("token")), "{why:?}");
-        assert!(why.iter().any(|w| w.contains("no exec")), "{why:?}");
+        assert!(why.iter().any(|w| w.contains("has token")), "{why:?}");
+        assert!(!static_credentials("not: [a kubeconfig]").is_empty());
         assert_eq!(
             kubeconfig_credentials(token),
             vec![("token of kubeconfig user u".to_string(), "abc".to_string())]

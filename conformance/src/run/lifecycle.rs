@@ -782,18 +782,8 @@ async fn judge_provisioned(
         };
         user_configs += 1;
         let config: Value = serde_saphyr::from_str(&text).unwrap_or(Value::Null);
-        for u in config["users"].as_array().into_iter().flatten() {
-            for field in [
-                "token",
-                "tokenFile",
-                "client-key-data",
-                "client-key",
-                "password",
-            ] {
-                if !u["user"][field].is_null() {
-                    problems.push(format!("{}: user {} has {field}", s.name, u["name"]));
-                }
-            }
+        for why in objects::static_credentials(&config) {
+            problems.push(format!("{}: {why}", s.name));
         }
     }
     results.record(

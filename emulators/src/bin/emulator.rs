@@ -454,14 +454,22 @@ struct EksScaleArgs {
     timeout: u64,
 }
 
-async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
-    let credentials = match (args.access_key_id, args.secret_access_key) {
+/// The key pair to sign with: both given, or neither (unsigned, for an emulator that checks none).
+fn signing_keys(
+    access_key_id: Option<String>,
+    secret_access_key: Option<String>,
+) -> Result<Option<(String, String)>> {
+    Ok(match (access_key_id, secret_access_key) {
         (Some(k), Some(s)) if !k.is_empty() => Some((k, s)),
         (Some(k), None) if !k.is_empty() => {
             bail!("--access-key-id without --secret-access-key (AWS_SECRET_ACCESS_KEY)")
         }
         _ => None,
-    };
+    })
+}
+
+async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
+    let credentials = signing_keys(args.access_key_id, args.secret_access_key)?;
     let api = EksApi::new(&args.url, &args.region, credentials);
     let request = ScaleRequest {
         namespace: args.cluster_namespace,
@@ -519,13 +527,7 @@ struct EksDeleteArgs {
 }
 
 async fn run_eks_delete(args: EksDeleteArgs) -> Result<()> {
-    let credentials = match (args.access_key_id, args.secret_access_key) {
-        (Some(k), Some(s)) if !k.is_empty() => Some((k, s)),
-        (Some(k), None) if !k.is_empty() => {
-            bail!("--access-key-id without --secret-access-key (AWS_SECRET_ACCESS_KEY)")
-        }
-        _ => None,
-    };
+    let credentials = signing_keys(args.access_key_id, args.secret_access_key)?;
     let api = EksApi::new(&args.url, &args.region, credentials);
     let (cluster, nodegroup) = outside::delete_pool(
         &api,

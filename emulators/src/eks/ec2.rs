@@ -389,6 +389,7 @@ impl Ec2 {
                 )
                 .header("x-amz-date", &amz_date)
                 .header("authorization", &authorization)
+                .timeout(answer_within(action))
                 .body(body.clone())
                 .send()
                 .await;
@@ -420,6 +421,17 @@ impl Ec2 {
             return Err(fail(code, message));
         }
         Ok(xml)
+    }
+}
+
+/// How long moto may take to answer `action`. Its first DescribeImages builds moto's whole AMI
+/// catalogue, which took over 30 s on a loaded two-core machine (CI, with several beds, clouds
+/// and providers at once): the node group then failed with NodeCreationFailure.
+fn answer_within(action: &str) -> Duration {
+    if action == "DescribeImages" {
+        Duration::from_secs(180)
+    } else {
+        Duration::from_secs(30)
     }
 }
 
