@@ -19,6 +19,20 @@ struct Cli {
     command: Command,
 }
 
+/// What `run` and `faults` share: what to keep, and the profile's variables.
+#[derive(clap::Args)]
+struct RunDirArgs {
+    /// Keep the run directory (logs, kubeconfigs, the local repository) even when all pass.
+    #[arg(long)]
+    keep: bool,
+    /// Never keep the run directory or the planes, even when something fails.
+    #[arg(long, conflicts_with = "keep")]
+    discard: bool,
+    /// A variable for the profile's ${NAME} expansion (repeatable), e.g. --set TOY_BREAK=x.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Judge a provider against every contract check (C01…C59) on real management planes with
@@ -35,15 +49,8 @@ enum Command {
         /// Judge only these checks, comma-separated (e.g. C28,C31); only the steps they need run.
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
-        /// Keep the run directory (logs, kubeconfigs, the local repository) even when all pass.
-        #[arg(long)]
-        keep: bool,
-        /// Never keep the run directory or the planes, even when a check fails.
-        #[arg(long, conflicts_with = "keep")]
-        discard: bool,
-        /// A variable for the profile's ${NAME} expansion (repeatable), e.g. --set TOY_BREAK=x.
-        #[arg(long = "set", value_name = "NAME=VALUE")]
-        set: Vec<String>,
+        #[command(flatten)]
+        run_dir: RunDirArgs,
     },
     /// Drive a provider through a cluster's create, upgrade, scale and delete while injecting
     /// faults (SIGKILLs at seeded points, kube-apiserver restart and etcd compaction, cloud 429s,
@@ -69,15 +76,8 @@ enum Command {
         /// Run the provider with the admin kubeconfig instead of its ServiceAccount's.
         #[arg(long)]
         as_admin: bool,
-        /// Keep the run directory (logs, kubeconfigs) even when every oracle holds.
-        #[arg(long)]
-        keep: bool,
-        /// Never keep the run directory or the plane.
-        #[arg(long, conflicts_with = "keep")]
-        discard: bool,
-        /// A variable for the profile's ${NAME} expansion (repeatable).
-        #[arg(long = "set", value_name = "NAME=VALUE")]
-        set: Vec<String>,
+        #[command(flatten)]
+        run_dir: RunDirArgs,
     },
     /// Start the real management plane (etcd, kube-apiserver, kube-controller-manager, Cluster API
     /// core) on loopback, print its kubeconfig path, and keep it running until Ctrl-C.
@@ -105,10 +105,18 @@ async fn main() -> Result<()> {
             profile,
             junit,
             only,
-            keep,
-            discard,
-            set,
-        } => run(profile, junit, only, keep, discard, set).await,
+            run_dir,
+        } => {
+            run(
+                profile,
+                junit,
+                only,
+                run_dir.keep,
+                run_dir.discard,
+                run_dir.set,
+            )
+            .await
+        }
         Command::Faults {
             profile,
             seed,
@@ -116,18 +124,16 @@ async fn main() -> Result<()> {
             still,
             json,
             as_admin,
-            keep,
-            discard,
-            set,
+            run_dir,
         } => {
             let options = conformance::faults::FaultOptions {
                 profile,
                 seed,
                 kills,
                 still: Duration::from_secs(still),
-                keep,
-                discard,
-                vars: assignments(set)?,
+                keep: run_dir.keep,
+                discard: run_dir.discard,
+                vars: assignments(run_dir.set)?,
                 as_admin,
             };
             faults(options, json).await

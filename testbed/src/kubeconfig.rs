@@ -24,6 +24,18 @@ pub fn write_kubeconfig(
     ca_pem: &str,
     auth: &KubeconfigAuth,
 ) -> Result<()> {
+    write_kubeconfig_in(path, server, ca_pem, auth, None)
+}
+
+/// [`write_kubeconfig`] whose context names `namespace` (a client's default namespace: where a
+/// controller run out of cluster keeps its leader Lease).
+pub fn write_kubeconfig_in(
+    path: &Path,
+    server: &str,
+    ca_pem: &str,
+    auth: &KubeconfigAuth,
+    namespace: Option<&str>,
+) -> Result<()> {
     let ca = STANDARD.encode(ca_pem);
     let user = match auth {
         KubeconfigAuth::ClientCertificate(pair) => format!(
@@ -34,7 +46,10 @@ pub fn write_kubeconfig(
         KubeconfigAuth::Token(token) => format!("    token: {token}\n"),
     };
     let text = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\nusers:\n- name: testbed\n  user:\n{user}contexts:\n- name: testbed\n  context:\n    cluster: testbed\n    user: testbed\ncurrent-context: testbed\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\nusers:\n- name: testbed\n  user:\n{user}contexts:\n- name: testbed\n  context:\n    cluster: testbed\n    user: testbed\n{namespace}current-context: testbed\n",
+        namespace = namespace
+            .map(|ns| format!("    namespace: {ns}\n"))
+            .unwrap_or_default()
     );
     std::fs::write(path, text)?;
     Ok(())

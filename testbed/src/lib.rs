@@ -26,7 +26,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, Patch, PatchParams};
 
 pub use assets::Assets;
-pub use kubeconfig::{KubeconfigAuth, write_kubeconfig};
+pub use kubeconfig::{KubeconfigAuth, write_kubeconfig, write_kubeconfig_in};
 use pki::Authority;
 use process::{Process, free_port, wait_until};
 

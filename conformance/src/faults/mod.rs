@@ -46,12 +46,10 @@ use serde_json::{Value, json};
 use self::oracle::Item;
 use self::plan::{Phase, Plan};
 use crate::objects::{self, Recorder};
-use crate::procs::Running;
-use crate::profile::{Profile, Vars};
-use crate::release::Release;
+use crate::procs::{Running, http_get, http_send};
 use crate::run::lifecycle::{self, CLUSTER, NS, Names, State};
 use crate::run::setup::{self, Installed};
-use crate::run::{Bed, Ctx, WATCH_FILTER};
+use crate::run::{Bed, Ctx, Prepared, WATCH_FILTER, prepare};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -100,8 +98,11 @@ pub struct Figures {
     pub leaks: usize,
     /// Resources that were there before the provider ran and are gone.
     pub wrong_deletions: usize,
-    /// Calls sent before the `Retry-After` of a 429.
+    /// Calls sent before the `Retry-After` of a 429 by the process that had been answered it.
     pub early_calls: usize,
+    /// Calls sent before a 429's `Retry-After` by a provider process started after the 429
+    /// (its predecessor was killed): not judged, the new process never saw the answer.
+    pub early_calls_after_restart: usize,
     /// Secret strings found in what the provider emitted.
     pub secrets_found: usize,
     /// Objects whose resourceVersion moved while the settled cluster was watched.
@@ -154,29 +155,24 @@ pub const CONVERGENCE_LIMIT: Duration = Duration::from_secs(30);
 /// When the profile or release cannot be read; everything after that is reported.
 pub async fn run(options: FaultOptions) -> Result<FaultReport> {
     let started = Instant::now();
-    let profile = Profile::load(&options.profile)?;
-    let provider = profile.name.clone();
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("faults-{}-", profile.name))
-        .tempdir()?;
-    let dir_path = dir.path().to_path_buf();
-    let mut vars = Vars::default();
-    for (k, v) in &profile.faults.vars {
-        vars.set(k, v.clone());
-    }
-    for (k, v) in &options.vars {
-        vars.set(k, v.clone());
-    }
     let seeded_secret = format!(
         "seeded-secret-{:016x}",
         plan::Rng::new(options.seed ^ 0x5EC2_E7ED).next_u64()
     );
-    vars.set("SEEDED_SECRET", seeded_secret.clone());
-    vars.set("PROFILE_DIR", profile.dir.display().to_string());
-    vars.set("RUN_DIR", dir_path.display().to_string());
-    let release_dir = profile.dir.join(vars.expand(&profile.release)?);
-    let release = Release::read(&release_dir)
-        .with_context(|| format!("reading the release {}", release_dir.display()))?;
+    // The profile's fault-run variables, then --set ones, then the seeded secret.
+    let Prepared {
+        profile,
+        dir,
+        vars,
+        release,
+    } = prepare(&options.profile, "faults", |p| {
+        let mut layers: Vec<(String, String)> = p.faults.vars.clone().into_iter().collect();
+        layers.extend(options.vars.iter().cloned());
+        layers.push(("SEEDED_SECRET".into(), seeded_secret.clone()));
+        layers
+    })?;
+    let provider = profile.name.clone();
+    let dir_path = dir.path().to_path_buf();
 
     let installed = setup::install(
         profile,
@@ -260,7 +256,10 @@ pub fn table(report: &FaultReport) -> String {
     row("duplicates", f.duplicates.to_string());
     row("leaks", f.leaks.to_string());
     row("wrong deletions", f.wrong_deletions.to_string());
-    row("calls before Retry-After", f.early_calls.to_string());
+    row(
+        "calls before Retry-After (after a restart)",
+        format!("{} ({})", f.early_calls, f.early_calls_after_restart),
+    );
     row(
         "objects not still once settled",
         f.unstill_objects.to_string(),
@@ -319,10 +318,11 @@ struct FaultRun {
     findings: Vec<Finding>,
     not_run: Vec<String>,
     recorder: Option<Recorder>,
+    /// When a provider process was stopped or killed, Unix milliseconds.
+    stops_at: Vec<u64>,
     inventory_before: Vec<Item>,
     sampled: Arc<Mutex<Sampled>>,
     sampler: Option<tokio::task::JoinHandle<()>>,
-    http: Http,
     as_admin: bool,
 }
 
@@ -332,20 +332,6 @@ struct FaultRun {
 struct Window {
     before: (u64, u64),
     delays: bool,
-}
-
-/// A small HTTP client for the emulator's control endpoint.
-#[derive(Debug, Clone)]
-struct Http;
-
-impl Http {
-    async fn get(&self, url: &str) -> Result<String> {
-        crate::procs::http_get(url).await
-    }
-
-    async fn send(&self, method: &str, url: &str, body: Option<&Value>) -> Result<()> {
-        crate::procs::http_send(method, url, body).await
-    }
 }
 
 impl FaultRun {
@@ -374,10 +360,10 @@ impl FaultRun {
             findings: Vec::new(),
             not_run: Vec::new(),
             recorder: None,
+            stops_at: Vec::new(),
             inventory_before: Vec::new(),
             sampled: Arc::default(),
             sampler: None,
-            http: Http,
             as_admin: options.as_admin,
         })
     }
@@ -465,12 +451,13 @@ impl FaultRun {
             .map(|s| s.token)
             .filter(|t| !t.is_empty())
             .context("the TokenRequest answered no token")?;
-        let ca = base64::engine::general_purpose::STANDARD.encode(self.bed.plane.ca().cert_pem());
-        let text = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: plane\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: {account}\n  user:\n    token: {token}\ncontexts:\n- name: provider\n  context:\n    cluster: plane\n    user: {account}\n    namespace: {ns}\ncurrent-context: provider\n",
-            self.bed.plane.server()
-        );
-        std::fs::write(&self.provider_kubeconfig, text)?;
+        testbed::write_kubeconfig_in(
+            &self.provider_kubeconfig,
+            self.bed.plane.server(),
+            self.bed.plane.ca().cert_pem(),
+            &testbed::KubeconfigAuth::Token(token.clone()),
+            Some(&ns),
+        )?;
         eprintln!("faults: the provider runs as ServiceAccount {ns}/{account}");
         self.provider_token = Some(token);
         Ok(())
@@ -527,9 +514,7 @@ impl FaultRun {
         let Some(url) = self.metrics_url.clone() else {
             return;
         };
-        if let Ok(Ok(text)) =
-            tokio::time::timeout(Duration::from_secs(2), self.http.get(&url)).await
-        {
+        if let Ok(Ok(text)) = tokio::time::timeout(Duration::from_secs(2), http_get(&url)).await {
             self.metrics_pages
                 .push((format!("metrics of provider-{}", self.incarnation), text));
         }
@@ -539,6 +524,7 @@ impl FaultRun {
         self.keep_metrics().await;
         if let Some(mut p) = self.provider.take() {
             p.kill().await;
+            self.stops_at.push(now_millis());
         }
         self.figures.kills += 1;
         if mid_phase {
@@ -579,12 +565,7 @@ impl FaultRun {
             );
             return;
         };
-        match self
-            .http
-            .get(&url)
-            .await
-            .and_then(|t| oracle::parse_inventory(&t))
-        {
+        match read_inventory(&url).await {
             Ok(items) => self.inventory_before = items,
             Err(e) => {
                 self.finding(
@@ -595,13 +576,9 @@ impl FaultRun {
             }
         }
         let sampled = self.sampled.clone();
-        let http = self.http.clone();
         self.sampler = Some(tokio::spawn(async move {
             loop {
-                let read = http
-                    .get(&url)
-                    .await
-                    .and_then(|t| oracle::parse_inventory(&t));
+                let read = read_inventory(&url).await;
                 {
                     let mut s = sampled
                         .lock()
@@ -639,7 +616,7 @@ impl FaultRun {
         let before = self.faults_answered().await;
         for trigger in [json!({"count": 2}), json!({"rate": rate})] {
             let rule = json!({"operation": "*", "fault": fault, "trigger": trigger});
-            if let Err(e) = self.http.send("POST", &url, Some(&rule)).await {
+            if let Err(e) = http_send("POST", &url, Some(&rule)).await {
                 self.finding("inject", format!("adding fault rule {rule}: {e:#}"));
                 return None;
             }
@@ -658,7 +635,7 @@ impl FaultRun {
     async fn clear(&mut self, kind: &str, window: Option<Window>) {
         let Some(window) = window else { return };
         if let Some(url) = self.url(|f| f.faults_url.as_ref())
-            && let Err(e) = self.http.send("DELETE", &url, None).await
+            && let Err(e) = http_send("DELETE", &url, None).await
         {
             self.finding("inject", format!("clearing fault rules: {e:#}"));
         }
@@ -681,7 +658,7 @@ impl FaultRun {
         let Some(url) = self.ctx.calls_url() else {
             return (0, 0);
         };
-        let Ok(text) = self.http.get(&url).await else {
+        let Ok(text) = http_get(&url).await else {
             return (0, 0);
         };
         let faults: u64 = crate::procs::Calls::parse(&text)
@@ -856,8 +833,8 @@ impl FaultRun {
                 last.insert(key, seen.obj);
             }
         }
-        // A kubeconfig Secret's refresh is allowed (and counted apart); the fault run's profile
-        // sets a lifetime long enough that none falls in the window.
+        // Every change counts, a kubeconfig Secret's refresh included: the fault run's profile
+        // sets a token lifetime long enough that no refresh falls in the window.
         self.figures.unstill_objects = moved.len();
         for ((kind, name), mut fields) in moved {
             fields.sort();
@@ -916,6 +893,7 @@ impl FaultRun {
         // The provider without election stops in order first.
         if let Some(mut p) = self.provider.take() {
             p.stop(Duration::from_secs(10)).await;
+            self.stops_at.push(now_millis());
         }
         let before: BTreeMap<String, String> = holders(&leases).await?;
         let mut first = self.spawn_provider(&args)?;
@@ -952,6 +930,7 @@ impl FaultRun {
             );
         }
         first.kill().await;
+        self.stops_at.push(now_millis());
         let killed = Instant::now();
         let limit = Duration::from_secs(u64::try_from(duration).unwrap_or(15) + 5);
         let taken = loop {
@@ -1008,6 +987,7 @@ impl FaultRun {
         // Back to one replica without election (a restarted replica would wait out the Lease).
         if let Some(mut p) = self.provider.take() {
             p.stop(Duration::from_secs(10)).await;
+            self.stops_at.push(now_millis());
         }
         self.start_provider()
     }
@@ -1136,7 +1116,7 @@ impl FaultRun {
         };
         let inventory = self.url(|f| f.inventory_url.as_ref());
         let owned_before = match &inventory {
-            Some(url) => owned_names(&oracle::parse_inventory(&self.http.get(url).await?)?),
+            Some(url) => owned_names(&read_inventory(url).await?),
             None => BTreeSet::new(),
         };
         let argv = self.ctx.vars.expand_all(&command)?;
@@ -1176,11 +1156,7 @@ impl FaultRun {
         loop {
             self.ensure_provider()?;
             if let Some(url) = &inventory
-                && let Ok(items) = self
-                    .http
-                    .get(url)
-                    .await
-                    .and_then(|t| oracle::parse_inventory(&t))
+                && let Ok(items) = read_inventory(url).await
             {
                 missing = owned_before
                     .difference(&owned_names(&items))
@@ -1264,12 +1240,7 @@ impl FaultRun {
         // The Cluster is gone; what the cloud still deletes gets a minute.
         let deadline = Instant::now() + Duration::from_secs(60);
         let after = loop {
-            let items = match self
-                .http
-                .get(&url)
-                .await
-                .and_then(|t| oracle::parse_inventory(&t))
-            {
+            let items = match read_inventory(&url).await {
                 Ok(items) => items,
                 Err(e) => {
                     self.finding("inventory", format!("reading {url}: {e:#}"));
@@ -1305,10 +1276,21 @@ impl FaultRun {
                 .push("calls before Retry-After: the profile has no faults.earlyUrl".into());
             return;
         };
-        match self.http.get(&url).await {
+        match http_get(&url).await {
             Ok(text) => {
                 let parsed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-                let early = parsed["early"].as_array().cloned().unwrap_or_default();
+                let all = parsed["early"].as_array().cloned().unwrap_or_default();
+                // A call from a process started after the 429 (its predecessor was stopped or
+                // killed in between) comes from one that was never told to wait.
+                let (early, after_restart): (Vec<Value>, Vec<Value>) =
+                    all.into_iter().partition(|e| {
+                        let (from, to) = (
+                            e["throttledAtMillis"].as_u64().unwrap_or(0),
+                            e["atMillis"].as_u64().unwrap_or(u64::MAX),
+                        );
+                        !self.stops_at.iter().any(|s| (from..=to).contains(s))
+                    });
+                self.figures.early_calls_after_restart = after_restart.len();
                 self.figures.early_calls = early.len();
                 for e in early.iter().take(10) {
                     self.finding(
@@ -1472,6 +1454,11 @@ impl FaultRun {
     }
 }
 
+/// The cloud's inventory at `url`.
+async fn read_inventory(url: &str) -> Result<Vec<Item>> {
+    oracle::parse_inventory(&http_get(url).await?)
+}
+
 /// Each Lease's holder in a namespace.
 async fn holders(leases: &Api<Lease>) -> Result<BTreeMap<String, String>> {
     Ok(holders_full(leases)
@@ -1540,6 +1527,12 @@ fn pools_at(state: &State, names: &Names, wanted: &BTreeMap<String, i64>) -> boo
             .get(mp)
             .is_some_and(|(pool, _)| pool["spec"]["replicas"].as_i64() == wanted.get(mp).copied())
     })
+}
+
+fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -141,26 +141,63 @@ pub const LIFECYCLE_IDS: &[&str] = &[
     "C41", "C42", "C44", "C46", "C47", "C48", "C49", "C50", "C51", "C59",
 ];
 
-/// Runs the suite.
-pub async fn run(options: RunOptions) -> Result<RunReport> {
-    let started = Instant::now();
-    let profile = Profile::load(&options.profile)?;
-    let provider = profile.name.clone();
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("conformance-{}-", profile.name))
-        .tempdir()?;
-    let dir_path = dir.path().to_path_buf();
-    let mut results = Results::default();
+/// What every run of the suite starts from: the profile, a scratch directory, the variables
+/// every command sees (`PROFILE_DIR`, `RUN_DIR` and the caller's) and the release it names.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The profile.
+    pub profile: Profile,
+    /// The run's directory (deleted on drop unless kept).
+    pub dir: tempfile::TempDir,
+    /// Variables for the profile's `${NAME}` expansion.
+    pub vars: Vars,
+    /// The release.
+    pub release: Release,
+}
 
+/// Loads the profile at `path`, makes a directory `<prefix>-<name>-…`, sets the variables
+/// `layers` gives for the loaded profile (in order, a later one winning) and reads the release.
+///
+/// # Errors
+/// When the profile or the release cannot be read.
+pub fn prepare(
+    path: &std::path::Path,
+    prefix: &str,
+    layers: impl FnOnce(&Profile) -> Vec<(String, String)>,
+) -> Result<Prepared> {
+    let profile = Profile::load(path)?;
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{prefix}-{}-", profile.name))
+        .tempdir()?;
     let mut vars = Vars::default();
-    for (k, v) in &options.vars {
-        vars.set(k, v.clone());
+    for (k, v) in layers(&profile) {
+        vars.set(&k, v);
     }
     vars.set("PROFILE_DIR", profile.dir.display().to_string());
-    vars.set("RUN_DIR", dir_path.display().to_string());
+    vars.set("RUN_DIR", dir.path().display().to_string());
     let release_dir = profile.dir.join(vars.expand(&profile.release)?);
     let release = Release::read(&release_dir)
         .with_context(|| format!("reading the release {}", release_dir.display()))?;
+    Ok(Prepared {
+        profile,
+        dir,
+        vars,
+        release,
+    })
+}
+
+/// Runs the suite.
+pub async fn run(options: RunOptions) -> Result<RunReport> {
+    let started = Instant::now();
+    let Prepared {
+        profile,
+        dir,
+        vars,
+        release,
+    } = prepare(&options.profile, "conformance", |_| options.vars.clone())?;
+    let provider = profile.name.clone();
+    let dir_path = dir.path().to_path_buf();
+    let mut results = Results::default();
     release::static_checks(&release, &profile.version, &mut results);
 
     let static_only = options

@@ -60,7 +60,7 @@ enum Command {
     EksScale(EksScaleArgs),
     /// Delete a pool's node group through the EKS API behind the provider's back, as a user
     /// would, and wait until EKS no longer lists it (the fault suite's `outsideDelete`).
-    EksDelete(EksDeleteArgs),
+    EksDelete(EksPoolArgs),
     /// Creates a VPC with one subnet in each of two zones in EC2 (moto): a network to bring.
     /// Prints `AWS_VPC_ID=`, `AWS_SUBNET_ID_A=`, `AWS_SUBNET_ID_B=` and `AWS_SUBNET_IDS=[a, b]`.
     AwsNetwork(AwsNetworkArgs),
@@ -420,8 +420,10 @@ fn write_private(path: &std::path::Path, contents: &str) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
+/// Which pool of which Cluster API cluster, on which EKS API, signed how: what `eks-scale` and
+/// `eks-delete` share.
 #[derive(Debug, Args)]
-struct EksScaleArgs {
+struct EksPoolArgs {
     /// The EKS emulator's URL.
     #[arg(long, env = "EKS_ENDPOINT")]
     url: String,
@@ -437,21 +439,35 @@ struct EksScaleArgs {
     /// The pool: the EKSMachinePool's name.
     #[arg(long, env = "POOL_NAME")]
     pool: String,
-    /// The node group's name when it is not the one the provider derives (`spec.cloudName`).
-    #[arg(long)]
-    nodegroup: Option<String>,
-    /// The desired size wanted.
-    #[arg(long, env = "REPLICAS")]
-    replicas: i64,
     /// Access key id to sign with (none: unsigned, for an emulator that checks none).
     #[arg(long, env = "AWS_ACCESS_KEY_ID", hide_env_values = true)]
     access_key_id: Option<String>,
     /// Its secret.
     #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
     secret_access_key: Option<String>,
-    /// Seconds to keep trying while the node group is busy, and to wait for the update.
+    /// Seconds to keep trying while the node group is busy, and to wait for the change.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+}
+
+impl EksPoolArgs {
+    /// The EKS API client, signing as the arguments say.
+    fn api(&self) -> Result<EksApi> {
+        let keys = signing_keys(self.access_key_id.clone(), self.secret_access_key.clone())?;
+        Ok(EksApi::new(&self.url, &self.region, keys))
+    }
+}
+
+#[derive(Debug, Args)]
+struct EksScaleArgs {
+    #[command(flatten)]
+    target: EksPoolArgs,
+    /// The node group's name when it is not the one the provider derives (`spec.cloudName`).
+    #[arg(long)]
+    nodegroup: Option<String>,
+    /// The desired size wanted.
+    #[arg(long, env = "REPLICAS")]
+    replicas: i64,
 }
 
 /// The key pair to sign with: both given, or neither (unsigned, for an emulator that checks none).
@@ -469,16 +485,15 @@ fn signing_keys(
 }
 
 async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
-    let credentials = signing_keys(args.access_key_id, args.secret_access_key)?;
-    let api = EksApi::new(&args.url, &args.region, credentials);
+    let api = args.target.api()?;
     let request = ScaleRequest {
-        namespace: args.cluster_namespace,
-        cluster: args.cluster_name,
-        pool: args.pool,
+        namespace: args.target.cluster_namespace,
+        cluster: args.target.cluster_name,
+        pool: args.target.pool,
         nodegroup: args.nodegroup,
         replicas: args.replicas,
     };
-    let scaled = outside::scale_pool(&api, &request, Duration::from_secs(args.timeout))
+    let scaled = outside::scale_pool(&api, &request, Duration::from_secs(args.target.timeout))
         .await
         .with_context(|| {
             format!(
@@ -498,37 +513,8 @@ async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Debug, Args)]
-struct EksDeleteArgs {
-    /// The EKS emulator's URL.
-    #[arg(long, env = "EKS_ENDPOINT")]
-    url: String,
-    /// The region the emulator serves (signs the requests).
-    #[arg(long, env = "AWS_REGION", default_value = "us-west-2")]
-    region: String,
-    /// The Cluster API cluster's namespace.
-    #[arg(long, env = "CLUSTER_NAMESPACE")]
-    cluster_namespace: String,
-    /// The Cluster API cluster's name.
-    #[arg(long, env = "CLUSTER_NAME")]
-    cluster_name: String,
-    /// The pool: the EKSMachinePool's name.
-    #[arg(long, env = "POOL_NAME")]
-    pool: String,
-    /// Access key id to sign with (none: unsigned, for an emulator that checks none).
-    #[arg(long, env = "AWS_ACCESS_KEY_ID", hide_env_values = true)]
-    access_key_id: Option<String>,
-    /// Its secret.
-    #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
-    secret_access_key: Option<String>,
-    /// Seconds to keep trying while the node group is busy, and to wait for it to go.
-    #[arg(long, default_value_t = 120)]
-    timeout: u64,
-}
-
-async fn run_eks_delete(args: EksDeleteArgs) -> Result<()> {
-    let credentials = signing_keys(args.access_key_id, args.secret_access_key)?;
-    let api = EksApi::new(&args.url, &args.region, credentials);
+async fn run_eks_delete(args: EksPoolArgs) -> Result<()> {
+    let api = args.api()?;
     let (cluster, nodegroup) = outside::delete_pool(
         &api,
         &args.cluster_namespace,

@@ -32,13 +32,24 @@ pub struct EarlyCall {
     pub target: String,
     /// How long before the end of its `Retry-After` it came, milliseconds.
     pub early_by_millis: u64,
+    /// When the 429 was answered, Unix milliseconds.
+    pub throttled_at_millis: u64,
+    /// When this call came, Unix milliseconds (a test tells from both whether its caller was
+    /// the process that had been told, or one started since).
+    pub at_millis: u64,
+}
+
+fn unix_millis(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The promises in force and the early calls seen.
 #[derive(Debug)]
 pub struct Promises {
     cloud: String,
-    ends: Mutex<HashMap<String, Instant>>,
+    /// Per target: when its Retry-After ends, and when the 429 was answered.
+    ends: Mutex<HashMap<String, (Instant, std::time::SystemTime)>>,
     early: Mutex<Vec<EarlyCall>>,
     family: Family<EarlyLabels, Counter>,
 }
@@ -67,8 +78,10 @@ impl Promises {
     /// promise for `target` is still running. Promises that are over are forgotten.
     pub fn arrive(&self, operation: &str, target: &str, now: Instant) {
         let mut ends = lock(&self.ends);
-        ends.retain(|_, end| *end > now);
-        let Some(end) = ends.get(target) else { return };
+        ends.retain(|_, (end, _)| *end > now);
+        let Some((end, throttled_at)) = ends.get(target).copied() else {
+            return;
+        };
         let early_by = end.saturating_duration_since(now);
         drop(ends);
         self.family
@@ -83,6 +96,8 @@ impl Promises {
                 operation: operation.to_string(),
                 target: target.to_string(),
                 early_by_millis: u64::try_from(early_by.as_millis()).unwrap_or(u64::MAX),
+                throttled_at_millis: unix_millis(throttled_at),
+                at_millis: unix_millis(std::time::SystemTime::now()),
             });
         }
     }
@@ -91,8 +106,12 @@ impl Promises {
     pub fn promise(&self, target: &str, now: Instant, after: Duration) {
         let end = now + after;
         let mut ends = lock(&self.ends);
-        let slot = ends.entry(target.to_string()).or_insert(end);
-        *slot = (*slot).max(end);
+        let slot = ends
+            .entry(target.to_string())
+            .or_insert((end, std::time::SystemTime::now()));
+        if end > slot.0 {
+            *slot = (end, std::time::SystemTime::now());
+        }
     }
 
     /// Every early call kept.
@@ -141,6 +160,9 @@ mod tests {
         assert_eq!(early.len(), 1, "{early:?}");
         assert_eq!(early[0].target, "GET /clusters/a");
         assert_eq!(early[0].early_by_millis, 500);
+        assert!(
+            early[0].throttled_at_millis > 0 && early[0].at_millis >= early[0].throttled_at_millis
+        );
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         assert!(
