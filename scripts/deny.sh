@@ -17,6 +17,9 @@ if ! { [ -x "$deny" ] && "$deny" --version 2>/dev/null | grep -q " $VERSION"; };
 fi
 export PATH="$tools/bin:$PATH"
 cargo deny --version
+# cargo-deny reads `cargo metadata` for every platform, so crates no Linux build downloads
+# (android_system_properties, …) must be fetched first: on a fresh machine --offline alone fails.
+cargo fetch --locked --quiet
 cargo deny --locked --offline check licenses bans sources
 
 export ADVISORY_DB_PATH="$tools/advisory-dbs"
