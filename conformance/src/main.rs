@@ -97,8 +97,14 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    // Errors only by default, on stderr (stdout is the report). kube's client logs every failed
+    // request at error level; the requests that fail are returned and judged, and the fault
+    // run's proxy forwards through such a client while kube-apiserver is down on purpose.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error,kube_client=off"));
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
         Command::Run {

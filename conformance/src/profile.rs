@@ -114,6 +114,9 @@ pub struct FaultsSpec {
     /// Deletes a pool's cloud resource behind the provider's back; env `CLUSTER_NAMESPACE`,
     /// `CLUSTER_NAME`, `POOL_NAME` (the InfraMachinePool's name).
     pub outside_delete: Option<Vec<String>>,
+    /// Deletes the whole cloud cluster (its pools first, where the cloud demands it) behind the
+    /// provider's back; the same env.
+    pub outside_delete_cluster: Option<Vec<String>>,
     /// The Kubernetes version the control plane and pools are upgraded to.
     pub upgrade_to: Option<String>,
     /// The provider's metrics page; expanded for each provider process (with its

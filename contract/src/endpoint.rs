@@ -6,12 +6,52 @@
 //! field themselves (a DNS name or load balancer in front of a private endpoint), which is then
 //! kept as it is and used as the kubeconfig's server.
 //!
-//! "Set by the user" cannot be read from the field alone: the provider writes it too. A value
-//! counts as the user's when it is valid and is neither what the provider publishes now nor what
-//! it published before (the preferred endpoint of the previous status). So a cloud that moves
-//! its endpoint is followed, and a user's value is never overwritten.
+//! "Set by the user" cannot be read from the value alone: the provider writes it too. The
+//! field's owner says it: a value the provider's own server-side apply holds
+//! ([`endpoint_applied_by`]) is the provider's, whatever it is. Otherwise a value counts as the
+//! user's when it is valid and is neither what the provider publishes now nor what it published
+//! before (the preferred endpoint of the previous status). So a cloud that moves its endpoint is
+//! followed, a cloud cluster created again after it was deleted behind the provider's back (its
+//! status had no endpoint in between) is followed, and a user's value is never overwritten.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
 
 use crate::api::{ApiEndpoint, Endpoint, EndpointAccess};
+
+/// The entries of `managed_fields` that hold `spec.controlPlaneEndpoint`, each cut down to its
+/// manager, operation and that one field: all a cache must keep for [`endpoint_applied_by`]
+/// (the rest of `managedFields` is often larger than the object).
+pub fn endpoint_owners(managed_fields: Vec<ManagedFieldsEntry>) -> Vec<ManagedFieldsEntry> {
+    managed_fields
+        .into_iter()
+        .filter(|e| {
+            e.fields_v1
+                .as_ref()
+                .is_some_and(|f| f.0["f:spec"].get("f:controlPlaneEndpoint").is_some())
+        })
+        .map(|e| ManagedFieldsEntry {
+            manager: e.manager,
+            operation: e.operation,
+            fields_type: e.fields_type,
+            fields_v1: Some(FieldsV1(
+                serde_json::json!({"f:spec": {"f:controlPlaneEndpoint": {}}}),
+            )),
+            ..ManagedFieldsEntry::default()
+        })
+        .collect()
+}
+
+/// Whether field manager `manager`'s server-side apply holds `spec.controlPlaneEndpoint`
+/// (read from the object's `metadata.managedFields`).
+pub fn endpoint_applied_by(managed_fields: &[ManagedFieldsEntry], manager: &str) -> bool {
+    managed_fields
+        .iter()
+        .filter(|e| {
+            e.manager.as_deref() == Some(manager) && e.operation.as_deref() == Some("Apply")
+        })
+        .filter_map(|e| e.fields_v1.as_ref())
+        .any(|f| f.0["f:spec"].get("f:controlPlaneEndpoint").is_some())
+}
 
 /// Host and port of an API server URL (`https://host[:port][/path]`, or `host[:port]`), with
 /// the port defaulting to 443 and IPv6 hosts unbracketed. `None` when there is no host or the
@@ -66,10 +106,12 @@ pub struct EndpointChoice {
 }
 
 impl EndpointChoice {
-    /// Decides from the spec's `controlPlaneEndpoint`, the endpoints of the previous status,
-    /// the endpoints the cloud exposes now, and the endpoint access of the spec.
+    /// Decides from the spec's `controlPlaneEndpoint` (`ours`: the provider's own apply holds
+    /// it), the endpoints of the previous status, the endpoints the cloud exposes now, and the
+    /// endpoint access of the spec.
     pub fn new(
         spec: Option<&ApiEndpoint>,
+        ours: bool,
         previous: &[Endpoint],
         observed: &[Endpoint],
         access: &EndpointAccess,
@@ -77,6 +119,7 @@ impl EndpointChoice {
         let published = preferred(observed, access);
         let before = preferred(previous, access);
         let user_set = spec
+            .filter(|_| !ours)
             .filter(|e| e.is_valid())
             .filter(|e| Some(*e) != published.as_ref() && Some(*e) != before.as_ref())
             .cloned();
@@ -175,7 +218,7 @@ mod tests {
         let now = [listed(EndpointName::Public, "mine")];
         let before = [listed(EndpointName::Public, "old")];
         let choice = |spec: Option<ApiEndpoint>, previous: &[Endpoint], observed: &[Endpoint]| {
-            EndpointChoice::new(spec.as_ref(), previous, observed, &access)
+            EndpointChoice::new(spec.as_ref(), false, previous, observed, &access)
         };
         assert_eq!(choice(None, &[], &now).user_set, None);
         assert_eq!(choice(Some(ep("mine", 443)), &[], &now).user_set, None);
@@ -192,5 +235,72 @@ mod tests {
         assert_eq!(moved.user_set, None, "ours from before: replaced");
         assert_eq!(moved.to_publish(), Some(&ep("mine", 443)));
         assert_eq!(choice(Some(ep("", 0)), &before, &now).user_set, None);
+    }
+
+    #[test]
+    fn a_value_the_provider_applied_is_followed_after_a_gap_without_endpoints() {
+        // The cloud cluster was deleted behind the provider's back and created again: the
+        // status in between listed no endpoint, so only the field's owner tells the old value
+        // is the provider's.
+        let access = EndpointAccess::default();
+        let now = [listed(EndpointName::Public, "new")];
+        let old = ep("old", 443);
+        let guessed = EndpointChoice::new(Some(&old), false, &[], &now, &access);
+        assert_eq!(
+            guessed.user_set,
+            Some(old.clone()),
+            "by value alone: the user's"
+        );
+        let owned = EndpointChoice::new(Some(&old), true, &[], &now, &access);
+        assert_eq!(owned.user_set, None);
+        assert_eq!(owned.to_publish(), Some(&ep("new", 443)));
+        assert_eq!(owned.server(), Some(&ep("new", 443)));
+        let gone = EndpointChoice::new(Some(&old), true, &[], &[], &access);
+        assert_eq!(
+            gone.server(),
+            None,
+            "no kubeconfig for a cluster that is not there"
+        );
+    }
+
+    #[test]
+    fn the_endpoint_s_owner_is_read_from_managed_fields() {
+        let entry =
+            |manager: &str, operation: &str, fields: serde_json::Value| ManagedFieldsEntry {
+                manager: Some(manager.into()),
+                operation: Some(operation.into()),
+                fields_type: Some("FieldsV1".into()),
+                fields_v1: Some(FieldsV1(fields)),
+                ..ManagedFieldsEntry::default()
+            };
+        let endpoint =
+            serde_json::json!({"f:spec": {"f:controlPlaneEndpoint": {"f:host": {}, "f:port": {}}}});
+        let version = serde_json::json!({"f:spec": {"f:version": {}}});
+        assert!(endpoint_applied_by(
+            &[entry("eks", "Apply", endpoint.clone())],
+            "eks"
+        ));
+        assert!(!endpoint_applied_by(
+            &[entry("kubectl-edit", "Update", endpoint.clone())],
+            "eks"
+        ));
+        assert!(!endpoint_applied_by(
+            &[entry("eks", "Update", endpoint.clone())],
+            "eks"
+        ));
+        assert!(!endpoint_applied_by(
+            &[
+                entry("eks", "Apply", version.clone()),
+                entry("kubectl", "Apply", endpoint.clone())
+            ],
+            "eks"
+        ));
+        assert!(!endpoint_applied_by(&[], "eks"));
+        let kept = endpoint_owners(vec![
+            entry("eks", "Apply", endpoint.clone()),
+            entry("capi", "Update", version.clone()),
+        ]);
+        assert_eq!(kept.len(), 1, "only who holds the endpoint");
+        assert!(endpoint_applied_by(&kept, "eks"), "cut down, still read");
     }
 }

@@ -737,6 +737,10 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         let endpoints = cluster.map(|c| c.endpoints.clone()).unwrap_or_default();
         let endpoint = EndpointChoice::new(
             spec.control_plane_endpoint.as_ref(),
+            contract::endpoint::endpoint_applied_by(
+                cp.meta().managed_fields.as_deref().unwrap_or_default(),
+                ctx.field_manager,
+            ),
             &previous.endpoints,
             &endpoints,
             &spec.endpoint_access,

@@ -25,10 +25,16 @@ use serde::de::DeserializeOwned;
 /// kubectl's copy of the whole applied object; large and never needed here.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-/// Drops what a controller never reads from a cached object.
+/// Drops what a controller never reads from a cached object: `managedFields` but for who holds
+/// `spec.controlPlaneEndpoint` (the endpoint rule reads it, `contract::endpoint`), and kubectl's
+/// last-applied copy.
 pub(crate) fn slim<K: Resource>(obj: &mut K) {
     let meta = obj.meta_mut();
-    meta.managed_fields = None;
+    meta.managed_fields = meta
+        .managed_fields
+        .take()
+        .map(contract::endpoint::endpoint_owners)
+        .filter(|kept| !kept.is_empty());
     if let Some(annotations) = meta.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
     }
@@ -301,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn slimming_drops_managed_fields_and_the_last_applied_copy_only() {
+    fn slimming_drops_managed_fields_but_the_endpoint_s_owner_and_the_last_applied_copy() {
         let mut c = Cluster::new("c", ClusterSpec::default());
         c.metadata.managed_fields = Some(vec![Default::default()]);
         c.metadata.annotations = Some(
@@ -313,6 +319,20 @@ mod tests {
         );
         slim(&mut c);
         assert!(c.metadata.managed_fields.is_none());
+        let mut cp = Cluster::new("c", ClusterSpec::default());
+        let endpoint = k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+            manager: Some("eks".into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1(
+                serde_json::json!({"f:spec": {"f:controlPlaneEndpoint": {"f:host": {}}, "f:x": {}}}),
+            )),
+            ..Default::default()
+        };
+        cp.metadata.managed_fields = Some(vec![endpoint, Default::default()]);
+        slim(&mut cp);
+        let kept = cp.metadata.managed_fields.unwrap_or_default();
+        assert_eq!(kept.len(), 1, "who holds the endpoint stays");
+        assert!(contract::endpoint::endpoint_applied_by(&kept, "eks"));
         assert_eq!(c.annotations().len(), 1);
         assert_eq!(c.annotations()["keep"], "me");
     }

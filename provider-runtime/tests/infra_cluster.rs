@@ -18,8 +18,9 @@ use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
 use contract::capi::Cluster;
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::ownership::Owner;
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt};
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
@@ -425,6 +426,94 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
             "nothing for the brought network or the refused spec"
         );
     });
+    a_credential_is_read_in_the_object_s_namespace_only(&client).await;
     provider.stop().await;
     drop(plane);
+}
+
+/// reliability.md: cross-namespace use of a credential is refused. The kernel's `identityRef`
+/// has no namespace (no credential allows another namespace, so none may be used from one): a
+/// namespace written into it is refused by server-side apply and by strict field validation
+/// with the field named, pruned from a plain create, and a Secret of that name in the other
+/// namespace is never read.
+async fn a_credential_is_read_in_the_object_s_namespace_only(client: &kube::Client) {
+    const OTHER: &str = "kernel-infra-credentials";
+    test_support::create_namespace(client, OTHER).await;
+    let secret = |ns: &str| -> Secret {
+        serde_json::from_value(json!({
+            "metadata": {"name": "creds", "namespace": ns},
+            "stringData": {"key": format!("secret-of-{ns}")},
+        }))
+        .unwrap()
+    };
+    Api::<Secret>::namespaced(client.clone(), OTHER)
+        .create(&PostParams::default(), &secret(OTHER))
+        .await
+        .unwrap();
+    let crossing = json!({
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1",
+        "kind": "XKSCluster",
+        "metadata": {"name": "crossing", "namespace": NS},
+        "spec": {
+            "region": "xk-1",
+            "identityRef": {"kind": "Secret", "name": "creds", "namespace": OTHER},
+        },
+    });
+    let dynamic: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), NS, &ApiResource::erase::<XKSCluster>(&()));
+    let strict = dynamic
+        .patch(
+            "crossing",
+            &PatchParams::apply("kernel-test")
+                .validation_strict()
+                .dry_run(),
+            &Patch::Apply(&crossing),
+        )
+        .await;
+    match strict {
+        Err(kube::Error::Api(status)) => assert!(
+            status.message.contains("spec.identityRef.namespace"),
+            "the refusal names the field: {}",
+            status.message
+        ),
+        other => panic!("a namespace in identityRef must be refused: {other:?}"),
+    }
+    // A create without strict validation (kube-apiserver's default is to warn): admitted, with
+    // the undeclared field pruned. (A server-side apply is refused whatever the validation.)
+    let admitted = dynamic
+        .create(
+            &PostParams {
+                dry_run: true,
+                ..PostParams::default()
+            },
+            &serde_json::from_value(crossing.clone()).unwrap(),
+        )
+        .await
+        .unwrap();
+    let stored = &admitted.data["spec"]["identityRef"];
+    assert_eq!(
+        stored,
+        &json!({"kind": "Secret", "name": "creds"}),
+        "the namespace is dropped as a field the schema does not declare"
+    );
+    let reference: contract::api::IdentityRef = serde_json::from_value(stored.clone()).unwrap();
+    let refused = provider_runtime::identity::identity(client, NS, Some(&reference))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(&format!("identity Secret {NS}/creds not found")),
+        "the Secret of the other namespace is not read: {refused}"
+    );
+    Api::<Secret>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &secret(NS))
+        .await
+        .unwrap();
+    match provider_runtime::identity::identity(client, NS, Some(&reference)).await {
+        Ok(provider_runtime::identity::Identity::Secret(found)) => {
+            assert_eq!(found.describe(), format!("identity Secret {NS}/creds"));
+            assert_eq!(found.get("key"), Some(format!("secret-of-{NS}").as_str()));
+        }
+        other => panic!("the object's own namespace's Secret is read: {other:?}"),
+    }
 }

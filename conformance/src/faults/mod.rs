@@ -9,13 +9,16 @@
 //!    default flavor rendered; the cloud's inventory read (what was there before us);
 //! 2. the provider started **as its own ServiceAccount** (a token for the release's
 //!    Deployment's account, so the generated RBAC is what it runs under), with its most verbose
-//!    logging (`faults.verboseEnv`) and a seeded secret in its cloud credentials;
+//!    logging (`faults.verboseEnv`) and a seeded secret in its cloud credentials, reaching
+//!    kube-apiserver through a [`proxy`] that counts its writes and, from create to the end of
+//!    delete, answers a fifth of its updates 409 Conflict;
 //! 3. create (SIGKILLs; 10 % of cloud calls answered 429 + `Retry-After`), then the cluster's
-//!    resourceVersions watched for stillness;
+//!    resourceVersions watched for stillness, and the provider's writes counted (none allowed);
 //! 4. etcd compacted and kube-apiserver restarted; right after, a pool scaled up, which the
 //!    provider must see after its watches' 410 Gone and relist;
-//! 5. two replicas with leader election: the Lease's holder SIGKILLed, the other takes it over
-//!    within the Lease's duration and scales a pool down;
+//! 5. two replicas with leader election, each through its own proxy: a pool scaled down while
+//!    both run (only the Lease's holder may write), then the holder SIGKILLed, the other takes
+//!    the Lease over within its duration and scales a pool up;
 //! 6. upgrade (SIGKILLs; 10 % 503);
 //! 7. scale down (SIGKILLs; 10 % dropped connections, 10 % of answers held 20 s);
 //! 8. a pool's cloud resource deleted behind the provider's back;
@@ -28,6 +31,7 @@
 
 pub mod oracle;
 pub mod plan;
+pub mod proxy;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -45,6 +49,7 @@ use serde_json::{Value, json};
 
 use self::oracle::Item;
 use self::plan::{Phase, Plan};
+use self::proxy::ApiProxy;
 use crate::objects::{self, Recorder};
 use crate::procs::{Running, http_get, http_send};
 use crate::run::lifecycle::{self, CLUSTER, NS, Names, State};
@@ -107,6 +112,15 @@ pub struct Figures {
     pub secrets_found: usize,
     /// Objects whose resourceVersion moved while the settled cluster was watched.
     pub unstill_objects: usize,
+    /// Writes the provider sent while the settled cluster was watched (refused ones included:
+    /// a provider retrying a refused write in a loop moves no resourceVersion).
+    pub writes_while_still: u64,
+    /// The provider's updates answered 409 Conflict by the proxy in front of kube-apiserver.
+    pub conflicts_injected: u64,
+    /// Writes (Leases left out) by the leader while two replicas ran.
+    pub leader_writes: u64,
+    /// Writes (Leases left out) by the standby while two replicas ran: 0 when one acts.
+    pub standby_writes: u64,
     /// Longest time to converge after each fault kind cleared, seconds.
     pub convergence_secs: BTreeMap<String, f64>,
     /// Each phase's duration, seconds.
@@ -148,6 +162,9 @@ pub struct FaultReport {
 
 /// The longest a settled cluster may take to converge after a fault clears.
 pub const CONVERGENCE_LIMIT: Duration = Duration::from_secs(30);
+
+/// The share of the provider's updates answered 409 Conflict from create to delete.
+pub const CONFLICT_RATE: f64 = 0.2;
 
 /// Runs the fault suite.
 ///
@@ -261,8 +278,16 @@ pub fn table(report: &FaultReport) -> String {
         format!("{} ({})", f.early_calls, f.early_calls_after_restart),
     );
     row(
-        "objects not still once settled",
-        f.unstill_objects.to_string(),
+        "objects not still once settled (writes then)",
+        format!("{} ({})", f.unstill_objects, f.writes_while_still),
+    );
+    row(
+        "updates answered 409 Conflict",
+        f.conflicts_injected.to_string(),
+    );
+    row(
+        "writes by leader / standby (two replicas)",
+        format!("{} / {}", f.leader_writes, f.standby_writes),
     );
     row(
         "secrets found",
@@ -309,8 +334,15 @@ struct FaultRun {
     still: Duration,
     provider: Option<Running>,
     incarnation: u32,
+    /// What the provider is given: a kubeconfig for `proxy`.
     provider_kubeconfig: PathBuf,
+    /// The credentials the proxies forward with (its ServiceAccount's, or the admin's).
+    upstream_kubeconfig: PathBuf,
     provider_token: Option<String>,
+    /// The proxy in front of kube-apiserver every single replica talks through.
+    proxy: Option<ApiProxy>,
+    /// The share of the provider's updates the proxies answer 409.
+    conflict_rate: f64,
     seeded_secret: String,
     metrics_url: Option<String>,
     metrics_pages: Vec<(String, String)>,
@@ -338,6 +370,7 @@ impl FaultRun {
     fn new(installed: Installed, options: &FaultOptions, seeded_secret: String) -> Result<Self> {
         let names = Names::from_docs(&installed.default_docs)?;
         let provider_kubeconfig = installed.ctx.dir.join("provider.kubeconfig");
+        let upstream_kubeconfig = installed.ctx.dir.join("provider-upstream.kubeconfig");
         Ok(Self {
             ctx: installed.ctx,
             bed: installed.bed,
@@ -348,8 +381,11 @@ impl FaultRun {
             still: options.still,
             provider: None,
             incarnation: 0,
+            upstream_kubeconfig,
             provider_kubeconfig,
             provider_token: None,
+            proxy: None,
+            conflict_rate: 0.0,
             seeded_secret,
             metrics_url: None,
             metrics_pages: Vec::new(),
@@ -400,8 +436,13 @@ impl FaultRun {
         self.leader_takeover().await?;
         self.upgrade().await?;
         self.scale_down().await?;
-        self.delete_behind_back().await?;
+        self.delete_behind_back(false).await?;
+        self.delete_behind_back(true).await?;
         self.delete().await?;
+        self.set_conflict_rate(0.0);
+        if let Some(p) = &self.proxy {
+            self.figures.conflicts_injected += p.stats().conflicts();
+        }
         self.final_inventory().await;
         self.early_calls().await;
         Ok(())
@@ -410,10 +451,52 @@ impl FaultRun {
     // ---- the provider process -------------------------------------------------------------
 
     /// A kubeconfig for the provider's ServiceAccount (the release's Deployment's), with a
-    /// day-long token, its namespace as the context's (where its leader Lease lives).
+    /// day-long token, its namespace as the context's (where its leader Lease lives); and the
+    /// proxy the provider reaches kube-apiserver through, with a kubeconfig for it.
     async fn write_provider_kubeconfig(&mut self) -> Result<()> {
+        self.write_upstream_kubeconfig().await?;
+        let (proxy, kubeconfig) = self.proxied("provider").await?;
+        self.provider_kubeconfig = kubeconfig;
+        self.proxy = Some(proxy);
+        Ok(())
+    }
+
+    /// A proxy in front of kube-apiserver forwarding with the upstream credentials, and a
+    /// kubeconfig `<name>.kubeconfig` for it.
+    async fn proxied(&mut self, name: &str) -> Result<(ApiProxy, PathBuf)> {
+        let seed = self.plan.seed ^ u64::from(self.incarnation) ^ 0x409;
+        let proxy = ApiProxy::start(&self.upstream_kubeconfig, seed).await?;
+        proxy.stats().set_conflict_rate(self.conflict_rate);
+        let path = self.ctx.dir.join(format!("{name}.kubeconfig"));
+        // The proxy drops what the provider sends and forwards with its own credentials; the
+        // token here is what the provider would have had.
+        let token = self
+            .provider_token
+            .clone()
+            .unwrap_or_else(|| "forwarded-with-the-admin-credential".into());
+        testbed::write_kubeconfig_in(
+            &path,
+            proxy.url(),
+            self.bed.plane.ca().cert_pem(),
+            &testbed::KubeconfigAuth::Token(token),
+            Some(&self.provider_namespace()?),
+        )?;
+        Ok((proxy, path))
+    }
+
+    /// Every proxy's share of updates answered 409 from now on.
+    fn set_conflict_rate(&mut self, rate: f64) {
+        self.conflict_rate = rate;
+        if let Some(p) = &self.proxy {
+            p.stats().set_conflict_rate(rate);
+        }
+    }
+
+    /// The provider's own credentials: a kubeconfig for the release's Deployment's
+    /// ServiceAccount with a day-long token (or the admin's, with `--as-admin`).
+    async fn write_upstream_kubeconfig(&mut self) -> Result<()> {
         if self.as_admin {
-            self.provider_kubeconfig = self.bed.kubeconfig().to_path_buf();
+            self.upstream_kubeconfig = self.bed.kubeconfig().to_path_buf();
             self.not_run
                 .push("the provider ran as admin (--as-admin), not under its RBAC".into());
             return Ok(());
@@ -452,7 +535,7 @@ impl FaultRun {
             .filter(|t| !t.is_empty())
             .context("the TokenRequest answered no token")?;
         testbed::write_kubeconfig_in(
-            &self.provider_kubeconfig,
+            &self.upstream_kubeconfig,
             self.bed.plane.server(),
             self.bed.plane.ca().cert_pem(),
             &testbed::KubeconfigAuth::Token(token.clone()),
@@ -464,16 +547,17 @@ impl FaultRun {
     }
 
     fn start_provider(&mut self) -> Result<()> {
-        self.provider = Some(self.spawn_provider(&[])?);
+        let kubeconfig = self.provider_kubeconfig.clone();
+        self.provider = Some(self.spawn_provider(&[], &kubeconfig)?);
         Ok(())
     }
 
-    /// A new provider process (`provider-<n>`), with `extra` arguments.
-    fn spawn_provider(&mut self, extra: &[String]) -> Result<Running> {
+    /// A new provider process (`provider-<n>`), with `extra` arguments, given `kubeconfig`.
+    fn spawn_provider(&mut self, extra: &[String], kubeconfig: &Path) -> Result<Running> {
         self.incarnation += 1;
         let profile = &self.ctx.profile;
         let mut vars = self.ctx.vars.clone();
-        vars.set("KUBECONFIG", self.provider_kubeconfig.display().to_string());
+        vars.set("KUBECONFIG", kubeconfig.display().to_string());
         vars.set("METRICS_PORT", testbed::process::free_port()?.to_string());
         vars.set("HEALTH_PORT", testbed::process::free_port()?.to_string());
         let mut argv = vars.expand_all(&profile.provider.command)?;
@@ -488,10 +572,7 @@ impl FaultRun {
         {
             env.insert(k.clone(), vars.expand(v)?);
         }
-        env.insert(
-            "KUBECONFIG".to_string(),
-            self.provider_kubeconfig.display().to_string(),
-        );
+        env.insert("KUBECONFIG".to_string(), kubeconfig.display().to_string());
         self.metrics_url = profile
             .faults
             .metrics_url
@@ -786,6 +867,12 @@ impl FaultRun {
                 0.1,
             )
             .await;
+        // From here to the end of delete, a share of the provider's updates is refused.
+        self.set_conflict_rate(CONFLICT_RATE);
+        eprintln!(
+            "faults: {:.0}% of the provider's updates answered 409 Conflict from now on",
+            CONFLICT_RATE * 100.0
+        );
         for d in &docs {
             objects::apply(&self.ctx.kinds, &self.bed.client, NS, d).await?;
         }
@@ -813,7 +900,22 @@ impl FaultRun {
         // Settled means the provider has nothing left to write; give a last write a moment.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let from = Instant::now();
+        let writes_before = self.proxy.as_ref().map(|p| p.stats().writes());
         tokio::time::sleep(self.still).await;
+        if let (Some(before), Some(p)) = (writes_before, &self.proxy) {
+            let writes = proxy::writes_since(&before, &p.stats().writes());
+            self.figures.writes_while_still = proxy::total(&writes);
+            if !writes.is_empty() {
+                self.finding(
+                    "stillness",
+                    format!(
+                        "the provider wrote while the settled cluster was watched for {:?}: {}",
+                        self.still,
+                        proxy::describe(&writes)
+                    ),
+                );
+            }
+        }
         let mut moved: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
         let mut kinds: Vec<String> = vec!["Cluster".into(), "MachinePool".into(), "Secret".into()];
@@ -896,7 +998,13 @@ impl FaultRun {
             self.stops_at.push(now_millis());
         }
         let before: BTreeMap<String, String> = holders(&leases).await?;
-        let mut first = self.spawn_provider(&args)?;
+        let leader_before = self
+            .proxy
+            .as_ref()
+            .map(|p| p.stats().writes())
+            .unwrap_or_default();
+        let kubeconfig = self.provider_kubeconfig.clone();
+        let mut first = self.spawn_provider(&args, &kubeconfig)?;
         let deadline = Instant::now() + Duration::from_secs(60);
         let (lease, holder, duration) = loop {
             let now = holders_full(&leases).await?;
@@ -920,13 +1028,55 @@ impl FaultRun {
         eprintln!(
             "faults: Lease {ns}/{lease} held by {holder} (duration {duration}s); starting a second replica"
         );
-        let second = self.spawn_provider(&args)?;
+        let (standby_proxy, standby_kubeconfig) = self.proxied("standby").await?;
+        let second = self.spawn_provider(&args, &standby_kubeconfig)?;
         tokio::time::sleep(Duration::from_secs(3)).await;
         let still_first = holders(&leases).await?.get(&lease) == Some(&holder);
         if !still_first {
             self.finding(
                 "leader election",
                 "the Lease changed holder when a second replica started",
+            );
+        }
+        // One acts: a pool scaled while both run converges, and only the holder wrote.
+        let since = Instant::now();
+        let wanted = self.scale_pools(-1).await?;
+        let names = self.names.clone();
+        self.converge(
+            "a pool scaled down with two replicas (the leader acts)",
+            since,
+            move |s| pools_at(s, &names, &wanted) && lifecycle::unsettled(s, false).is_empty(),
+            self.ctx.profile.timeouts.provision,
+        )
+        .await?;
+        let leader_writes = proxy::writes_since(
+            &leader_before,
+            &self
+                .proxy
+                .as_ref()
+                .map(|p| p.stats().writes())
+                .unwrap_or_default(),
+        );
+        let standby_writes = proxy::writes_since(&BTreeMap::new(), &standby_proxy.stats().writes());
+        self.figures.leader_writes = proxy::total(&leader_writes);
+        self.figures.standby_writes = proxy::total(&standby_writes);
+        eprintln!(
+            "faults: with two replicas the leader wrote {} times, the standby {}",
+            self.figures.leader_writes, self.figures.standby_writes
+        );
+        if !standby_writes.is_empty() {
+            self.finding(
+                "leader election",
+                format!(
+                    "the standby wrote without holding the Lease: {}",
+                    proxy::describe(&standby_writes)
+                ),
+            );
+        }
+        if leader_writes.is_empty() {
+            self.finding(
+                "leader election",
+                "the proxy saw no write from the Lease's holder while a pool was scaled (the check of the standby proves nothing)",
             );
         }
         first.kill().await;
@@ -975,10 +1125,10 @@ impl FaultRun {
         }
         // The new leader acts.
         let since = Instant::now();
-        let wanted = self.scale_pools(-1).await?;
+        let wanted = self.scale_pools(1).await?;
         let names = self.names.clone();
         self.converge(
-            "a leader killed (the standby scales a pool down)",
+            "a leader killed (the standby scales a pool up)",
             since,
             move |s| pools_at(s, &names, &wanted) && lifecycle::unsettled(s, false).is_empty(),
             self.ctx.profile.timeouts.provision,
@@ -989,6 +1139,8 @@ impl FaultRun {
             p.stop(Duration::from_secs(10)).await;
             self.stops_at.push(now_millis());
         }
+        self.figures.conflicts_injected += standby_proxy.stats().conflicts();
+        drop(standby_proxy);
         self.start_provider()
     }
 
@@ -1101,12 +1253,27 @@ impl FaultRun {
         outcome.map(|_| ())
     }
 
-    async fn delete_behind_back(&mut self) -> Result<()> {
-        let Some(command) = self.ctx.profile.faults.outside_delete.clone() else {
-            self.not_run.push(
-                "a cloud resource deleted behind the provider's back: the profile has no faults.outsideDelete"
-                    .into(),
-            );
+    /// A pool's cloud resource, or the whole cloud cluster, deleted behind the provider's back
+    /// (`faults.outsideDelete`, `faults.outsideDeleteCluster`): the provider must create what
+    /// is missing again (the kernel's rule: a cloud resource of ours that is gone is created
+    /// again) within its resync period and [`CONVERGENCE_LIMIT`].
+    async fn delete_behind_back(&mut self, whole_cluster: bool) -> Result<()> {
+        let (command, field, kind) = if whole_cluster {
+            (
+                self.ctx.profile.faults.outside_delete_cluster.clone(),
+                "outsideDeleteCluster",
+                "the cloud cluster deleted behind its back",
+            )
+        } else {
+            (
+                self.ctx.profile.faults.outside_delete.clone(),
+                "outsideDelete",
+                "a pool deleted behind its back",
+            )
+        };
+        let Some(command) = command else {
+            self.not_run
+                .push(format!("{kind}: the profile has no faults.{field}"));
             return Ok(());
         };
         let Some((_, _, pool)) = self.names.pools.first().cloned() else {
@@ -1126,7 +1293,11 @@ impl FaultRun {
             ("POOL_NAME".to_string(), pool.clone()),
         ]
         .into();
-        eprintln!("faults: deleting pool {pool}'s cloud resource behind the provider's back");
+        if whole_cluster {
+            eprintln!("faults: deleting the cloud cluster behind the provider's back");
+        } else {
+            eprintln!("faults: deleting pool {pool}'s cloud resource behind the provider's back");
+        }
         let deleted = Instant::now();
         let out = crate::procs::run_to_end(
             &argv,
@@ -1147,10 +1318,21 @@ impl FaultRun {
         }
         // Converged: every named resource the cloud held for us before is there again (the
         // deleted one recreated) and the cluster is settled (the pool's nodes back). A provider at
-        // rest looks at the cloud once per resync period, so that much more is allowed.
-        let kind = "a pool deleted behind its back";
+        // rest looks at the cloud once per resync period, so that much more is allowed; a whole
+        // cluster created again may also take as long as its first creation took.
         let resync = self.ctx.profile.faults.resync.unwrap_or_default();
-        let limit = resync + CONVERGENCE_LIMIT;
+        let creation = if whole_cluster {
+            let secs = self
+                .figures
+                .phase_secs
+                .get("create")
+                .copied()
+                .unwrap_or(0.0);
+            Duration::from_secs_f64(secs)
+        } else {
+            Duration::ZERO
+        };
+        let limit = resync + CONVERGENCE_LIMIT + creation;
         let timeout = self.ctx.profile.timeouts.provision.max(limit * 2);
         let mut missing = BTreeSet::new();
         loop {
@@ -1173,8 +1355,9 @@ impl FaultRun {
                     self.finding(
                         "convergence",
                         format!(
-                            "{:.1}s after {kind}, more than its resync period ({resync:?}) + {CONVERGENCE_LIMIT:?}",
-                            took.as_secs_f64()
+                            "{:.1}s after {kind}, more than its resync period ({resync:?}) + {CONVERGENCE_LIMIT:?} + the first creation's {:.1}s",
+                            took.as_secs_f64(),
+                            creation.as_secs_f64()
                         ),
                     );
                 }

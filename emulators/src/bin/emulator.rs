@@ -59,8 +59,9 @@ enum Command {
     /// UpdateNodegroupConfig, bypassing Cluster API) and waits for the update to complete.
     EksScale(EksScaleArgs),
     /// Delete a pool's node group through the EKS API behind the provider's back, as a user
-    /// would, and wait until EKS no longer lists it (the fault suite's `outsideDelete`).
-    EksDelete(EksPoolArgs),
+    /// would, and wait until EKS no longer lists it (the fault suite's `outsideDelete`); with
+    /// `--whole-cluster`, the EKS cluster, its node groups first (`outsideDeleteCluster`).
+    EksDelete(EksDeleteArgs),
     /// Creates a VPC with one subnet in each of two zones in EC2 (moto): a network to bring.
     /// Prints `AWS_VPC_ID=`, `AWS_SUBNET_ID_A=`, `AWS_SUBNET_ID_B=` and `AWS_SUBNET_IDS=[a, b]`.
     AwsNetwork(AwsNetworkArgs),
@@ -459,6 +460,16 @@ impl EksPoolArgs {
 }
 
 #[derive(Debug, Args)]
+struct EksDeleteArgs {
+    #[command(flatten)]
+    target: EksPoolArgs,
+    /// Delete the whole EKS cluster (its node groups first, as EKS demands) instead of the
+    /// pool's node group.
+    #[arg(long)]
+    whole_cluster: bool,
+}
+
+#[derive(Debug, Args)]
 struct EksScaleArgs {
     #[command(flatten)]
     target: EksPoolArgs,
@@ -513,8 +524,31 @@ async fn run_eks_scale(args: EksScaleArgs) -> Result<()> {
     Ok(())
 }
 
-async fn run_eks_delete(args: EksPoolArgs) -> Result<()> {
+async fn run_eks_delete(args: EksDeleteArgs) -> Result<()> {
+    let EksDeleteArgs {
+        target: args,
+        whole_cluster,
+    } = args;
     let api = args.api()?;
+    if whole_cluster {
+        let cluster = outside::delete_cluster(
+            &api,
+            &args.cluster_namespace,
+            &args.cluster_name,
+            Duration::from_secs(args.timeout),
+        )
+        .await
+        .with_context(|| {
+            format!(
+                "deleting the EKS cluster of {}/{}",
+                args.cluster_namespace, args.cluster_name
+            )
+        })?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "EKS cluster {cluster} and its node groups deleted")?;
+        stdout.flush()?;
+        return Ok(());
+    }
     let (cluster, nodegroup) = outside::delete_pool(
         &api,
         &args.cluster_namespace,

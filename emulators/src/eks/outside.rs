@@ -161,6 +161,17 @@ impl EksApi {
         Ok(out["nodegroup"].clone())
     }
 
+    /// DeleteCluster.
+    ///
+    /// # Errors
+    /// EKS's error (`ResourceInUseException` while node groups are attached, …) or a transport
+    /// failure.
+    pub async fn delete_cluster(&self, name: &str) -> Result<Value, ApiError> {
+        let path = format!("/clusters/{}", segment(name));
+        let out = self.call("DeleteCluster", "DELETE", &path, None).await?;
+        Ok(out["cluster"].clone())
+    }
+
     async fn list_all(
         &self,
         operation: &'static str,
@@ -605,6 +616,57 @@ pub async fn delete_pool(
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     Ok((eks_cluster, ng))
+}
+
+/// Deletes the EKS cluster of Cluster API cluster `namespace/cluster` behind its provider's
+/// back, as a user would in the console: its node groups first (EKS refuses to delete a cluster
+/// with node groups attached), then the cluster, deleting again whatever node group reappears
+/// meanwhile; returns the cluster's name once it is gone (not found, or another ARN).
+///
+/// # Errors
+/// No cluster tagged for it, an EKS call failed, or it is still there after `timeout`.
+pub async fn delete_cluster(
+    api: &EksApi,
+    namespace: &str,
+    cluster: &str,
+    timeout: Duration,
+) -> Result<String, anyhow::Error> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let eks_cluster = owned_cluster(api, namespace, cluster).await?;
+    let arn = api.describe_cluster(&eks_cluster).await?["arn"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    loop {
+        for ng in api.list_nodegroups(&eks_cluster).await? {
+            match api.delete_nodegroup(&eks_cluster, &ng).await {
+                Ok(_) => {}
+                Err(e) if e.is_retryable() || e.status == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match api.delete_cluster(&eks_cluster).await {
+            Ok(_) => break,
+            Err(e) if e.is_retryable() && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    loop {
+        match api.describe_cluster(&eks_cluster).await {
+            Ok(now) if now["arn"].as_str() == Some(arn.as_str()) => {}
+            Ok(_) => break,
+            Err(e) if e.status == 404 => break,
+            Err(e) if !e.is_retryable() => return Err(e.into()),
+            Err(_) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            anyhow::bail!("EKS cluster {eks_cluster} ({arn}) still there after {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok(eks_cluster)
 }
 
 #[cfg(test)]
