@@ -68,6 +68,9 @@ HEAVY = {
     "conformance/aks": PROFILE_WEIGHT,
     "conformance/oke": PROFILE_WEIGHT,
     "conformance/faults_eks": PROFILE_WEIGHT,
+    "conformance/faults_gke": PROFILE_WEIGHT,
+    "conformance/faults_aks": PROFILE_WEIGHT,
+    "conformance/faults_oke": PROFILE_WEIGHT,
     "demo/two_clouds": 2,
 }
 
@@ -79,6 +82,9 @@ DEFAULT_SECONDS = {
     "conformance/aks": 290,
     "conformance/oke": 300,
     "conformance/faults_eks": 330,
+    "conformance/faults_gke": 330,
+    "conformance/faults_aks": 330,
+    "conformance/faults_oke": 330,
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,
@@ -107,6 +113,17 @@ def artifacts(stream):
         yield Path(package_dir).name, target["name"], kind, message["executable"], package_dir
 
 
+def failure_report(output, limit=6000):
+    """What libtest says about its failures (from its first `failures:` heading: each panic's
+    message), cut to `limit` characters; the output's end when there is no such heading (a crash)."""
+    # libtest prints "failures:" twice: the reports, then the list of names; both are kept.
+    first = output.find("\nfailures:\n")
+    text = output[first:] if first != -1 else output[-limit:]
+    if len(text) > limit:
+        text = text[:limit // 2] + "\n[…]\n" + text[-limit // 2:]
+    return text.strip()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--capacity", type=int, default=int(os.environ.get("TEST_CAPACITY", "10")))
@@ -114,6 +131,11 @@ def main():
     parser.add_argument(
         "--durations",
         default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "test-durations.json"),
+    )
+    parser.add_argument(
+        "--failures", default=os.environ.get("CI_FAILURES", os.devnull),
+        help="where each failed job's failure report is written again, so that the end of a CI "
+             "log carries it whatever was printed after the job",
     )
     args = parser.parse_args()
 
@@ -168,6 +190,9 @@ def main():
             )
             print(f"==== {job['label']}: {status} in {seconds:.0f}s "
                   f"(at {time.monotonic() - started:.0f}s)\n{shown}", flush=True)
+            if rc != 0:
+                with open(args.failures, "a") as f:
+                    f.write(f"==== {job['label']}: {status}\n{failure_report(output)}\n")
             with open(args.timings, "a") as t:
                 t.write(f"  {job['label']:<42} {seconds:5.0f}s{'' if rc == 0 else '  FAILED'}\n")
             lock.notify_all()

@@ -36,6 +36,16 @@ complete() {
 }
 if complete; then echo "$out"; exit 0; fi
 
+# One build at a time per cache entry: CI starts this script in the background while cargo
+# builds, and the test script's own call then waits here for it instead of building again.
+mkdir -p "$cache"
+exec 9>"$cache/.$key.lock"
+if ! flock -n 9; then
+  log "another build of $key is under way; waiting for it"
+  flock 9
+fi
+if complete; then echo "$out"; exit 0; fi
+
 command -v go >/dev/null || { log "go is required to build the test bed"; exit 1; }
 mkdir -p "$out"
 work=$(mktemp -d)

@@ -165,7 +165,29 @@ pub struct Environment {
     aks: Option<AksCloud>,
     oke: Option<OkeCloud>,
     providers: Vec<(Cloud, Child)>,
-    dir: tempfile::TempDir,
+    dir: RunDir,
+}
+
+/// The run's directory: removed when dropped, except when a test is failing (its
+/// providers' and emulators' logs are what CI shows the ends of) or `TESTBED_KEEP` is set.
+struct RunDir(tempfile::TempDir);
+
+impl RunDir {
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() || std::env::var_os("TESTBED_KEEP").is_some() {
+            self.0.disable_cleanup(true);
+            eprintln!(
+                "demo: environment directory kept at {} (logs in logs/)",
+                self.0.path().display()
+            );
+        }
+    }
 }
 
 impl std::fmt::Debug for Environment {
@@ -226,7 +248,7 @@ impl Environment {
             aks: None,
             oke: None,
             providers: Vec::new(),
-            dir,
+            dir: RunDir(dir),
         };
         for cloud in &options.clouds {
             match cloud {

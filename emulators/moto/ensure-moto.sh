@@ -16,6 +16,13 @@ venv="$cache/moto-$MOTO_VERSION"
 if [ -x "$venv/bin/moto_server" ] && [ -f "$venv/.complete" ]; then
   echo "$venv/bin/moto_server"; exit 0
 fi
+# One install at a time (CI starts this script in the background while cargo builds).
+mkdir -p "$cache"
+exec 9>"$cache/.moto-$MOTO_VERSION.lock"
+flock 9
+if [ -x "$venv/bin/moto_server" ] && [ -f "$venv/.complete" ]; then
+  echo "$venv/bin/moto_server"; exit 0
+fi
 python=$(command -v python3 || true)
 [ -n "$python" ] || { echo "python3 is required for moto" >&2; exit 1; }
 echo "[ensure-moto] installing moto[server]==$MOTO_VERSION into $venv" >&2

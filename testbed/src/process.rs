@@ -176,32 +176,68 @@ pub fn tail(path: &Path, lines: usize) -> String {
 }
 
 /// A TCP port for a child to listen on: free on every interface a moment ago, never handed out
-/// twice by this process, and chosen below the kernel's ephemeral range.
+/// twice while this process lives (by it or by any other process using this function), and
+/// chosen below the kernel's ephemeral range.
 ///
 /// A port the kernel picks for `bind(0)` comes from the ephemeral range, which is also where
 /// every outgoing connection's local port comes from: between this check and the child's own
 /// bind, any client connection on the machine may take it (seen as `bind: address already in
 /// use` from a Cluster API manager while other planes started beside it). Below that range
-/// only listeners collide, and the pick is random so that parallel test processes rarely meet.
+/// only listeners collide; the test binaries CI runs side by side each start dozens of them, so
+/// a random pick alone still met another process's pick now and then (a Cluster API manager
+/// refused its metrics port in CI). Each port handed out is therefore reserved across processes
+/// by an exclusive lock on a file named after it in [`reservations`], held until this process
+/// exits (the kernel drops the lock of a killed process too).
 pub fn free_port() -> Result<u16> {
-    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    static HANDED_OUT: std::sync::Mutex<Vec<(u16, Option<std::fs::File>)>> =
+        std::sync::Mutex::new(Vec::new());
     let (low, high) = listener_ports();
+    let dir = reservations();
     let mut handed = HANDED_OUT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for attempt in 0..200u64 {
+    for attempt in 0..400u64 {
         let port = low + u16::try_from(random(attempt) % u64::from(high - low)).unwrap_or(0);
-        if handed.contains(&port) {
+        if handed.iter().any(|(p, _)| *p == port) {
             continue;
         }
+        // Without a reservation directory (unwritable temp dir) this degrades to the random
+        // pick alone.
+        let lock = match &dir {
+            Some(dir) => match reserve(dir, port) {
+                Some(file) => Some(file),
+                None => continue,
+            },
+            None => None,
+        };
         if std::net::TcpListener::bind(("0.0.0.0", port)).is_ok()
             && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
         {
-            handed.push(port);
+            handed.push((port, lock));
             return Ok(port);
         }
     }
-    bail!("no free port in {low}..{high} after 200 tries")
+    bail!("no free port in {low}..{high} after 400 tries")
+}
+
+/// The directory of port reservations shared by every process on the machine, if it can be made.
+fn reservations() -> Option<PathBuf> {
+    let dir = std::env::temp_dir().join("capi-managed-port-reservations");
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir)
+}
+
+/// Takes the reservation of `port`: an open file locked exclusively, or `None` when another
+/// living process holds it (or the file cannot be opened).
+fn reserve(dir: &Path, port: u16) -> Option<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(port.to_string()))
+        .ok()?;
+    file.try_lock().ok()?;
+    Some(file)
 }
 
 /// The ports [`free_port`] picks from: from 20000 up to the start of the ephemeral range
@@ -320,6 +356,15 @@ mod port_tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), ports.len(), "{ports:?}");
+        // Each is reserved against every other process: a second lock on its file is refused.
+        let dir = reservations().unwrap();
+        for &p in &ports {
+            let other = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join(p.to_string()))
+                .unwrap();
+            assert!(other.try_lock().is_err(), "port {p} not reserved");
+        }
         for p in ports {
             assert!((low..high).contains(&p), "{p} not in {low}..{high}");
             std::net::TcpListener::bind(("0.0.0.0", p)).unwrap();
