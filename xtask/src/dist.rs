@@ -49,6 +49,9 @@ pub struct Options {
     pub source: String,
     /// Check the result with `ldd`, `skopeo`, `podman` and `umoci`.
     pub check: bool,
+    /// The cargo profile the binaries are built with: `release` for what is published; CI's
+    /// check uses `release-check` (Cargo.toml), the same without optimisation.
+    pub cargo_profile: String,
 }
 
 /// Every release, by clusterctl name.
@@ -76,7 +79,7 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
     let out = &options.out;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let (revision, created) = revision_and_time(root)?;
-    let binaries = cargo_build(root, &options.providers)?;
+    let binaries = cargo_build(root, &options.providers, &options.cargo_profile)?;
     let ca_bundle = std::fs::read(&options.ca_bundle).with_context(|| {
         format!(
             "reading the CA bundle {} (Debian's ca-certificates package; --ca-bundle names another)",
@@ -194,8 +197,13 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
     Ok(report)
 }
 
-/// `cargo build --release --target <musl>` of the providers' binaries; their paths by crate.
-fn cargo_build(root: &Path, releases: &[&Release]) -> Result<BTreeMap<String, PathBuf>> {
+/// `cargo build --profile <profile> --target <musl>` of the providers' binaries; their paths by
+/// crate.
+fn cargo_build(
+    root: &Path,
+    releases: &[&Release],
+    profile: &str,
+) -> Result<BTreeMap<String, PathBuf>> {
     if Command::new("musl-gcc").arg("--version").output().is_err() {
         bail!(
             "musl-gcc is not installed: ring's C and assembly are built with it for {TARGET} \
@@ -205,7 +213,14 @@ fn cargo_build(root: &Path, releases: &[&Release]) -> Result<BTreeMap<String, Pa
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args(["build", "--release", "--locked", "--target", TARGET])
+        .args([
+            "build",
+            "--profile",
+            profile,
+            "--locked",
+            "--target",
+            TARGET,
+        ])
         .args(["--message-format", "json-render-diagnostics"])
         .env("CC_x86_64_unknown_linux_musl", "musl-gcc");
     for r in releases {

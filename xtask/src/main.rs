@@ -39,6 +39,10 @@ enum Task {
         /// Then hold the result against ldd, skopeo, podman and umoci.
         #[arg(long)]
         check: bool,
+        /// The cargo profile to build the binaries with (CI's check: `release-check`, the
+        /// release profile without optimisation).
+        #[arg(long, default_value = "release")]
+        cargo_profile: String,
     },
 }
 
@@ -59,6 +63,7 @@ fn main() -> Result<()> {
             ca_bundle,
             source,
             check,
+            cargo_profile,
         } => {
             let options = xtask::dist::Options {
                 out: std::path::absolute(&out)?,
@@ -70,6 +75,7 @@ fn main() -> Result<()> {
                 ca_bundle,
                 source,
                 check,
+                cargo_profile,
             };
             let report = xtask::dist::build(root, &options)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
