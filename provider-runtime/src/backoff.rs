@@ -1,4 +1,5 @@
-//! Per-object retry delays: jittered exponential backoff that honours the cloud's `Retry-After`.
+//! Per-object retry delays: jittered exponential backoff that honours the cloud's `Retry-After`;
+//! and the holds that keep every object of a throttled cluster from the cloud until then.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -47,12 +48,10 @@ pub fn jitter() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Failure counts per object, reset when a pass succeeds; and the objects the cloud throttled,
-/// held until its `Retry-After` is over.
+/// Failure counts per object, reset when a pass succeeds.
 #[derive(Debug, Default)]
 pub struct Backoffs {
     attempts: Mutex<HashMap<String, (u32, Instant)>>,
-    held: Mutex<HashMap<String, Instant>>,
 }
 
 /// Entries untouched this long are dropped (objects deleted while failing).
@@ -85,17 +84,32 @@ impl Backoffs {
             Err(poisoned) => poisoned.into_inner(),
         };
         map.remove(key);
-        drop(map);
-        let mut held = match self.held.lock() {
+    }
+
+    /// Failures recorded for `key` since its last success.
+    pub fn attempts(&self, key: &str) -> u32 {
+        let map = match self.attempts.lock() {
             Ok(m) => m,
             Err(poisoned) => poisoned.into_inner(),
         };
-        held.remove(key);
+        map.get(key).map(|(n, _)| *n).unwrap_or(0)
     }
+}
 
+/// What the cloud throttled, held until its `Retry-After` is over; shared by every controller
+/// of the process and keyed by the Cluster (see `hold_scope` in the engine): the objects of one
+/// cluster read the same cloud resources (a control plane and its pools both read the managed
+/// cluster), so a 429 answered to one of them holds them all. Only the cloud's own
+/// `Retry-After` holds; a hold ends by itself.
+#[derive(Debug, Default)]
+pub struct Holds {
+    held: Mutex<HashMap<String, Instant>>,
+}
+
+impl Holds {
     /// Holds `key` until `until`: a pass that any trigger starts before then (a change of the
-    /// object's Cluster, a MachinePool, a resync) must not call the cloud, which said when to
-    /// come back. Only the cloud's own `Retry-After` holds an object.
+    /// object's Cluster, a MachinePool, a resync, another object of the cluster) must not call
+    /// the cloud, which said when to come back. A later hold never shortens an earlier one.
     pub fn hold(&self, key: &str, until: Instant) {
         let mut held = match self.held.lock() {
             Ok(m) => m,
@@ -116,15 +130,6 @@ impl Backoffs {
         held.get(key)
             .and_then(|end| end.checked_duration_since(Instant::now()))
             .filter(|d| !d.is_zero())
-    }
-
-    /// Failures recorded for `key` since its last success.
-    pub fn attempts(&self, key: &str) -> u32 {
-        let map = match self.attempts.lock() {
-            Ok(m) => m,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        map.get(key).map(|(n, _)| *n).unwrap_or(0)
     }
 }
 
@@ -155,22 +160,20 @@ mod tests {
     }
 
     #[test]
-    fn a_held_object_stays_held_until_its_end_and_a_later_hold_never_shortens_it() {
-        let b = Backoffs::default();
-        assert_eq!(b.held("ns/a"), None);
+    fn a_hold_lasts_until_its_end_and_a_later_hold_never_shortens_it() {
+        let h = Holds::default();
+        assert_eq!(h.held("ns/a"), None);
         let now = Instant::now();
-        b.hold("ns/a", now + Duration::from_secs(5));
-        b.hold("ns/a", now + Duration::from_secs(1));
-        let left = b.held("ns/a").expect("held");
+        h.hold("ns/a", now + Duration::from_secs(5));
+        h.hold("ns/a", now + Duration::from_secs(1));
+        let left = h.held("ns/a").expect("held");
         assert!(
             left > Duration::from_secs(4) && left <= Duration::from_secs(5),
             "{left:?}"
         );
-        assert_eq!(b.held("ns/b"), None);
-        b.hold("ns/b", now);
-        assert_eq!(b.held("ns/b"), None, "a hold that is over holds nothing");
-        b.reset("ns/a");
-        assert_eq!(b.held("ns/a"), None, "a successful pass ends the hold");
+        assert_eq!(h.held("ns/b"), None);
+        h.hold("ns/b", now);
+        assert_eq!(h.held("ns/b"), None, "a hold that is over holds nothing");
     }
 
     #[test]

@@ -23,6 +23,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::cloud_error::CloudError;
+
 /// Content type of the `/metrics` response.
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -89,6 +91,7 @@ struct Inner {
     reconcile_duration: HistogramFamily,
     reconcile_errors: Family<ErrorLabels, Counter>,
     cloud_calls: Family<CloudCallLabels, Counter>,
+    waits: Arc<Waits>,
     leader: Gauge,
 }
 
@@ -150,6 +153,7 @@ impl Metrics {
                 reconcile_duration,
                 reconcile_errors,
                 cloud_calls,
+                waits: Arc::default(),
                 leader,
             }),
         }
@@ -159,6 +163,7 @@ impl Metrics {
     pub fn cloud_calls(&self) -> CloudCalls {
         CloudCalls {
             family: self.inner.cloud_calls.clone(),
+            waits: self.inner.waits.clone(),
         }
     }
 
@@ -202,7 +207,17 @@ impl Metrics {
 #[derive(Clone)]
 pub struct CloudCalls {
     family: Family<CloudCallLabels, Counter>,
+    waits: Arc<Waits>,
 }
+
+/// Until when each cloud service asked the whole process to wait (a 429's `Retry-After`).
+///
+/// A cloud throttles an account, not an object: a control plane's read answered 429 and a
+/// pool's read of the same managed cluster a moment later were both early (the fault suite's
+/// AKS run). So the wait is kept per service for every pass of the process, those in flight
+/// included, and a call the wait covers is not sent.
+#[derive(Debug, Default)]
+struct Waits(std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>);
 
 impl fmt::Debug for CloudCalls {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -214,6 +229,63 @@ impl CloudCalls {
     /// A handle that counts into a private registry; for unit tests of provider code.
     pub fn detached() -> Self {
         Metrics::new("test").cloud_calls()
+    }
+
+    /// Before a call to `service`: `Err(Throttled)` with the time left, sending nothing, while
+    /// the service's last `Retry-After` is not over ([`CloudCalls::answered`] keeps it).
+    ///
+    /// # Errors
+    /// [`CloudError::Throttled`] while the wait lasts.
+    pub fn admit(&self, service: &str) -> Result<(), CloudError> {
+        let waits = self
+            .waits
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match waits
+            .get(service)
+            .and_then(|end| end.checked_duration_since(std::time::Instant::now()))
+            .filter(|left| !left.is_zero())
+        {
+            Some(left) => Err(CloudError::Throttled {
+                message: format!(
+                    "{service} asked to wait (Retry-After); not calling it for another {:.1}s",
+                    left.as_secs_f64()
+                ),
+                retry_after: Some(left),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// After a call: counts it by outcome, and when the cloud answered 429 with `Retry-After`,
+    /// holds every call to `service` until then ([`CloudCalls::admit`]).
+    pub fn answered(
+        &self,
+        service: &'static str,
+        operation: impl Into<Cow<'static, str>>,
+        result: Result<(), &CloudError>,
+    ) {
+        match result {
+            Ok(()) => self.record(service, operation, CallOutcome::Success),
+            Err(error) => {
+                self.record(service, operation, error.call_outcome());
+                if let CloudError::Throttled {
+                    retry_after: Some(wait),
+                    ..
+                } = error
+                {
+                    let until = std::time::Instant::now() + *wait;
+                    let mut waits = self
+                        .waits
+                        .0
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let end = waits.entry(service.to_owned()).or_insert(until);
+                    *end = (*end).max(until);
+                }
+            }
+        }
     }
 
     /// Counts one call, e.g. `record("eks", "DescribeCluster", CallOutcome::Success)`.
@@ -254,6 +326,66 @@ impl CloudCalls {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_429_with_retry_after_holds_every_call_to_its_service_from_every_pass() {
+        let m = Metrics::new("aks");
+        let (control_plane, pool) = (m.cloud_calls(), m.cloud_calls());
+        assert!(pool.admit("arm").is_ok());
+        control_plane.answered(
+            "arm",
+            "ManagedClusters_Get",
+            Err(&CloudError::Throttled {
+                message: "slow down".into(),
+                retry_after: Some(Duration::from_secs(2)),
+            }),
+        );
+        // Another pass's handle is held too, and told how long is left.
+        match pool.admit("arm") {
+            Err(CloudError::Throttled {
+                retry_after: Some(left),
+                message,
+            }) => {
+                assert!(left > Duration::from_millis(1500) && left <= Duration::from_secs(2));
+                assert!(message.contains("arm"), "{message}");
+            }
+            other => panic!("not held: {other:?}"),
+        }
+        assert!(pool.admit("compute").is_ok(), "other services are not held");
+        // A later, shorter Retry-After does not shorten the wait; one without any holds nothing.
+        pool.answered(
+            "arm",
+            "AgentPools_Get",
+            Err(&CloudError::Throttled {
+                message: "slow down".into(),
+                retry_after: Some(Duration::from_millis(1)),
+            }),
+        );
+        assert!(pool.admit("arm").is_err());
+        pool.answered(
+            "oci",
+            "GetCluster",
+            Err(&CloudError::Throttled {
+                message: "slow down".into(),
+                retry_after: None,
+            }),
+        );
+        assert!(pool.admit("oci").is_ok());
+        assert_eq!(
+            pool.count("arm", "ManagedClusters_Get", CallOutcome::Throttled),
+            1
+        );
+        // A wait that is over holds nothing.
+        pool.answered(
+            "eks",
+            "DescribeCluster",
+            Err(&CloudError::Throttled {
+                message: "slow down".into(),
+                retry_after: Some(Duration::ZERO),
+            }),
+        );
+        assert!(pool.admit("eks").is_ok());
+    }
 
     #[test]
     fn encodes_every_metric_with_the_provider_label() {

@@ -162,6 +162,7 @@ impl Operator {
             concurrency: args.concurrency,
             sync_period: args.sync_period,
             metrics: metrics.clone(),
+            holds: crate::backoff::Holds::default(),
         });
 
         let result = async {

@@ -7,7 +7,7 @@ use std::future::Future;
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use aws_smithy_runtime_api::http::Response;
-use provider_runtime::{CallOutcome, CloudCalls};
+use provider_runtime::CloudCalls;
 
 use crate::cloud::{CloudError, classify};
 
@@ -35,11 +35,10 @@ impl Ec2 {
         F: Future<Output = Result<T, SdkError<E, Response>>>,
         E: ProvideErrorMetadata + std::error::Error,
     {
+        self.calls.admit("ec2")?;
         let result = request.await.map_err(classify);
-        let outcome = result
-            .as_ref()
-            .map_or_else(CloudError::call_outcome, |_| CallOutcome::Success);
-        self.calls.record("ec2", operation, outcome);
+        self.calls
+            .answered("ec2", operation, result.as_ref().map(|_| ()));
         if let Err(error) = &result {
             tracing::debug!(operation, ?error, "EC2 call failed");
         }

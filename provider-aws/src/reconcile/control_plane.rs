@@ -33,7 +33,7 @@ use provider_runtime::control_plane::{
     ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Created, Deletion,
     ManagedCluster, ManagedControlPlane, Request, Started,
 };
-use provider_runtime::{CallOutcome, CloudCalls, ProviderError};
+use provider_runtime::{CloudCalls, ProviderError};
 
 use self::mapping::{ObservedAddon, ObservedCluster};
 use self::plan::{Change, Extra};
@@ -491,14 +491,15 @@ async fn counted<T, E>(
 where
     E: ProvideErrorMetadata + std::error::Error,
 {
+    calls.admit(SERVICE)?;
     match call.await {
         Ok(out) => {
-            calls.record(SERVICE, operation, CallOutcome::Success);
+            calls.answered(SERVICE, operation, Ok(()));
             Ok(out)
         }
         Err(e) => {
             let e = classify(e);
-            calls.record(SERVICE, operation, e.call_outcome());
+            calls.answered(SERVICE, operation, Err(&e));
             Err(e)
         }
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::plan::OperationState;
-use provider_runtime::{CallOutcome, CloudCalls, CloudError, ProviderError};
+use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -85,6 +85,20 @@ pub struct Failure {
     pub status: u16,
 }
 
+/// The service every ARM call is counted (and held after a 429) under.
+const SERVICE: &str = "arm";
+
+impl Failure {
+    /// A call not sent: ARM asked to wait ([`CloudCalls::admit`]).
+    fn held(error: CloudError) -> Self {
+        Self {
+            error,
+            code: "RetryAfterNotOver".into(),
+            status: 0,
+        }
+    }
+}
+
 impl From<Failure> for ProviderError {
     fn from(f: Failure) -> Self {
         f.error.into()
@@ -152,14 +166,12 @@ impl Arm {
     ) -> Result<Answer, Failure> {
         let sep = if path.contains('?') { '&' } else { '?' };
         let url = format!("{}{path}{sep}api-version={api_version}", self.endpoint);
+        calls.admit(SERVICE).map_err(Failure::held)?;
         let result = self.send(method, &url, body, if_match).await;
-        calls.record(
-            "arm",
+        calls.answered(
+            SERVICE,
             operation,
-            match &result {
-                Ok(_) => CallOutcome::Success,
-                Err(f) => f.error.call_outcome(),
-            },
+            result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result
     }
@@ -187,16 +199,14 @@ impl Arm {
                 status: 0,
             });
         };
+        calls.admit(SERVICE).map_err(Failure::held)?;
         let result = self
             .send(Method::GET, &format!("{}{path}", self.endpoint), None, None)
             .await;
-        calls.record(
-            "arm",
+        calls.answered(
+            SERVICE,
             operation,
-            match &result {
-                Ok(_) => CallOutcome::Success,
-                Err(f) => f.error.call_outcome(),
-            },
+            result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result
     }

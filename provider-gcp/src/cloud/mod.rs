@@ -47,9 +47,15 @@ pub struct Clients {
     pub key: ServiceAccountKey,
 }
 
+// Google's clients retry idempotent calls themselves (up to 10 attempts in a minute, on their
+// own backoff, blind to `Retry-After`); the kernel owns retries and holds a throttled object
+// until its `Retry-After` is over, so the clients never retry. (The GKE fault run caught an
+// instance group read sent 0.7 s before the `Retry-After` of its 429 was over.)
 macro_rules! build_client {
     ($client:ty, $endpoint:expr, $credentials:expr) => {{
-        let mut builder = <$client>::builder().with_credentials($credentials.clone());
+        let mut builder = <$client>::builder()
+            .with_credentials($credentials.clone())
+            .with_retry_policy(google_cloud_gax::retry_policy::NeverRetry);
         if let Some(url) = $endpoint {
             builder = builder.with_endpoint(url);
         }
@@ -94,9 +100,13 @@ pub async fn counted<T>(
     operation: &'static str,
     call: impl std::future::Future<Output = Result<T, google_cloud_gax::error::Error>>,
 ) -> Result<T, Failure> {
+    calls.admit(service).map_err(|error| Failure {
+        error,
+        already_exists: false,
+    })?;
     match call.await {
         Ok(out) => {
-            calls.record(service, operation, provider_runtime::CallOutcome::Success);
+            calls.answered(service, operation, Ok(()));
             Ok(out)
         }
         Err(e) => {
@@ -106,7 +116,7 @@ pub async fn counted<T>(
                     .is_some_and(|s| s.code == google_cloud_gax::error::rpc::Code::AlreadyExists),
                 error: classify(&e),
             };
-            calls.record(service, operation, failure.error.call_outcome());
+            calls.answered(service, operation, Err(&failure.error));
             Err(failure)
         }
     }

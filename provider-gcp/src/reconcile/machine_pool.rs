@@ -569,6 +569,7 @@ impl MachinePoolCloud for GkeMachinePool {
         let mut ids = Vec::new();
         for url in &pool.instance_group_urls {
             let (zone, group) = group_of(url);
+            scope.calls.admit("compute")?;
             let mut items = scope
                 .clients
                 .groups
@@ -592,10 +593,10 @@ impl MachinePoolCloud for GkeMachinePool {
                     }
                     Some(Err(e)) => {
                         let failure = crate::cloud::classify(&e);
-                        scope.calls.record(
+                        scope.calls.answered(
                             "compute",
                             "instanceGroupManagers.listManagedInstances",
-                            failure.call_outcome(),
+                            Err(&failure),
                         );
                         if failure.is_not_found() {
                             break;
@@ -604,10 +605,10 @@ impl MachinePoolCloud for GkeMachinePool {
                     }
                 }
             }
-            scope.calls.record(
+            scope.calls.answered(
                 "compute",
                 "instanceGroupManagers.listManagedInstances",
-                provider_runtime::CallOutcome::Success,
+                Ok(()),
             );
         }
         Ok(provider_id_list(

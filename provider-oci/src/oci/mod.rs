@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use contract::plan::OperationState;
 use oci_signer::{ApiKey, Request, sign};
-use provider_runtime::{CallOutcome, CloudCalls, CloudError, ProviderError};
+use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -140,6 +140,10 @@ pub struct Failure {
     pub status: u16,
 }
 
+/// The service every OCI call is counted (and held after a 429) under: OCI throttles a
+/// tenancy across its services.
+const SERVICE: &str = "oci";
+
 impl From<Failure> for ProviderError {
     fn from(f: Failure) -> Self {
         f.error.into()
@@ -256,14 +260,16 @@ impl Oci {
     /// # Errors
     /// The classified failure.
     pub async fn call(&self, calls: &CloudCalls, call: Call<'_>) -> Result<Answer, Failure> {
+        calls.admit(SERVICE).map_err(|error| Failure {
+            error,
+            code: "RetryAfterNotOver".into(),
+            status: 0,
+        })?;
         let result = self.send(&call).await;
-        calls.record(
-            "oci",
+        calls.answered(
+            SERVICE,
             call.operation,
-            match &result {
-                Ok(_) => CallOutcome::Success,
-                Err(f) => f.error.call_outcome(),
-            },
+            result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result
     }

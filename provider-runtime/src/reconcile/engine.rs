@@ -11,6 +11,7 @@ use contract::capi::{
 };
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{
     Action, Config as ControllerConfig, Controller, Error as ControllerError,
@@ -31,7 +32,7 @@ use super::status::{
 use super::{
     Cleanup, CleanupContext, ObjectEvents, Pass, PassContext, ProviderObject, Reconciler, Role,
 };
-use crate::backoff::Backoffs;
+use crate::backoff::{Backoffs, Holds};
 use crate::error::{ProviderError, kube_category};
 use crate::metrics::Metrics;
 use crate::shutdown::Stop;
@@ -49,6 +50,9 @@ pub(crate) struct Env {
     pub sync_period: Duration,
     pub metrics: Metrics,
     pub recorder: Recorder,
+    /// Clusters the cloud throttled, held until its `Retry-After` is over (every kind's
+    /// controller shares them).
+    pub holds: Holds,
 }
 
 impl Env {
@@ -244,6 +248,20 @@ fn object_key<K: Resource>(obj: &K) -> String {
     format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
+/// What a throttle holds: the object's Cluster (its `cluster.x-k8s.io/cluster-name` label, else
+/// its owner reference), whose objects read the same cloud resources; the object alone when it
+/// names no Cluster yet.
+fn hold_scope(kind: &str, meta: &ObjectMeta) -> String {
+    let namespace = meta.namespace.as_deref().unwrap_or_default();
+    match cluster_name_of(meta).or_else(|| owner_cluster(meta).map(|o| o.name.as_str())) {
+        Some(cluster) => format!("Cluster {namespace}/{cluster}"),
+        None => format!(
+            "{kind} {namespace}/{}",
+            meta.name.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
 async fn reconcile_entry<K: ProviderObject, R: Reconciler<K>>(
     obj: Arc<K>,
     engine: Arc<Engine<K, R>>,
@@ -253,11 +271,13 @@ async fn reconcile_entry<K: ProviderObject, R: Reconciler<K>>(
     let span = telemetry::reconcile_span(engine.kind, &namespace, &name);
     let started = Instant::now();
     let key = object_key(obj.as_ref());
-    // The cloud throttled this object and said when to come back: whatever triggered this
-    // pass (its Cluster or MachinePool changed, a resync) waits for that, so no call goes out
-    // before Retry-After (the fault suite's oracle found CreateNodegroup re-sent 0.4 s after a
-    // 429 with Retry-After 1 s, triggered by the Cluster's update).
-    if let Some(wait) = engine.backoffs.held(&key) {
+    // The cloud throttled this object or another of its cluster and said when to come back:
+    // whatever triggered this pass (its Cluster or MachinePool changed, a resync) waits for
+    // that, so no call goes out before Retry-After (the fault suite's oracle found
+    // CreateNodegroup re-sent 0.4 s after a 429 with Retry-After 1 s, triggered by the Cluster's
+    // update; and AKS's managed cluster read by a pool 1.8 s after the control plane's read of it
+    // was answered 429).
+    if let Some(wait) = engine.env.holds.held(&hold_scope(engine.kind, obj.meta())) {
         tracing::debug!(kind = engine.kind, namespace, name, wait = ?wait, "held until the cloud's Retry-After is over");
         return Ok(Action::requeue(wait));
     }
@@ -285,7 +305,10 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
         ..
     }) = error
     {
-        engine.backoffs.hold(&key, Instant::now() + delay);
+        engine
+            .env
+            .holds
+            .hold(&hold_scope(engine.kind, obj.meta()), Instant::now() + delay);
     }
     if !matches!(error, EngineError::CleanupPending(_)) {
         let category = error.category();
@@ -664,6 +687,58 @@ mod tests {
             Duration::from_secs(2)
         );
         assert_eq!(next_look(None, sync), sync);
+    }
+
+    #[test]
+    fn a_throttle_holds_the_whole_cluster_of_the_object() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+        let labelled = ObjectMeta {
+            namespace: Some("ns".into()),
+            name: Some("pool-0".into()),
+            labels: Some(
+                [(
+                    contract::capi::CLUSTER_NAME_LABEL.to_string(),
+                    "c1".to_string(),
+                )]
+                .into(),
+            ),
+            ..ObjectMeta::default()
+        };
+        let owned = ObjectMeta {
+            namespace: Some("ns".into()),
+            name: Some("c1".into()),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "cluster.x-k8s.io/v1beta2".into(),
+                kind: "Cluster".into(),
+                name: "c1".into(),
+                uid: "u".into(),
+                ..OwnerReference::default()
+            }]),
+            ..ObjectMeta::default()
+        };
+        let alone = ObjectMeta {
+            namespace: Some("ns".into()),
+            name: Some("c1".into()),
+            ..ObjectMeta::default()
+        };
+        // A pool (by its label) and a control plane (by its owner) share their Cluster's hold.
+        assert_eq!(hold_scope("AKSMachinePool", &labelled), "Cluster ns/c1");
+        assert_eq!(hold_scope("AKSControlPlane", &owned), "Cluster ns/c1");
+        assert_eq!(
+            hold_scope("AKSControlPlane", &alone),
+            "AKSControlPlane ns/c1"
+        );
+        let holds = Holds::default();
+        holds.hold(
+            &hold_scope("AKSControlPlane", &owned),
+            Instant::now() + Duration::from_secs(3),
+        );
+        assert!(
+            holds
+                .held(&hold_scope("AKSMachinePool", &labelled))
+                .is_some()
+        );
+        assert!(holds.held(&hold_scope("AKSControlPlane", &alone)).is_none());
     }
 
     #[test]

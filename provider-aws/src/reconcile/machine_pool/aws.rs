@@ -7,7 +7,7 @@ use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, NodegroupScalingConfig, NodegroupUpdateConfig, Taint, TaintEffect,
     UpdateLabelsPayload, UpdateTaintsPayload,
 };
-use provider_runtime::{CallOutcome, CloudCalls};
+use provider_runtime::CloudCalls;
 use serde_json::Value;
 
 use super::mapping::{
@@ -24,12 +24,6 @@ pub struct NodegroupApi<'a> {
     calls: &'a CloudCalls,
 }
 
-fn outcome<T>(result: &Result<T, CloudError>) -> CallOutcome {
-    result
-        .as_ref()
-        .map_or_else(CloudError::call_outcome, |_| CallOutcome::Success)
-}
-
 impl<'a> NodegroupApi<'a> {
     /// Calls through `clients`, counted in `calls`.
     pub fn new(clients: &'a Clients, calls: &'a CloudCalls) -> Self {
@@ -42,7 +36,8 @@ impl<'a> NodegroupApi<'a> {
         operation: &'static str,
         result: Result<T, CloudError>,
     ) -> Result<T, CloudError> {
-        self.calls.record(service, operation, outcome(&result));
+        self.calls
+            .answered(service, operation, result.as_ref().map(|_| ()));
         result
     }
 
@@ -52,6 +47,7 @@ impl<'a> NodegroupApi<'a> {
         cluster: &str,
         nodegroup: &str,
     ) -> Result<Option<NodegroupView>, CloudError> {
+        self.calls.admit("eks")?;
         let result = self
             .clients
             .eks
@@ -75,6 +71,7 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         id: &str,
     ) -> Result<Option<UpdateView>, CloudError> {
+        self.calls.admit("eks")?;
         let result = self
             .clients
             .eks
@@ -117,6 +114,7 @@ impl<'a> NodegroupApi<'a> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
+            self.calls.admit("ec2")?;
             let result = self
                 .clients
                 .ec2
@@ -160,6 +158,7 @@ impl<'a> NodegroupApi<'a> {
         &self,
         ids: &[String],
     ) -> Result<BTreeMap<String, String>, CloudError> {
+        self.calls.admit("ec2")?;
         let result = self
             .clients
             .ec2
@@ -213,6 +212,7 @@ impl<'a> NodegroupApi<'a> {
         if let Some(patch) = contract::overrides::effective(overrides).cloned() {
             call = call.mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch));
         }
+        self.calls.admit("eks")?;
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
                 CloudError::Transient("CreateNodegroup answered without the node group".into())
@@ -249,6 +249,7 @@ impl<'a> NodegroupApi<'a> {
                 )
                 .build()
         });
+        self.calls.admit("eks")?;
         let result = self
             .clients
             .eks
@@ -275,6 +276,7 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         version: &KubeVersion,
     ) -> Result<UpdateView, CloudError> {
+        self.calls.admit("eks")?;
         let result = self
             .clients
             .eks
@@ -293,6 +295,7 @@ impl<'a> NodegroupApi<'a> {
 
     /// TagResource.
     pub async fn tag(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), CloudError> {
+        self.calls.admit("eks")?;
         let result = self
             .clients
             .eks
@@ -312,6 +315,7 @@ impl<'a> NodegroupApi<'a> {
         cluster: &str,
         nodegroup: &str,
     ) -> Result<Option<NodegroupView>, CloudError> {
+        self.calls.admit("eks")?;
         let result = self
             .clients
             .eks
