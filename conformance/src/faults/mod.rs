@@ -56,6 +56,11 @@ use crate::run::lifecycle::{self, CLUSTER, NS, Names, State};
 use crate::run::setup::{self, Installed};
 use crate::run::{Bed, Ctx, Prepared, WATCH_FILTER, prepare};
 
+/// How long the provider must have sent no write before a settled cluster's stillness is watched.
+const QUIET: Duration = Duration::from_secs(5);
+/// How long it has to get there.
+const QUIET_WITHIN: Duration = Duration::from_secs(60);
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct FaultOptions {
@@ -897,8 +902,11 @@ impl FaultRun {
             "faults: watching the settled cluster for {:?} (resourceVersions must not move)",
             self.still
         );
-        // Settled means the provider has nothing left to write; give a last write a moment.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Settled means the provider has nothing left to write: a pass the cloud throttled just
+        // before the faults were cleared still retries and writes its recovery. So the watch
+        // starts once the provider has written nothing (Leases aside) for QUIET; one that never
+        // stops writing is a finding of its own.
+        self.quiet().await;
         let from = Instant::now();
         let writes_before = self.proxy.as_ref().map(|p| p.stats().writes());
         tokio::time::sleep(self.still).await;
@@ -951,6 +959,38 @@ impl FaultRun {
             );
         }
         Ok(())
+    }
+
+    /// Waits until the provider has sent no write (Leases aside) for [`QUIET`], at most
+    /// [`QUIET_WITHIN`]; two seconds without a proxy to count writes.
+    async fn quiet(&mut self) {
+        let Some(stats) = self.proxy.as_ref().map(|p| p.stats()) else {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            return;
+        };
+        let start = stats.writes();
+        let deadline = Instant::now() + QUIET_WITHIN;
+        let mut last = start.clone();
+        let mut since = Instant::now();
+        while since.elapsed() < QUIET {
+            if Instant::now() >= deadline {
+                self.finding(
+                    "stillness",
+                    format!(
+                        "the provider never stopped writing for {QUIET:?} within {QUIET_WITHIN:?} of \
+                         the cluster settling: {}",
+                        proxy::describe(&proxy::writes_since(&start, &stats.writes()))
+                    ),
+                );
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let now = stats.writes();
+            if proxy::total(&proxy::writes_since(&last, &now)) > 0 {
+                since = Instant::now();
+            }
+            last = now;
+        }
     }
 
     async fn restart_api_server(&mut self) -> Result<()> {

@@ -30,10 +30,11 @@ pub struct Item {
 }
 
 impl Item {
-    /// Whether the resource is on its way out (it may then coexist with its replacement).
+    /// Whether the resource is on its way out (it may then coexist with its replacement):
+    /// deleting, terminating, shutting down, stopping (GKE's word for a cluster being deleted).
     pub fn leaving(&self) -> bool {
         let s = self.state.to_ascii_lowercase();
-        ["delet", "terminat", "shutting", "gone"]
+        ["delet", "terminat", "shutting", "stopping", "gone"]
             .iter()
             .any(|w| s.contains(w))
     }

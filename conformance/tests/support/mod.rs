@@ -84,3 +84,85 @@ fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
+
+/// Runs `conformance faults --profile <profile>` exactly as a provider maintainer does (seed
+/// `FAULTS_SEED`, default 20261202; 20 SIGKILLs; `FAULTS_STILL` seconds of stillness, default 30)
+/// and fails unless every oracle held and the run did all it claims: every planned kill, one
+/// kube-apiserver restart, a pool and the cluster deleted behind the provider's back, every
+/// cloud fault kind answered, updates refused with 409, the leader seen writing (so the
+/// standby's none means something), logs searched, nothing left out for want of a way in.
+pub fn holds_every_fault_oracle(cloud: &str, profile: &str, binaries: &[&str], packages: &str) {
+    let root = root();
+    let bin = target_dir();
+    require_binaries(binaries, packages);
+    let json = bin.join(format!("faults-{cloud}.json"));
+    let seed = std::env::var("FAULTS_SEED").unwrap_or_else(|_| "20261202".into());
+    let still = std::env::var("FAULTS_STILL").unwrap_or_else(|_| "30".into());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .current_dir(&root)
+        .args([
+            "faults",
+            "--profile",
+            profile,
+            "--kills",
+            "20",
+            "--seed",
+            &seed,
+            "--still",
+            &still,
+            "--json",
+        ])
+        .arg(&json)
+        .arg(format!("--set=BIN_DIR={}", bin.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("running conformance faults: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    eprintln!(
+        "--- stdout\n{stdout}\n--- stderr (tail)\n{}",
+        lines[lines.len().saturating_sub(60)..].join("\n")
+    );
+    assert!(
+        out.status.success(),
+        "conformance faults failed for {cloud}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
+            .unwrap_or_default();
+    let figures = &report["figures"];
+    // The run must have done what it claims: every planned kill, every fault kind answered.
+    assert_eq!(figures["kills"], 20, "{figures}");
+    assert_eq!(figures["apiServerRestarts"], 1, "{figures}");
+    assert_eq!(
+        figures["outsideDeletions"], 2,
+        "a node group, then the EKS cluster: {figures}"
+    );
+    for kind in ["429", "503", "dropped", "latency"] {
+        let answered = figures["cloudFaults"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.contains(kind))
+            .map(|(_, v)| v.as_u64().unwrap_or(0))
+            .sum::<u64>();
+        assert!(answered > 0, "no {kind} fault was answered: {figures}");
+    }
+    assert!(
+        figures["conflictsInjected"].as_u64().unwrap_or(0) > 0,
+        "no update was answered 409: {figures}"
+    );
+    assert!(
+        figures["leaderWrites"].as_u64().unwrap_or(0) > 0,
+        "the proxy saw no write from the leader, so the standby's 0 proves nothing: {figures}"
+    );
+    assert!(
+        figures["logBytes"].as_u64().unwrap_or(0) > 0,
+        "no provider log was searched: {figures}"
+    );
+    assert_eq!(
+        report["notRun"],
+        serde_json::json!([]),
+        "the {cloud} profile gives every fault a way in"
+    );
+}

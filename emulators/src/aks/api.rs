@@ -43,9 +43,15 @@ pub fn router(aks: Arc<Aks>) -> Router {
         Arc::new(AksInstances(Arc::downgrade(&aks))),
     );
     Router::new()
+        .route("/_emulator/inventory", axum::routing::get(inventory))
         .fallback(dispatch)
         .with_state(aks)
         .merge(control)
+}
+
+/// `{"resources": [...]}`: every resource held ([`Aks::inventory`]).
+async fn inventory(State(aks): State<Arc<Aks>>) -> Response {
+    axum::Json(serde_json::json!({ "resources": aks.inventory() })).into_response()
 }
 
 /// What a path names.

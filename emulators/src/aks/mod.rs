@@ -148,6 +148,89 @@ impl Aks {
             .collect()
     }
 
+    /// Every resource the emulated subscriptions hold, for the fault suite's inventory: resource
+    /// groups, managed clusters, virtual networks (owner from their tags), agent pools and
+    /// scale-set instances (their cluster's owner) and subnets (their network's).
+    pub fn inventory(&self) -> Vec<kit::InventoryItem> {
+        let st = self.lock();
+        let mut out = Vec::new();
+        for g in st.groups.values() {
+            out.push(kit::InventoryItem::new(
+                "arm:resource-group",
+                format!(
+                    "/subscriptions/{}/resourceGroups/{}",
+                    g.subscription, g.name
+                ),
+                g.name.clone(),
+                "",
+                &tags_of(&g.tags),
+                if g.deleting { "Deleting" } else { "Succeeded" }.to_string(),
+            ));
+        }
+        for c in st.clusters.values() {
+            let cluster = kit::InventoryItem::new(
+                "aks:managed-cluster",
+                c.id(),
+                c.name.clone(),
+                &c.group,
+                &tags_of(&c.tags),
+                c.state.as_str().to_string(),
+            );
+            let owner = owner_tags(&cluster);
+            for p in &c.pools {
+                out.push(kit::InventoryItem::new(
+                    "aks:agent-pool",
+                    format!("{}/agentPools/{}", c.id(), p.name),
+                    p.name.clone(),
+                    &c.name,
+                    &owner,
+                    p.state.as_str().to_string(),
+                ));
+                // Instances are named by the scale set, not by the provider: listed without a
+                // name, so they count for leaks but not as duplicates or as what must come back.
+                for v in &p.vms {
+                    out.push(kit::InventoryItem::new(
+                        "compute:vmss-instance",
+                        provider_id(&c.subscription, &c.node_group, &p.vmss(), v.instance_id),
+                        String::new(),
+                        &format!("{}/{}", c.name, p.name),
+                        &owner,
+                        if v.leaving_at.is_some() {
+                            "Deleting"
+                        } else {
+                            "Running"
+                        }
+                        .to_string(),
+                    ));
+                }
+            }
+            out.push(cluster);
+        }
+        for n in st.vnets.values() {
+            let vnet = kit::InventoryItem::new(
+                "network:virtual-network",
+                n.id(),
+                n.name.clone(),
+                &n.group,
+                &tags_of(&n.tags),
+                n.state.as_str().to_string(),
+            );
+            let owner = owner_tags(&vnet);
+            for name in n.subnets.keys() {
+                out.push(kit::InventoryItem::new(
+                    "network:subnet",
+                    format!("{}/subnets/{name}", n.id()),
+                    name.clone(),
+                    &n.name,
+                    &owner,
+                    n.state.as_str().to_string(),
+                ));
+            }
+            out.push(vnet);
+        }
+        out
+    }
+
     /// Starts the background ticker (every 100 ms); it stops when the `Aks` is dropped or
     /// [`Aks::shutdown`] runs.
     pub fn spawn_ticker(self: &Arc<Self>) {
@@ -237,6 +320,23 @@ impl kit::NodeInstances for AksInstances {
     fn node_instances(&self) -> Vec<kit::NodeInstance> {
         self.0.upgrade().map(|a| a.instances()).unwrap_or_default()
     }
+}
+
+/// ARM tags (a JSON object of strings) as a map.
+fn tags_of(tags: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    tags.as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
+}
+
+/// The ownership tag of an inventory item, to hand on to what lives in it.
+fn owner_tags(item: &kit::InventoryItem) -> std::collections::BTreeMap<String, String> {
+    item.owner
+        .iter()
+        .map(|o| ("capi-managed-aks".to_string(), o.clone()))
+        .collect()
 }
 
 /// What AKS's cloud provider writes into `Node.spec.providerID`:

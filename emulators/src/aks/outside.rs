@@ -275,3 +275,78 @@ pub async fn scale_pool(api: &ArmApi, request: &ScaleRequest, timeout: Duration)
         );
     }
 }
+
+/// What to delete behind the provider's back.
+#[derive(Debug, Clone)]
+pub struct DeleteRequest {
+    /// The Cluster API cluster's namespace.
+    pub namespace: String,
+    /// The Cluster API cluster's name.
+    pub cluster: String,
+    /// The agent pool's name in AKS; `None` deletes the whole managed cluster.
+    pub pool: Option<String>,
+}
+
+/// Deletes an agent pool, or the whole managed cluster (AKS deletes its pools and node resource
+/// group with it), of the managed cluster tagged for `namespace/cluster`, as a user would in the
+/// portal, retrying while another operation holds it (409); waits until ARM answers 404 for it;
+/// returns the managed cluster's name.
+///
+/// # Errors
+/// When no managed cluster carries the tag, ARM refuses, or the deletion does not finish in
+/// `timeout`.
+pub async fn delete(api: &ArmApi, request: &DeleteRequest, timeout: Duration) -> Result<String> {
+    let (key, value) = contract::naming::ownership_tag("aks", &request.namespace, &request.cluster);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let list = api
+        .ok(
+            reqwest::Method::GET,
+            "/providers/Microsoft.ContainerService/managedClusters",
+            CONTAINER_API_VERSION,
+            None,
+        )
+        .await?;
+    let cluster = list["value"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["tags"][&key] == value.as_str())
+        .with_context(|| format!("no managed cluster is tagged {key}={value}"))?;
+    let name = cluster["name"].as_str().unwrap_or_default().to_string();
+    let id = cluster["id"].as_str().unwrap_or_default();
+    let cluster_path = id
+        .split_once(&format!("/subscriptions/{}", api.subscription))
+        .map_or(id, |(_, p)| p);
+    let path = match &request.pool {
+        Some(pool) => format!("{cluster_path}/agentPools/{pool}"),
+        None => cluster_path.to_string(),
+    };
+    loop {
+        let (status, answer) = api
+            .call(reqwest::Method::DELETE, &path, CONTAINER_API_VERSION, None)
+            .await?;
+        if (200..300).contains(&status) {
+            break;
+        }
+        if status == 409 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        }
+        bail!(
+            "deleting {path} answered {status}: {}",
+            answer["error"]["message"]
+        );
+    }
+    loop {
+        let (status, _) = api
+            .call(reqwest::Method::GET, &path, CONTAINER_API_VERSION, None)
+            .await?;
+        if status == 404 {
+            return Ok(name);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            bail!("{path} was still there {timeout:?} after its deletion");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

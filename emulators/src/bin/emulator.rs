@@ -55,6 +55,10 @@ enum Command {
     /// Resizes a Cluster API pool's AKS agent pool as AKS's cluster autoscaler would (a PUT of
     /// its count, bypassing Cluster API) and waits for it to succeed.
     AksScale(AksScaleArgs),
+    /// Deletes a Cluster API pool's AKS agent pool behind the provider's back, as a user would,
+    /// and waits until it is gone (the fault suite's `outsideDelete`); with `--whole-cluster`,
+    /// the managed cluster (`outsideDeleteCluster`).
+    AksDelete(AksDeleteArgs),
     /// Resizes a Cluster API pool's EKS node group as the cloud's autoscaler would (through
     /// UpdateNodegroupConfig, bypassing Cluster API) and waits for the update to complete.
     EksScale(EksScaleArgs),
@@ -72,6 +76,10 @@ enum Command {
     /// Resizes a Cluster API pool's GKE node pool as GKE's autoscaler would (setSize, bypassing
     /// Cluster API) and waits for the operation.
     GkeScale(GkeScaleArgs),
+    /// Deletes a Cluster API pool's GKE node pool behind the provider's back, as a user would,
+    /// and waits for the operation (the fault suite's `outsideDelete`); with `--whole-cluster`,
+    /// the GKE cluster (`outsideDeleteCluster`).
+    GkeDelete(GkeDeleteArgs),
     /// Oracle Container Engine for Kubernetes (API 20180222) and the Core Services networking
     /// it needs (API 20160918), every request checked against OCI's request signatures.
     Oke(OkeArgs),
@@ -82,6 +90,10 @@ enum Command {
     /// Resizes a Cluster API pool's OKE node pool as OKE's cluster autoscaler would (an
     /// UpdateNodePool of its size, bypassing Cluster API) and waits for the work request.
     OkeScale(OkeScaleArgs),
+    /// Deletes a Cluster API pool's OKE node pool behind the provider's back, as a user would,
+    /// and waits for the work request (the fault suite's `outsideDelete`); with
+    /// `--whole-cluster`, the OKE cluster (`outsideDeleteCluster`).
+    OkeDelete(OkeDeleteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -159,10 +171,13 @@ async fn main() -> Result<()> {
         Command::Aks(args) => run_aks(args).await,
         Command::AksNetwork(args) => run_aks_network(args).await,
         Command::AksScale(args) => run_aks_scale(args).await,
+        Command::AksDelete(args) => run_aks_delete(args).await,
         Command::GkeScale(args) => run_gke_scale(args).await,
+        Command::GkeDelete(args) => run_gke_delete(args).await,
         Command::Oke(args) => run_oke(args).await,
         Command::OkeNetwork(args) => run_oke_network(args).await,
         Command::OkeScale(args) => run_oke_scale(args).await,
+        Command::OkeDelete(args) => run_oke_delete(args).await,
     }
 }
 
@@ -308,6 +323,10 @@ struct GkeArgs {
     /// it, and write it to FILE (mode 0600); printed as `GOOGLE_APPLICATION_CREDENTIALS=`.
     #[arg(long, value_name = "FILE")]
     write_key: Option<PathBuf>,
+    /// Also print one line of the written key's private key as `GCP_KEY_SECRET=` (a string the
+    /// fault suite searches everything the provider emits for).
+    #[arg(long)]
+    print_key_secret: bool,
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
@@ -354,6 +373,9 @@ async fn run_gke(args: GkeArgs) -> Result<()> {
         writeln!(stdout, "GKE_ENDPOINT={}", server.url())?;
         if let Some(path) = &args.write_key {
             writeln!(stdout, "GOOGLE_APPLICATION_CREDENTIALS={}", path.display())?;
+            if args.print_key_secret {
+                writeln!(stdout, "GCP_KEY_SECRET={}", key_secret(path)?)?;
+            }
         }
         writeln!(stdout, "GCP_PROJECT={}", args.project)?;
         writeln!(stdout, "ready")?;
@@ -364,6 +386,27 @@ async fn run_gke(args: GkeArgs) -> Result<()> {
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
+}
+
+/// One line of the written key's private key (64 base64 characters no other text holds): what
+/// the fault suite searches the provider's output for.
+fn key_secret(path: &std::path::Path) -> Result<String> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let key: serde_json::Value = serde_json::from_str(&text)?;
+    pem_secret_line(
+        key["private_key"]
+            .as_str()
+            .context("the written key has no private key")?,
+    )
+}
+
+/// A line of a PEM private key's base64 body (long enough that no other text holds it).
+fn pem_secret_line(pem: &str) -> Result<String> {
+    pem.lines()
+        .find(|l| !l.starts_with("-----") && l.len() >= 40)
+        .map(str::to_string)
+        .context("no private key in the PEM")
 }
 
 async fn start_gke(args: &GkeArgs) -> Result<emulators::gke::GkeServer> {
@@ -674,6 +717,81 @@ struct GkeScaleArgs {
     /// Seconds to wait for GKE (other operations may run first).
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+}
+
+#[derive(Debug, Args)]
+struct GkeDeleteArgs {
+    /// The GKE emulator's URL.
+    #[arg(long, env = "GKE_ENDPOINT")]
+    url: String,
+    /// The service-account key to call with.
+    #[arg(long, env = "GOOGLE_APPLICATION_CREDENTIALS")]
+    key: Option<PathBuf>,
+    /// The project.
+    #[arg(long, env = "GCP_PROJECT")]
+    project: String,
+    /// The cluster's location (its region).
+    #[arg(long, default_value = "us-central1")]
+    location: String,
+    /// The Cluster API cluster's namespace.
+    #[arg(long, env = "CLUSTER_NAMESPACE")]
+    cluster_namespace: String,
+    /// The Cluster API cluster's name.
+    #[arg(long, env = "CLUSTER_NAME")]
+    cluster_name: String,
+    /// The pool: the GKEMachinePool's name.
+    #[arg(long, env = "POOL_NAME")]
+    pool: String,
+    /// The node pool's name when it is not the one the provider derives (`spec.cloudName`).
+    #[arg(long)]
+    node_pool: Option<String>,
+    /// Delete the whole GKE cluster instead of the pool's node pool.
+    #[arg(long)]
+    whole_cluster: bool,
+    /// Seconds to wait for GKE (other operations may run first).
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+async fn run_gke_delete(args: GkeDeleteArgs) -> Result<()> {
+    use emulators::gke::outside::{DeleteRequest, GoogleApi, delete};
+    let api = GoogleApi::new(&args.url, read_key(args.key.as_ref())?);
+    let pool = (!args.whole_cluster).then(|| {
+        args.node_pool.clone().unwrap_or_else(|| {
+            contract::naming::derive_cloud_name(
+                &args.cluster_namespace,
+                &args.pool,
+                &contract::naming::GKE_NODE_POOL,
+            )
+        })
+    });
+    let request = DeleteRequest {
+        project: args.project,
+        location: args.location,
+        namespace: args.cluster_namespace,
+        cluster: args.cluster_name,
+        pool,
+    };
+    let cluster = delete(&api, &request, Duration::from_secs(args.timeout))
+        .await
+        .with_context(|| {
+            format!(
+                "deleting {} of {}/{}",
+                request
+                    .pool
+                    .as_deref()
+                    .map_or("the GKE cluster".to_string(), |p| format!("node pool {p}")),
+                request.namespace,
+                request.cluster
+            )
+        })?;
+    let mut stdout = std::io::stdout().lock();
+    match &request.pool {
+        Some(pool) => writeln!(stdout, "node pool {pool} of GKE cluster {cluster} deleted")?,
+        None => writeln!(stdout, "GKE cluster {cluster} deleted")?,
+    }
+    stdout.flush()?;
+    Ok(())
 }
 
 fn read_key(path: Option<&PathBuf>) -> Result<Option<emulators::gke::ServiceAccountKey>> {
@@ -1006,6 +1124,67 @@ async fn run_aks_scale(args: AksScaleArgs) -> Result<()> {
 }
 
 #[derive(Debug, Args)]
+struct AksDeleteArgs {
+    #[command(flatten)]
+    caller: AzureCaller,
+    /// The Cluster API cluster's namespace.
+    #[arg(long, env = "CLUSTER_NAMESPACE")]
+    cluster_namespace: String,
+    /// The Cluster API cluster's name.
+    #[arg(long, env = "CLUSTER_NAME")]
+    cluster_name: String,
+    /// The pool: the AKSMachinePool's name.
+    #[arg(long, env = "POOL_NAME")]
+    pool: String,
+    /// The agent pool's name when it is not the one the provider derives (`spec.cloudName`).
+    #[arg(long)]
+    agent_pool: Option<String>,
+    /// Delete the whole managed cluster instead of the pool's agent pool.
+    #[arg(long)]
+    whole_cluster: bool,
+    /// Seconds to wait for AKS (other operations may run first).
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+async fn run_aks_delete(args: AksDeleteArgs) -> Result<()> {
+    use emulators::aks::outside::{DeleteRequest, delete};
+    let api = args.caller.api();
+    let pool = (!args.whole_cluster).then(|| {
+        args.agent_pool.clone().unwrap_or_else(|| {
+            contract::naming::derive_child_name(&args.pool, &contract::naming::AKS_AGENT_POOL)
+        })
+    });
+    let request = DeleteRequest {
+        namespace: args.cluster_namespace,
+        cluster: args.cluster_name,
+        pool,
+    };
+    let cluster = delete(&api, &request, Duration::from_secs(args.timeout))
+        .await
+        .with_context(|| {
+            format!(
+                "deleting {} of {}/{}",
+                request
+                    .pool
+                    .as_deref()
+                    .map_or("the managed cluster".to_string(), |p| format!(
+                        "agent pool {p}"
+                    )),
+                request.namespace,
+                request.cluster
+            )
+        })?;
+    let mut stdout = std::io::stdout().lock();
+    match &request.pool {
+        Some(pool) => writeln!(stdout, "agent pool {pool} of AKS cluster {cluster} deleted")?,
+        None => writeln!(stdout, "AKS cluster {cluster} deleted")?,
+    }
+    stdout.flush()?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
 struct OkeArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]
@@ -1031,6 +1210,10 @@ struct OkeArgs {
     /// request's signature is checked in form only.
     #[arg(long, value_name = "FILE")]
     generate_key: Option<PathBuf>,
+    /// Also print one line of the generated private key as `OCI_KEY_SECRET=` (a string the fault
+    /// suite searches everything the provider emits for).
+    #[arg(long)]
+    print_key_secret: bool,
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
@@ -1125,6 +1308,11 @@ async fn run_oke(args: OkeArgs) -> Result<()> {
             writeln!(stdout, "OCI_USER_ID={user}")?;
             writeln!(stdout, "OCI_FINGERPRINT={fingerprint}")?;
             writeln!(stdout, "OCI_PRIVATE_KEY_PATH={}", path.display())?;
+            if args.print_key_secret {
+                let pem = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                writeln!(stdout, "OCI_KEY_SECRET={}", pem_secret_line(&pem)?)?;
+            }
         }
         writeln!(stdout, "ready")?;
         stdout.flush()?;
@@ -1258,6 +1446,66 @@ async fn run_oke_scale(args: OkeScaleArgs) -> Result<()> {
         "node pool {} of OKE cluster {}: {} -> {} nodes",
         request.pool, scaled.cluster, scaled.from, scaled.to
     )?;
+    stdout.flush()?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+struct OkeDeleteArgs {
+    #[command(flatten)]
+    caller: OciCaller,
+    /// The Cluster API cluster's namespace.
+    #[arg(long, env = "CLUSTER_NAMESPACE")]
+    cluster_namespace: String,
+    /// The Cluster API cluster's name.
+    #[arg(long, env = "CLUSTER_NAME")]
+    cluster_name: String,
+    /// The pool: the OKEMachinePool's name.
+    #[arg(long, env = "POOL_NAME")]
+    pool: String,
+    /// The node pool's name when it is not the one the provider derives (`spec.cloudName`).
+    #[arg(long)]
+    node_pool: Option<String>,
+    /// Delete the whole OKE cluster instead of the pool's node pool.
+    #[arg(long)]
+    whole_cluster: bool,
+    /// Seconds to wait for OKE (other work requests may run first).
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+async fn run_oke_delete(args: OkeDeleteArgs) -> Result<()> {
+    use emulators::oke::outside::{DeleteRequest, delete};
+    let api = args.caller.api()?;
+    let pool = (!args.whole_cluster).then(|| {
+        args.node_pool.clone().unwrap_or_else(|| {
+            contract::naming::derive_child_name(&args.pool, &contract::naming::OKE_NODE_POOL)
+        })
+    });
+    let request = DeleteRequest {
+        compartment: args.caller.compartment.clone(),
+        namespace: args.cluster_namespace,
+        cluster: args.cluster_name,
+        pool,
+    };
+    let cluster = delete(&api, &request, Duration::from_secs(args.timeout))
+        .await
+        .with_context(|| {
+            format!(
+                "deleting {} of {}/{}",
+                request
+                    .pool
+                    .as_deref()
+                    .map_or("the OKE cluster".to_string(), |p| format!("node pool {p}")),
+                request.namespace,
+                request.cluster
+            )
+        })?;
+    let mut stdout = std::io::stdout().lock();
+    match &request.pool {
+        Some(pool) => writeln!(stdout, "node pool {pool} of OKE cluster {cluster} deleted")?,
+        None => writeln!(stdout, "OKE cluster {cluster} deleted")?,
+    }
     stdout.flush()?;
     Ok(())
 }

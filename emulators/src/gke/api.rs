@@ -24,9 +24,15 @@ pub fn router(gke: Arc<Gke>) -> Router {
         Arc::new(GkeInstances(Arc::downgrade(&gke))),
     );
     Router::new()
+        .route("/_emulator/inventory", axum::routing::get(inventory))
         .fallback(dispatch)
         .with_state(gke)
         .merge(control)
+}
+
+/// `{"resources": [...]}`: every resource held ([`Gke::inventory`]).
+async fn inventory(State(gke): State<Arc<Gke>>) -> Response {
+    axum::Json(serde_json::json!({ "resources": gke.inventory() })).into_response()
 }
 
 enum Api {

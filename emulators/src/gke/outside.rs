@@ -268,3 +268,80 @@ pub async fn scale_pool(
         to: request.replicas / zones,
     })
 }
+
+/// What to delete behind the provider's back.
+#[derive(Debug, Clone)]
+pub struct DeleteRequest {
+    /// The project.
+    pub project: String,
+    /// The cluster's location.
+    pub location: String,
+    /// The Cluster API cluster's namespace.
+    pub namespace: String,
+    /// The Cluster API cluster's name.
+    pub cluster: String,
+    /// The node pool's name in GKE; `None` deletes the whole cluster.
+    pub pool: Option<String>,
+}
+
+/// Deletes a node pool, or the whole cluster (GKE deletes its node pools with it), of the GKE
+/// cluster labelled for `namespace/cluster`, as a user would in the console, retrying while
+/// another operation runs; waits for the operation; returns the GKE cluster's name.
+///
+/// # Errors
+/// When no cluster carries the label, GKE refuses, or the deletion does not finish in `timeout`.
+pub async fn delete(api: &GoogleApi, request: &DeleteRequest, timeout: Duration) -> Result<String> {
+    let (key, value) = contract::naming::ownership_tag("gke", &request.namespace, &request.cluster);
+    let parent = format!(
+        "/v1/projects/{}/locations/{}",
+        request.project, request.location
+    );
+    let list = api
+        .ok(reqwest::Method::GET, &format!("{parent}/clusters"), None)
+        .await?;
+    let cluster = list["clusters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["resourceLabels"][&key] == value.as_str())
+        .with_context(|| format!("no GKE cluster in {parent} carries {key}={value}"))?;
+    let name = cluster["name"].as_str().unwrap_or_default().to_string();
+    let path = match &request.pool {
+        Some(pool) => format!("{parent}/clusters/{name}/nodePools/{pool}"),
+        None => format!("{parent}/clusters/{name}"),
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    let op = loop {
+        let (status, answer) = api.call(reqwest::Method::DELETE, &path, None).await?;
+        if (200..300).contains(&status) {
+            break answer;
+        }
+        if answer["error"]["status"] == "FAILED_PRECONDITION"
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        }
+        bail!(
+            "deleting {path} answered {status}: {}",
+            answer["error"]["message"]
+        );
+    };
+    let op_path = format!(
+        "{parent}/operations/{}",
+        op["name"].as_str().unwrap_or_default()
+    );
+    loop {
+        let now = api.ok(reqwest::Method::GET, &op_path, None).await?;
+        if now["status"] == "DONE" {
+            if !now["error"].is_null() {
+                bail!("the deletion failed: {}", now["error"]["message"]);
+            }
+            return Ok(name);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            bail!("the deletion of {path} did not finish in {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

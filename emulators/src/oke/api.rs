@@ -242,9 +242,15 @@ pub fn router(oke: Arc<Oke>) -> Router {
         Arc::new(OkeInstances(Arc::downgrade(&oke))),
     );
     Router::new()
+        .route("/_emulator/inventory", axum::routing::get(inventory))
         .fallback(dispatch)
         .with_state(oke)
         .merge(control)
+}
+
+/// `{"resources": [...]}`: every resource held ([`Oke::inventory`]).
+async fn inventory(State(oke): State<Arc<Oke>>) -> Response {
+    axum::Json(serde_json::json!({ "resources": oke.inventory() })).into_response()
 }
 
 /// What a path names.

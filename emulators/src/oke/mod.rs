@@ -186,6 +186,83 @@ impl Oke {
             .collect()
     }
 
+    /// Every resource the emulated tenancy holds, for the fault suite's inventory: clusters,
+    /// node pools and the Core Services resources (owner from their freeform tags), and node
+    /// instances (their pool's owner, else their cluster's).
+    pub fn inventory(&self) -> Vec<kit::InventoryItem> {
+        let st = self.lock();
+        let mut out = Vec::new();
+        for c in st.clusters.values() {
+            out.push(kit::InventoryItem::new(
+                "containerengine:cluster",
+                c.id.clone(),
+                c.name.clone(),
+                &c.compartment,
+                &tags_of(&c.freeform_tags),
+                c.life.as_str().to_string(),
+            ));
+        }
+        for p in st.pools.values() {
+            let cluster = st.clusters.get(&p.cluster);
+            let mut tags = tags_of(&p.freeform_tags);
+            if !tags.keys().any(|k| k.starts_with("capi-managed-")) {
+                tags = cluster
+                    .map(|c| tags_of(&c.freeform_tags))
+                    .unwrap_or_default();
+            }
+            let cluster_name = cluster.map_or_else(|| p.cluster.clone(), |c| c.name.clone());
+            let pool = kit::InventoryItem::new(
+                "containerengine:node-pool",
+                p.id.clone(),
+                p.name.clone(),
+                &cluster_name,
+                &tags,
+                p.life.as_str().to_string(),
+            );
+            let owner: std::collections::BTreeMap<String, String> = pool
+                .owner
+                .iter()
+                .map(|o| ("capi-managed-oke".to_string(), o.clone()))
+                .collect();
+            // Instances are named by OKE, not by the provider: listed without a name, so they
+            // count for leaks but not as duplicates or as what must come back.
+            for n in &p.nodes {
+                out.push(kit::InventoryItem::new(
+                    "compute:instance",
+                    n.id.clone(),
+                    String::new(),
+                    &format!("{cluster_name}/{}", p.name),
+                    &owner,
+                    if n.leaving_at.is_some() {
+                        "TERMINATING"
+                    } else {
+                        "ACTIVE"
+                    }
+                    .to_string(),
+                ));
+            }
+            out.push(pool);
+        }
+        for r in st.core.values() {
+            let parent = match r.kind {
+                state::CoreKind::Vcn => r.compartment(),
+                _ => r.vcn(),
+            };
+            out.push(kit::InventoryItem::new(
+                &format!("core:{}", r.kind.ocid_type()),
+                r.id().to_string(),
+                r.body["displayName"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                parent,
+                &tags_of(&r.body["freeformTags"]),
+                r.state().to_string(),
+            ));
+        }
+        out
+    }
+
     /// Starts the background ticker (every 100 ms); it stops when the `Oke` is dropped or
     /// [`Oke::shutdown`] runs.
     pub fn spawn_ticker(self: &Arc<Self>) {
@@ -258,6 +335,15 @@ impl kit::NodeInstances for OkeInstances {
     fn node_instances(&self) -> Vec<kit::NodeInstance> {
         self.0.upgrade().map(|o| o.instances()).unwrap_or_default()
     }
+}
+
+/// Freeform tags (a JSON object of strings) as a map.
+fn tags_of(tags: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    tags.as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
 }
 
 /// What OKE's cloud controller writes into `Node.spec.providerID`: the instance's OCID.

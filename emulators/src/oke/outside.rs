@@ -348,3 +348,85 @@ pub async fn scale_pool(api: &OciApi, request: &ScaleRequest, timeout: Duration)
         to: request.replicas,
     })
 }
+
+/// What to delete behind the provider's back.
+#[derive(Debug, Clone)]
+pub struct DeleteRequest {
+    /// The compartment of the cluster.
+    pub compartment: String,
+    /// The Cluster API cluster's namespace.
+    pub namespace: String,
+    /// The Cluster API cluster's name.
+    pub cluster: String,
+    /// The node pool's name in OKE; `None` deletes the whole cluster (OKE deletes its node pools
+    /// with it).
+    pub pool: Option<String>,
+}
+
+/// Deletes a node pool, or the whole cluster, of the OKE cluster tagged for
+/// `namespace/cluster`, as a user would in the console, retrying while another work request holds
+/// it (409), and waits for the deletion's work request; returns the OKE cluster's name.
+///
+/// # Errors
+/// When the cluster or pool is not found, OCI refuses, or `timeout` passes.
+pub async fn delete(api: &OciApi, request: &DeleteRequest, timeout: Duration) -> Result<String> {
+    let (key, value) = contract::naming::ownership_tag("oke", &request.namespace, &request.cluster);
+    let (clusters, _) = api
+        .ok(
+            "GET",
+            &format!("/20180222/clusters?compartmentId={}", request.compartment),
+            None,
+        )
+        .await?;
+    let cluster = clusters
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| !matches!(c["lifecycleState"].as_str(), Some("DELETING" | "DELETED")))
+        .find(|c| c["freeformTags"][&key] == value.as_str())
+        .with_context(|| format!("no live OKE cluster tagged {key}={value}"))?
+        .clone();
+    let name = cluster["name"].as_str().unwrap_or_default().to_string();
+    let cluster_id = cluster["id"].as_str().unwrap_or_default();
+    let path = match &request.pool {
+        None => format!("/20180222/clusters/{cluster_id}"),
+        Some(pool) => {
+            let (pools, _) = api
+                .ok(
+                    "GET",
+                    &format!(
+                        "/20180222/nodePools?compartmentId={}&clusterId={cluster_id}&name={pool}",
+                        request.compartment
+                    ),
+                    None,
+                )
+                .await?;
+            let id = pools
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| !matches!(p["lifecycleState"].as_str(), Some("DELETING" | "DELETED")))
+                .and_then(|p| p["id"].as_str())
+                .with_context(|| format!("no live node pool {pool} in cluster {cluster_id}"))?
+                .to_string();
+            format!("/20180222/nodePools/{id}")
+        }
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    let work_request = loop {
+        let (status, v, wr) = api.call("DELETE", &path, None).await?;
+        match (status, wr) {
+            (202, Some(wr)) => break wr,
+            (409, _) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            _ => bail!(
+                "DELETE {path} answered {status} {}: {}",
+                v["code"].as_str().unwrap_or(""),
+                v["message"].as_str().unwrap_or("")
+            ),
+        }
+    };
+    api.wait(&work_request, timeout).await?;
+    Ok(name)
+}

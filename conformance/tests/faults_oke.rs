@@ -1,0 +1,22 @@
+//! The OKE provider holds every oracle of the fault suite, run as for EKS
+//! (`tests/faults_eks.rs`): `conformance faults --profile provider-oci/conformance.yaml`, 20
+//! seeded SIGKILLs over create, upgrade, scale and delete, a kube-apiserver restart after an
+//! etcd compaction, cloud 429s, 503s, dropped connections and 20-second answers, a fifth of its
+//! updates answered 409, two replicas, a node pool and then the whole OKE cluster deleted behind
+//! its back, under its generated RBAC with trace logs searched for a line of its API key.
+
+mod support;
+
+// By hand (cargo test -p conformance --test faults_oke -- --ignored): beside the other jobs it
+// would add about four minutes of two cores to a CI whose fresh run is already over its hour
+// (see the closing note of this change); EKS's fault run is CI's.
+#[test]
+#[ignore = "by hand: the CI budget has no room for a second fault run yet"]
+fn the_oke_provider_holds_every_fault_oracle() {
+    support::holds_every_fault_oracle(
+        "oke",
+        "provider-oci/conformance.yaml",
+        &["provider-oci", "emulator"],
+        "-p provider-oci -p emulators",
+    );
+}
