@@ -71,6 +71,7 @@ HEAVY = {
     "conformance/faults_gke": PROFILE_WEIGHT,
     "conformance/faults_aks": PROFILE_WEIGHT,
     "conformance/faults_oke": PROFILE_WEIGHT,
+    "conformance/private_eks": PROFILE_WEIGHT,
     "demo/two_clouds": 2,
 }
 
@@ -85,6 +86,7 @@ DEFAULT_SECONDS = {
     "conformance/faults_gke": 330,
     "conformance/faults_aks": 330,
     "conformance/faults_oke": 330,
+    "conformance/private_eks": 110,
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,

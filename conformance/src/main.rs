@@ -19,7 +19,7 @@ struct Cli {
     command: Command,
 }
 
-/// What `run` and `faults` share: what to keep, and the profile's variables.
+/// What `run`, `faults` and `private` share: what to keep, and the profile's variables.
 #[derive(clap::Args)]
 struct RunDirArgs {
     /// Keep the run directory (logs, kubeconfigs, the local repository) even when all pass.
@@ -76,6 +76,20 @@ enum Command {
         /// Run the provider with the admin kubeconfig instead of its ServiceAccount's.
         #[arg(long)]
         as_admin: bool,
+        #[command(flatten)]
+        run_dir: RunDirArgs,
+    },
+    /// Drive a private-only cluster (its endpoint out of the management cluster's reach: the
+    /// profile's `faults.privateVars`) through create, upgrade, scale and delete: the provider
+    /// must manage it from the cloud API alone and say in its pools' NodesVisible condition what
+    /// Cluster API core cannot see. Exits non-zero when any oracle fails.
+    Private {
+        /// The provider's profile (YAML).
+        #[arg(long)]
+        profile: PathBuf,
+        /// Write the steps and findings as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
         #[command(flatten)]
         run_dir: RunDirArgs,
     },
@@ -143,6 +157,19 @@ async fn main() -> Result<()> {
                 as_admin,
             };
             faults(options, json).await
+        }
+        Command::Private {
+            profile,
+            json,
+            run_dir,
+        } => {
+            let options = conformance::faults::private::PrivateOptions {
+                profile,
+                keep: run_dir.keep,
+                discard: run_dir.discard,
+                vars: assignments(run_dir.set)?,
+            };
+            private(options, json).await
         }
         Command::Testbed { no_capi } => testbed(no_capi).await,
         Command::Demo { exit } => demo(exit).await,
@@ -229,6 +256,27 @@ async fn faults(options: conformance::faults::FaultOptions, json: Option<PathBuf
     if let Some(why) = &report.stopped {
         println!("Logs and kubeconfigs: {}", report.dir.display());
         anyhow::bail!("the fault run stopped early: {why}");
+    }
+    if !report.findings.is_empty() {
+        println!("Logs and kubeconfigs: {}", report.dir.display());
+        anyhow::bail!("{} oracle(s) failed", report.findings.len());
+    }
+    Ok(())
+}
+
+async fn private(
+    options: conformance::faults::private::PrivateOptions,
+    json: Option<PathBuf>,
+) -> Result<()> {
+    let report = conformance::faults::private::run(options).await?;
+    print!("{}", conformance::faults::private::table(&report));
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+        println!("JSON: {}", path.display());
+    }
+    if let Some(why) = &report.stopped {
+        println!("Logs and kubeconfigs: {}", report.dir.display());
+        anyhow::bail!("the private-cluster run stopped early: {why}");
     }
     if !report.findings.is_empty() {
         println!("Logs and kubeconfigs: {}", report.dir.display());

@@ -143,6 +143,10 @@ pub struct FaultsSpec {
     /// settled cluster has nothing to refresh while its stillness is watched).
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
+    /// Variables under which the emulator publishes every cluster's endpoint as one the
+    /// management cluster cannot reach (`conformance private`: a private-only cluster).
+    #[serde(default)]
+    pub private_vars: BTreeMap<String, String>,
 }
 
 /// A provider's profile.

@@ -959,7 +959,8 @@ pub struct MachinePoolStatusCommon {
     /// The cloud operation in flight, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
-    /// Conditions: Ready, Upgrading, Paused.
+    /// Conditions: Ready, Upgrading, NodesVisible (whether Cluster API core reaches the workload API
+    /// server to see the nodes: False for a private-only cluster, never part of Ready), Paused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,

@@ -40,17 +40,23 @@ pub enum ConditionType {
     /// Reconciliation is paused by `Cluster.spec.paused` or the `cluster.x-k8s.io/paused`
     /// annotation (every kind).
     Paused,
+    /// Added here: Cluster API core reaches the workload API server, where it matches the
+    /// pool's Nodes to its instances (MachinePool). `False` says what core cannot see of a
+    /// private-only cluster; informational, so it is left out of [`ready_summary`]: the pool
+    /// itself is managed from the cloud API alone.
+    NodesVisible,
 }
 
 impl ConditionType {
     /// Every shared condition type, in declaration order.
-    pub const ALL: [ConditionType; 6] = [
+    pub const ALL: [ConditionType; 7] = [
         ConditionType::Ready,
         ConditionType::Available,
         ConditionType::NetworkReady,
         ConditionType::KubeconfigReady,
         ConditionType::Upgrading,
         ConditionType::Paused,
+        ConditionType::NodesVisible,
     ];
 
     /// The value written into `condition.type`.
@@ -62,6 +68,7 @@ impl ConditionType {
             ConditionType::KubeconfigReady => "KubeconfigReady",
             ConditionType::Upgrading => "Upgrading",
             ConditionType::Paused => "Paused",
+            ConditionType::NodesVisible => "NodesVisible",
         }
     }
 
@@ -74,6 +81,13 @@ impl ConditionType {
     /// polarity and are therefore left out of [`ready_summary`].
     pub const fn is_positive_polarity(self) -> bool {
         !matches!(self, ConditionType::Upgrading | ConditionType::Paused)
+    }
+
+    /// Whether [`ready_summary`] counts this type: the positive ones that report on what the
+    /// provider manages (`NodesVisible` reports on what core can see, not on the pool).
+    pub const fn counts_toward_ready(self) -> bool {
+        self.is_positive_polarity()
+            && !matches!(self, ConditionType::Ready | ConditionType::NodesVisible)
     }
 }
 
@@ -135,11 +149,14 @@ pub enum Reason {
     /// Added here: the cloud rejected the credentials (HTTP 401/403 or equivalent), or the
     /// credentials named by `identityRef` could not be read.
     Unauthorized,
+    /// Added here: used with `NodesVisible` `False`: Cluster API core cannot reach the workload
+    /// API server (the Cluster's `RemoteConnectionProbe` is `False`).
+    WorkloadUnreachable,
 }
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 18] = [
+    pub const ALL: [Reason; 19] = [
         Reason::Creating,
         Reason::Updating,
         Reason::Upgrading,
@@ -158,6 +175,7 @@ impl Reason {
         Reason::UpToDate,
         Reason::NotFound,
         Reason::Unauthorized,
+        Reason::WorkloadUnreachable,
     ];
 
     /// The value written into `condition.reason`.
@@ -181,6 +199,7 @@ impl Reason {
             Reason::UpToDate => "UpToDate",
             Reason::NotFound => "NotFound",
             Reason::Unauthorized => "Unauthorized",
+            Reason::WorkloadUnreachable => "WorkloadUnreachable",
         }
     }
 
@@ -432,7 +451,7 @@ pub enum ConditionRole {
     InfraCluster,
     /// The `XControlPlane`: `Ready`, `Available`, `KubeconfigReady`, `Upgrading`.
     ControlPlane,
-    /// The `XMachinePool`: `Ready`, `Upgrading`.
+    /// The `XMachinePool`: `Ready`, `Upgrading`, `NodesVisible`.
     MachinePool,
 }
 
@@ -447,15 +466,19 @@ impl ConditionRole {
                 ConditionType::KubeconfigReady,
                 ConditionType::Upgrading,
             ],
-            ConditionRole::MachinePool => &[ConditionType::Ready, ConditionType::Upgrading],
+            ConditionRole::MachinePool => &[
+                ConditionType::Ready,
+                ConditionType::Upgrading,
+                ConditionType::NodesVisible,
+            ],
         }
     }
 }
 
 /// The whole condition set of a pass that stops before reaching the cloud (waiting for the
 /// infrastructure, for the MachinePool, for the control plane): every positive type of the role
-/// `False` with `reason` and `message`, and `Upgrading` `False`/`UpToDate`, since nothing is
-/// being upgraded while nothing is done. Because [`compute_conditions`] drops what a pass does
+/// `False` with `reason` and `message`, `Upgrading` `False`/`UpToDate`, since nothing is
+/// being upgraded while nothing is done, and `NodesVisible` `Unknown` (no nodes yet to see). Because [`compute_conditions`] drops what a pass does
 /// not name, a waiting pass must name every type, or a condition would vanish while it waits.
 pub fn waiting_set(
     role: ConditionRole,
@@ -469,6 +492,7 @@ pub fn waiting_set(
             ConditionType::Upgrading => {
                 DesiredCondition::false_(*t, Reason::UpToDate, "No upgrade is in progress")
             }
+            ConditionType::NodesVisible => DesiredCondition::unknown(*t, reason, message.clone()),
             _ => DesiredCondition::false_(*t, reason, message.clone()),
         })
         .collect()
@@ -477,8 +501,9 @@ pub fn waiting_set(
 /// The `Ready` summary of the other conditions of a pass.
 ///
 /// Guarantees:
-/// - Parts whose type is a negative-polarity shared type (`Paused`, `Upgrading`) or `Ready`
-///   itself are ignored; every other part counts, provider-specific types included.
+/// - Parts whose type is a negative-polarity shared type (`Paused`, `Upgrading`), the
+///   informational `NodesVisible` or `Ready` itself are ignored; every other part counts,
+///   provider-specific types included.
 /// - `True`/`Ready` (empty message) when every counted part is `True`, including when there is
 ///   none.
 /// - Otherwise `False` when any counted part is `False`, else `Unknown`; reason and message are
@@ -487,10 +512,7 @@ pub fn waiting_set(
 pub fn ready_summary(parts: &[DesiredCondition]) -> DesiredCondition {
     let counted: Vec<&DesiredCondition> = parts
         .iter()
-        .filter(|p| match ConditionType::parse(&p.type_) {
-            Some(t) => t.is_positive_polarity() && t != ConditionType::Ready,
-            None => true,
-        })
+        .filter(|p| ConditionType::parse(&p.type_).is_none_or(ConditionType::counts_toward_ready))
         .collect();
     let first_with = |status: ConditionStatus| counted.iter().find(|p| p.status == status);
     match first_with(ConditionStatus::False).or_else(|| first_with(ConditionStatus::Unknown)) {
@@ -799,7 +821,12 @@ mod tests {
             let want: Vec<&str> = role.types().iter().map(|t| t.as_str()).collect();
             assert_eq!(types, want, "{role:?}");
             for c in &set {
-                assert_eq!(c.status, ConditionStatus::False, "{role:?} {}", c.type_);
+                let want = if c.type_ == "NodesVisible" {
+                    ConditionStatus::Unknown
+                } else {
+                    ConditionStatus::False
+                };
+                assert_eq!(c.status, want, "{role:?} {}", c.type_);
             }
         }
         let pool = waiting_set(

@@ -660,7 +660,12 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             running: ids.len(),
             change,
         };
-        let (conditions, settled) = plan::pool_conditions(&plan, &report);
+        let (mut conditions, settled) = plan::pool_conditions(&plan, &report);
+        conditions.push(plan::nodes_visible(
+            ctx.cluster.remote_connection_probe(),
+            &report,
+            &C::Object::kind(&()),
+        ));
         // At rest, look again after the rest interval; an autoscaled pool sooner, since its
         // count (and so providerIDList and MachinePool.spec.replicas) moves without us. A pool
         // waiting for its control plane to finish a version step is not at rest: the control

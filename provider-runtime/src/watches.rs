@@ -115,14 +115,17 @@ fn hash_meta<K: Resource>(obj: &K, h: &mut DefaultHasher) {
     meta.deletion_timestamp.is_some().hash(h);
 }
 
-/// What of a Cluster a provider reacts to: its spec (generation), metadata, deletion, and the
-/// initialization flags (the infrastructure becoming provisioned releases the control plane).
+/// What of a Cluster a provider reacts to: its spec (generation), metadata, deletion, the
+/// initialization flags (the infrastructure becoming provisioned releases the control plane),
+/// and whether core reaches the workload API server (the pools' `NodesVisible`; its status
+/// only, not its message or time).
 pub(crate) fn cluster_relevance(c: &Cluster) -> u64 {
     let mut h = DefaultHasher::new();
     hash_meta(c, &mut h);
     let init = c.status.as_ref().and_then(|s| s.initialization.as_ref());
     init.map(|i| (i.infrastructure_provisioned, i.control_plane_initialized))
         .hash(&mut h);
+    c.remote_connection_probe().map(|p| &p.status).hash(&mut h);
     h.finish()
 }
 
@@ -304,6 +307,28 @@ mod tests {
         annotated.metadata.annotations =
             Some([(contract::capi::PAUSED_ANNOTATION.to_string(), String::new())].into());
         assert_ne!(cluster_relevance(&annotated), base);
+
+        let probe = |status: &str, message: &str| {
+            let mut probed = churn.clone();
+            probed.status.as_mut().unwrap().conditions =
+                vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+                    type_: contract::capi::REMOTE_CONNECTION_PROBE.into(),
+                    status: status.into(),
+                    reason: "ProbeFailed".into(),
+                    message: message.into(),
+                    last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                        jiff::Timestamp::UNIX_EPOCH,
+                    ),
+                    observed_generation: None,
+                }];
+            cluster_relevance(&probed)
+        };
+        assert_ne!(probe("False", "probe failed at 10:00"), base);
+        assert_eq!(
+            probe("False", "probe failed at 10:00"),
+            probe("False", "probe failed at 10:05")
+        );
+        assert_ne!(probe("False", ""), probe("True", ""));
     }
 
     #[test]

@@ -31,6 +31,7 @@
 
 pub mod oracle;
 pub mod plan;
+pub mod private;
 pub mod proxy;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -166,3 +166,60 @@ pub fn holds_every_fault_oracle(cloud: &str, profile: &str, binaries: &[&str], p
         "the {cloud} profile gives every fault a way in"
     );
 }
+
+/// `conformance private` on `profile`: a private-only cluster created, upgraded, scaled and
+/// deleted from the cloud API alone, with core unable to reach it and the pools saying so.
+pub fn manages_a_private_only_cluster(
+    cloud: &str,
+    profile: &str,
+    binaries: &[&str],
+    packages: &str,
+) {
+    let root = root();
+    let bin = target_dir();
+    require_binaries(binaries, packages);
+    let json = bin.join(format!("private-{cloud}.json"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .current_dir(&root)
+        .args(["private", "--profile", profile, "--json"])
+        .arg(&json)
+        .arg(format!("--set=BIN_DIR={}", bin.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("running conformance private: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    eprintln!(
+        "--- stdout\n{stdout}\n--- stderr (tail)\n{}",
+        lines[lines.len().saturating_sub(60)..].join("\n")
+    );
+    assert!(
+        out.status.success(),
+        "conformance private failed for {cloud}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
+            .unwrap_or_default();
+    // The run did what it claims: every step reached, core kept out, every pool saying so.
+    let steps: Vec<&str> = report["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["reached"] == true)
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(steps, ["create", "upgrade", "scale", "delete"], "{report}");
+    assert_eq!(
+        report["coreView"]["remoteConnectionProbe"], "False",
+        "{report}"
+    );
+    let visible = report["nodesVisible"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(!visible.is_empty(), "{report}");
+    for c in &visible {
+        assert_eq!(c["reason"], "WorkloadUnreachable", "{c}");
+    }
+    assert_eq!(report["notRun"], serde_json::json!([]), "{report}");
+}

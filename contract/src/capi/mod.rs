@@ -30,6 +30,8 @@ pub use crate::api::FailureDomain;
 pub mod constants {
     /// Label core puts on every object of a cluster: `cluster.x-k8s.io/cluster-name=<cluster>`.
     pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+    /// Core's Cluster condition that says whether it reaches the workload API server.
+    pub const REMOTE_CONNECTION_PROBE: &str = "RemoteConnectionProbe";
     /// Annotation that pauses reconciliation of the object carrying it.
     pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
     /// Label matched against the controller's `--watch-filter` value.
@@ -233,6 +235,17 @@ impl Cluster {
             .and_then(|s| s.initialization.as_ref())
             .and_then(|i| i.infrastructure_provisioned)
             .unwrap_or(false)
+    }
+
+    /// Core's `RemoteConnectionProbe` condition (`True` while core reaches the workload API
+    /// server; `False` from the Cluster's creation until it first does, and after it loses it),
+    /// `None` before core has set it.
+    pub fn remote_connection_probe(&self) -> Option<&Condition> {
+        self.status
+            .as_ref()?
+            .conditions
+            .iter()
+            .find(|c| c.type_ == REMOTE_CONNECTION_PROBE)
     }
 
     /// `status.initialization.controlPlaneInitialized == true`.

@@ -16,7 +16,9 @@ mod pool;
 use std::collections::BTreeMap;
 
 pub use infra::{failure_domains, infra_cluster_status};
-pub use pool::{PoolFacts, PoolIntent, PoolReport, carries_operation, pool, pool_conditions};
+pub use pool::{
+    PoolFacts, PoolIntent, PoolReport, carries_operation, nodes_visible, pool, pool_conditions,
+};
 
 use crate::api::OperationKind;
 use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};

@@ -12,7 +12,9 @@ use super::{
     CloudStep, Lifecycle, OperationState, Plan, Tracked, Wait, ownership_step, tracked_step,
 };
 use crate::api::OperationKind;
-use crate::conditions::{ConditionType, DesiredCondition, Reason};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+
+use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
 use crate::ownership::Owner;
 use crate::version::{KubeVersion, next_pool_step, pool_waits_for_control_plane};
 
@@ -156,6 +158,60 @@ pub fn pool_conditions<C>(
 ) -> (Vec<DesiredCondition>, bool) {
     let (ready, settled) = readiness(plan, report);
     (vec![ready, upgrading(plan, report)], settled)
+}
+
+/// `NodesVisible`: what Cluster API core can see of the pool, from the Cluster's
+/// `RemoteConnectionProbe` (`probe`; `None` before core has set it). Core matches a pool's
+/// instances to Nodes in the workload cluster; while it has not reached that cluster's API
+/// server (a private-only endpoint, or a cluster core has not connected to yet), the
+/// MachinePool's `readyReplicas` and `nodeRefs` stay empty although the pool is healthy, and
+/// this says so, with core's own words and the count the cloud reports. It never changes
+/// `Ready`: the pool is managed from the cloud API alone. `kind` is the provider's pool kind
+/// (`EKSMachinePool`).
+pub fn nodes_visible(
+    probe: Option<&Condition>,
+    report: &PoolReport<'_>,
+    kind: &str,
+) -> DesiredCondition {
+    let t = ConditionType::NodesVisible;
+    let intent = &report.intent;
+    let (cloud, noun, name) = (intent.cloud, intent.noun, intent.name);
+    let Some(probe) = probe else {
+        return DesiredCondition::unknown(
+            t,
+            Reason::WaitingForControlPlane,
+            "Cluster API has not probed the workload API server yet (the Cluster's RemoteConnectionProbe)",
+        );
+    };
+    match ConditionStatus::parse(&probe.status) {
+        Some(ConditionStatus::True) => DesiredCondition::true_(
+            t,
+            Reason::Ready,
+            "Cluster API reaches the workload API server and finds the nodes there by their provider IDs",
+        ),
+        Some(ConditionStatus::False) => {
+            let nodes = match report.running {
+                1 => "the 1 node".to_string(),
+                n => format!("the {n} nodes"),
+            };
+            let core_says = match probe.message.trim().trim_end_matches('.') {
+                "" => String::new(),
+                m => format!(": {m}"),
+            };
+            DesiredCondition::false_(
+                t,
+                Reason::WorkloadUnreachable,
+                format!(
+                    "Cluster API has not reached the workload API server (the Cluster's RemoteConnectionProbe is False{core_says}), so it sees none of {nodes} {cloud} runs in {noun} {name}: the MachinePool's readyReplicas stays 0 and its nodeRefs empty. The {noun} is still created, upgraded, scaled and deleted through the {cloud} API: this {kind}'s status.replicas and spec.providerIDList are {cloud}'s count. A private-only endpoint is seen from inside the cluster's network"
+                ),
+            )
+        }
+        _ => DesiredCondition::unknown(
+            t,
+            Reason::WaitingForControlPlane,
+            "Cluster API has not probed the workload API server yet (the Cluster's RemoteConnectionProbe)",
+        ),
+    }
 }
 
 fn upgrading<C>(plan: &Plan<C>, report: &PoolReport<'_>) -> DesiredCondition {
@@ -484,5 +540,63 @@ mod tests {
             set[0].message,
             "node pool team-a-pool: 1 of 2 nodes running"
         );
+    }
+
+    #[test]
+    fn nodes_visible_follows_core_s_probe_and_names_the_cloud_s_count() {
+        let owner = Owner::new("eks", "ns", "c1");
+        let tags = BTreeMap::new();
+        let report = PoolReport {
+            intent: PoolIntent {
+                cloud: "EKS",
+                noun: "node group",
+                name: "ng",
+                owner: &owner,
+                adopt: false,
+                tags: &tags,
+                version: None,
+                control_plane_version: None,
+            },
+            observed: None,
+            tracked: None,
+            running: 3,
+            change: None,
+        };
+        let probe = |status: &str| Condition {
+            type_: "RemoteConnectionProbe".into(),
+            status: status.into(),
+            reason: "ProbeFailed".into(),
+            message: "Remote connection not established yet".into(),
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                jiff::Timestamp::UNIX_EPOCH,
+            ),
+            observed_generation: None,
+        };
+        let hidden = nodes_visible(Some(&probe("False")), &report, "EKSMachinePool");
+        assert_eq!(hidden.status, ConditionStatus::False);
+        assert_eq!(hidden.reason, "WorkloadUnreachable");
+        assert!(
+            hidden
+                .message
+                .contains("none of the 3 nodes EKS runs in node group ng")
+        );
+        assert!(hidden.message.contains("EKSMachinePool's status.replicas"));
+        assert!(
+            hidden
+                .message
+                .contains("is False: Remote connection not established yet), so"),
+            "core's words are quoted: {}",
+            hidden.message
+        );
+        let seen = nodes_visible(Some(&probe("True")), &report, "EKSMachinePool");
+        assert_eq!(seen.status, ConditionStatus::True);
+        for unprobed in [None, Some(probe("Unknown")), Some(probe("bogus"))] {
+            let c = nodes_visible(unprobed.as_ref(), &report, "EKSMachinePool");
+            assert_eq!(c.status, ConditionStatus::Unknown, "{unprobed:?}");
+            assert_eq!(c.reason, "WaitingForControlPlane");
+        }
+        // Informational: never what Ready summarises.
+        let ready = crate::conditions::ready_summary(&[hidden]);
+        assert_eq!(ready.status, ConditionStatus::True);
     }
 }

@@ -125,6 +125,11 @@ struct EksArgs {
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
+    /// What the cloud API publishes as each cluster's endpoint: the workload API server
+    /// (`reachable`), or a private address the management cluster cannot reach (`private`: a
+    /// port that accepts and never answers; needs --workload-servers).
+    #[arg(long, value_enum, default_value_t = Endpoints::Reachable)]
+    endpoints: Endpoints,
     /// Directory for the workload servers' certificates and logs and moto's log (default: a new
     /// temporary one).
     #[arg(long)]
@@ -214,15 +219,37 @@ async fn listen(host: &str, port: u16) -> Result<(tokio::net::TcpListener, Strin
 
 /// Real kube-apiservers behind the emulated clusters (assets from TESTBED_ASSETS or the cache),
 /// their tokens reviewed by the emulator at `base`.
-async fn workload_servers(dir: PathBuf, base: &str) -> Result<Arc<WorkloadServers>> {
+async fn workload_servers(
+    dir: PathBuf,
+    base: &str,
+    endpoints: Endpoints,
+) -> Result<Arc<WorkloadServers>> {
     let assets = tokio::task::spawn_blocking(testbed::Assets::locate)
         .await?
         .context("locating the workload API server binaries (TESTBED_ASSETS or the cache)")?;
-    Ok(Arc::new(WorkloadServers::new(
-        assets,
-        dir,
-        format!("{base}/_emulator/tokenreview"),
-    )?))
+    let servers = WorkloadServers::new(assets, dir, format!("{base}/_emulator/tokenreview"))?;
+    Ok(Arc::new(match endpoints {
+        Endpoints::Reachable => servers,
+        Endpoints::Private => servers.private_endpoints()?,
+    }))
+}
+
+/// `--endpoints`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Endpoints {
+    /// The workload API server itself.
+    Reachable,
+    /// An address the management cluster cannot reach.
+    Private,
+}
+
+/// Private endpoints are published in front of workload servers; without them there is nothing
+/// to hide.
+fn check_endpoints(workload_servers: bool, endpoints: Endpoints) -> Result<()> {
+    if endpoints == Endpoints::Private && !workload_servers {
+        anyhow::bail!("--endpoints=private needs --workload-servers");
+    }
+    Ok(())
 }
 
 async fn run_eks(args: EksArgs) -> Result<()> {
@@ -291,8 +318,9 @@ async fn start_eks(args: &EksArgs) -> Result<Started> {
     };
     config.token_lifetime = jiff::SignedDuration::from_secs(i64::try_from(args.token_ttl)?);
     config.cluster_quota = args.cluster_quota;
+    check_endpoints(args.workload_servers, args.endpoints)?;
     if args.workload_servers {
-        config.workload = Some(workload_servers(dir, &base).await?);
+        config.workload = Some(workload_servers(dir, &base, args.endpoints).await?);
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -330,6 +358,11 @@ struct GkeArgs {
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
+    /// What the cloud API publishes as each cluster's endpoint: the workload API server
+    /// (`reachable`), or a private address the management cluster cannot reach (`private`: a
+    /// port that accepts and never answers; needs --workload-servers).
+    #[arg(long, value_enum, default_value_t = Endpoints::Reachable)]
+    endpoints: Endpoints,
     /// Directory for the workload servers' certificates and logs (default: a new temporary one).
     #[arg(long)]
     workload_dir: Option<PathBuf>,
@@ -434,8 +467,9 @@ async fn start_gke(args: &GkeArgs) -> Result<emulators::gke::GkeServer> {
     config.token_lifetime = Duration::from_secs(args.token_ttl);
     config.cluster_quota = args.cluster_quota;
     config.cpu_quota = args.cpu_quota;
+    check_endpoints(args.workload_servers, args.endpoints)?;
     if args.workload_servers {
-        config.workload = Some(workload_servers(dir, &base).await?);
+        config.workload = Some(workload_servers(dir, &base, args.endpoints).await?);
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -882,6 +916,11 @@ struct AksArgs {
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
+    /// What the cloud API publishes as each cluster's endpoint: the workload API server
+    /// (`reachable`), or a private address the management cluster cannot reach (`private`: a
+    /// port that accepts and never answers; needs --workload-servers).
+    #[arg(long, value_enum, default_value_t = Endpoints::Reachable)]
+    endpoints: Endpoints,
     /// Directory for the workload servers' certificates and logs (default: a new temporary one).
     #[arg(long)]
     workload_dir: Option<PathBuf>,
@@ -956,12 +995,13 @@ async fn run_aks(args: AksArgs) -> Result<()> {
         });
         (id, secret)
     });
+    check_endpoints(args.workload_servers, args.endpoints)?;
     if args.workload_servers {
         let dir = match &args.workload_dir {
             Some(d) => d.clone(),
             None => std::env::temp_dir().join(format!("aks-emulator-{}", std::process::id())),
         };
-        config.workload = Some(workload_servers(dir, &base).await?);
+        config.workload = Some(workload_servers(dir, &base, args.endpoints).await?);
     }
     let timing = Timing {
         cluster: Delays::uniform(args.cluster_delay),
@@ -1217,6 +1257,11 @@ struct OkeArgs {
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
+    /// What the cloud API publishes as each cluster's endpoint: the workload API server
+    /// (`reachable`), or a private address the management cluster cannot reach (`private`: a
+    /// port that accepts and never answers; needs --workload-servers).
+    #[arg(long, value_enum, default_value_t = Endpoints::Reachable)]
+    endpoints: Endpoints,
     /// Directory for the workload servers' certificates and logs (default: a new temporary one).
     #[arg(long)]
     workload_dir: Option<PathBuf>,
@@ -1277,12 +1322,13 @@ async fn run_oke(args: OkeArgs) -> Result<()> {
             Some((user, fingerprint, path.clone()))
         }
     };
+    check_endpoints(args.workload_servers, args.endpoints)?;
     if args.workload_servers {
         let dir = match &args.workload_dir {
             Some(d) => d.clone(),
             None => std::env::temp_dir().join(format!("oke-emulator-{}", std::process::id())),
         };
-        config.workload = Some(workload_servers(dir, &base).await?);
+        config.workload = Some(workload_servers(dir, &base, args.endpoints).await?);
     }
     let compartment = config.compartments.first().cloned().unwrap_or_default();
     let timing = Timing {

@@ -18,6 +18,11 @@
 //!
 //! Every process is killed when the [`WorkloadServers`] is dropped (the processes are killed on
 //! drop); [`WorkloadServers::shutdown`] stops them gracefully.
+//!
+//! With [`WorkloadServers::private_endpoints`], the servers run as before (the emulator still
+//! writes their Nodes) but the endpoint the cloud API publishes is a private one the management
+//! cluster cannot reach: a loopback port that accepts connections and never answers, as a
+//! private address behind a firewall looks from outside (Cluster API issue #6520).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -105,6 +110,9 @@ pub struct WorkloadServers {
     etcd: OnceCell<Etcd>,
     clusters: Mutex<HashMap<String, Slot>>,
     closed: Mutex<bool>,
+    /// The port of the silent listener every published endpoint names, when endpoints are
+    /// private.
+    private: Option<u16>,
 }
 
 impl std::fmt::Debug for WorkloadServers {
@@ -155,7 +163,47 @@ impl WorkloadServers {
             etcd: OnceCell::new(),
             clusters: Mutex::new(HashMap::new()),
             closed: Mutex::new(false),
+            private: None,
         })
+    }
+
+    /// Publishes every cluster's endpoint as a private one: a loopback port that accepts
+    /// connections, reads what is sent and never answers (a client's TLS handshake hangs until
+    /// its own timeout). The servers still run behind it, reachable by the emulator alone.
+    ///
+    /// # Errors
+    /// When the port cannot be bound; outside a Tokio runtime.
+    pub fn private_endpoints(mut self) -> Result<Self> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    let mut sink = tokio::io::sink();
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(600),
+                        tokio::io::copy(&mut socket, &mut sink),
+                    )
+                    .await;
+                });
+            }
+        });
+        self.private = Some(port);
+        Ok(self)
+    }
+
+    /// What the cloud API publishes of `endpoint`: itself, or the private address.
+    fn published(&self, mut endpoint: WorkloadEndpoint) -> WorkloadEndpoint {
+        if let Some(port) = self.private {
+            endpoint.port = port;
+            endpoint.server = format!("https://{}:{port}", endpoint.host);
+        }
+        endpoint
     }
 
     /// The PEM of the CA that signs every workload server's serving certificate.
@@ -179,7 +227,7 @@ impl WorkloadServers {
         {
             let mut clusters = self.lock_clusters();
             match clusters.get(cluster_id) {
-                Some(Slot::Running(r)) => return Ok(r.endpoint.clone()),
+                Some(Slot::Running(r)) => return Ok(self.published(r.endpoint.clone())),
                 Some(Slot::Starting) => {
                     bail!("workload server for cluster {cluster_id} is already starting")
                 }
@@ -199,7 +247,7 @@ impl WorkloadServers {
         self.lock_clusters()
             .insert(cluster_id.to_string(), Slot::Running(Box::new(running)));
         guard.armed = false;
-        Ok(endpoint)
+        Ok(self.published(endpoint))
     }
 
     /// Stops the workload API server of `cluster_id` (SIGTERM, then SIGKILL after 5 s). Its data
@@ -218,12 +266,13 @@ impl WorkloadServers {
         }
     }
 
-    /// The endpoint of a running cluster.
+    /// The endpoint the cloud API publishes for a running cluster.
     pub fn endpoint(&self, cluster_id: &str) -> Option<WorkloadEndpoint> {
-        match self.lock_clusters().get(cluster_id) {
+        let running = match self.lock_clusters().get(cluster_id) {
             Some(Slot::Running(r)) => Some(r.endpoint.clone()),
             _ => None,
-        }
+        };
+        running.map(|e| self.published(e))
     }
 
     /// The ids of the clusters whose servers run.
