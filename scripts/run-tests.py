@@ -90,6 +90,7 @@ DEFAULT_SECONDS = {
     f"{NEGATIVE} (unbroken toy)": 150,
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,
+    "demo/bench_smoke": 120,
     "provider-aws/control_plane": 70,
     "provider-aws/cluster": 65,
     "provider-aws/machine_pool": 60,

@@ -105,6 +105,11 @@ pub struct EnvOptions {
     pub poll_interval: &'static str,
     /// The clouds to start.
     pub clouds: Vec<Cloud>,
+    /// Back EKS clusters with real workload API servers (~260 MiB each; benchmarks at scale
+    /// turn them off: the provider never reaches into a workload cluster).
+    pub workload_servers: bool,
+    /// Keep kube-apiserver's audit log of writes ([`testbed::Options::audit_writes`]).
+    pub audit_writes: bool,
 }
 
 impl Default for EnvOptions {
@@ -114,6 +119,8 @@ impl Default for EnvOptions {
             pool_delay: 1.0,
             poll_interval: "1s",
             clouds: vec![Cloud::Eks],
+            workload_servers: true,
+            audit_writes: false,
         }
     }
 }
@@ -165,6 +172,8 @@ pub struct Environment {
     aks: Option<AksCloud>,
     oke: Option<OkeCloud>,
     providers: Vec<(Cloud, Child)>,
+    /// Each provider's metrics port.
+    metrics: Vec<(Cloud, u16)>,
     dir: RunDir,
 }
 
@@ -232,9 +241,12 @@ impl Environment {
         let dir = tempfile::Builder::new().prefix("local-capi-").tempdir()?;
         let logs = dir.path().join("logs");
         std::fs::create_dir_all(&logs)?;
-        let plane = ManagementPlane::start(Options::default())
-            .await
-            .context("starting the management plane")?;
+        let plane = ManagementPlane::start(Options {
+            audit_writes: options.audit_writes,
+            ..Options::default()
+        })
+        .await
+        .context("starting the management plane")?;
         let timing = Timing {
             cluster: Delays::uniform(options.cluster_delay),
             pool: Delays::uniform(options.pool_delay),
@@ -248,11 +260,20 @@ impl Environment {
             aks: None,
             oke: None,
             providers: Vec::new(),
+            metrics: Vec::new(),
             dir: RunDir(dir),
         };
         for cloud in &options.clouds {
             match cloud {
-                Cloud::Eks => env.start_eks(timing, &logs, options.poll_interval).await?,
+                Cloud::Eks => {
+                    env.start_eks(
+                        timing,
+                        &logs,
+                        options.poll_interval,
+                        options.workload_servers,
+                    )
+                    .await?;
+                }
                 Cloud::Gke => env.start_gke(timing, &logs, options.poll_interval).await?,
                 Cloud::Aks => env.start_aks(timing, &logs, options.poll_interval).await?,
                 Cloud::Oke => env.start_oke(timing, &logs, options.poll_interval).await?,
@@ -261,7 +282,13 @@ impl Environment {
         Ok(env)
     }
 
-    async fn start_eks(&mut self, timing: Timing, logs: &Path, poll: &str) -> Result<()> {
+    async fn start_eks(
+        &mut self,
+        timing: Timing,
+        logs: &Path,
+        poll: &str,
+        workload_servers: bool,
+    ) -> Result<()> {
         let moto = Moto::start(logs).await.context("starting moto")?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
@@ -272,7 +299,9 @@ impl Environment {
         )?);
         let mut config = EksConfig::new(REGION, "123456789012");
         config.credentials = vec![(ACCESS_KEY_ID.into(), SECRET_ACCESS_KEY.into())];
-        config.workload = Some(workload.clone());
+        if workload_servers {
+            config.workload = Some(workload.clone());
+        }
         config.ec2_endpoint = Some(moto.url().to_string());
         let server = serve_eks(config, timing, listener)
             .await
@@ -295,7 +324,8 @@ impl Environment {
                 ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
             ],
         )?;
-        self.providers.push((Cloud::Eks, provider));
+        self.metrics.push((Cloud::Eks, provider.1));
+        self.providers.push((Cloud::Eks, provider.0));
         self.eks = Some(EksCloud {
             moto,
             server,
@@ -345,7 +375,8 @@ impl Environment {
                 ("GKE_COMPUTE_ENDPOINT", server.url().to_string()),
             ],
         )?;
-        self.providers.push((Cloud::Gke, provider));
+        self.metrics.push((Cloud::Gke, provider.1));
+        self.providers.push((Cloud::Gke, provider.0));
         self.gke = Some(GkeCloud {
             server,
             workload,
@@ -393,7 +424,8 @@ impl Environment {
                 ("AKS_ARM_ENDPOINT", server.url().to_string()),
             ],
         )?;
-        self.providers.push((Cloud::Aks, provider));
+        self.metrics.push((Cloud::Aks, provider.1));
+        self.providers.push((Cloud::Aks, provider.0));
         self.aks = Some(AksCloud { server, workload });
         Ok(())
     }
@@ -437,7 +469,8 @@ impl Environment {
                 ("OCI_ENDPOINT", server.url().to_string()),
             ],
         )?;
-        self.providers.push((Cloud::Oke, provider));
+        self.metrics.push((Cloud::Oke, provider.1));
+        self.providers.push((Cloud::Oke, provider.0));
         self.oke = Some(OkeCloud {
             server,
             workload,
@@ -516,6 +549,14 @@ impl Environment {
     /// The first provider's process id, while it runs.
     pub fn provider_pid(&self) -> Option<u32> {
         self.providers.first().and_then(|(_, p)| p.id())
+    }
+
+    /// A provider's metrics page (Prometheus text).
+    pub fn metrics_url(&self, cloud: Cloud) -> Option<String> {
+        self.metrics
+            .iter()
+            .find(|(c, _)| *c == cloud)
+            .map(|(_, port)| format!("http://127.0.0.1:{port}/metrics"))
     }
 
     /// Fails if a provider process has exited.
@@ -655,20 +696,36 @@ impl Environment {
     }
 }
 
+/// Starts a provider; returns it and its metrics port.
 fn start_provider(
     cloud: Cloud,
     plane: &ManagementPlane,
     logs: &Path,
     poll: &str,
     env: &[(&str, String)],
-) -> Result<Child> {
+) -> Result<(Child, u16)> {
     let binary = provider_binary(cloud)?;
     let log = std::fs::File::create(logs.join(format!("{}.log", cloud.binary())))?;
+    let metrics_port = testbed::process::free_port()?;
+    // Its own user (in system:masters), so the API server's audit log tells its writes apart
+    // from core's.
+    let kubeconfig = logs
+        .parent()
+        .unwrap_or(logs)
+        .join(format!("{}.kubeconfig", cloud.binary()));
+    testbed::write_kubeconfig(
+        &kubeconfig,
+        plane.server(),
+        plane.ca().cert_pem(),
+        &testbed::KubeconfigAuth::ClientCertificate(
+            plane.ca().client(cloud.binary(), Some("system:masters"))?,
+        ),
+    )?;
     let mut command = testbed::process::command(&binary);
     command
         .args([
             "--metrics-bind-address",
-            "0",
+            &format!("127.0.0.1:{metrics_port}"),
             "--health-probe-bind-address",
             "0",
             "--poll-interval",
@@ -676,7 +733,7 @@ fn start_provider(
         ])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("KUBECONFIG", plane.kubeconfig_path())
+        .env("KUBECONFIG", &kubeconfig)
         .env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
@@ -690,5 +747,5 @@ fn start_provider(
         .stderr(log)
         .spawn()
         .with_context(|| format!("starting {}", binary.display()))?;
-    Ok(child)
+    Ok((child, metrics_port))
 }

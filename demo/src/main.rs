@@ -145,6 +145,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
         pool_delay: args.pool_delay,
         poll_interval: "2s",
         clouds: clouds.clone(),
+        ..EnvOptions::default()
     };
     let mut env = Environment::start(options).await?;
     println!(

@@ -44,6 +44,10 @@ pub struct Options {
     pub capi_feature_gates: String,
     /// Prebuilt assets; `None` finds or builds them (see [`Assets::locate`]).
     pub assets: Option<Assets>,
+    /// Write kube-apiserver's audit log of every write (verbs other than get, list and watch,
+    /// at the Metadata level: who, user agent, verb, URI with its `fieldManager`, response
+    /// code) to [`ManagementPlane::audit_log`], for benchmarks that count writes by client.
+    pub audit_writes: bool,
 }
 
 impl Default for Options {
@@ -53,9 +57,21 @@ impl Default for Options {
             capi: true,
             capi_feature_gates: "MachinePool=true,ClusterTopology=true".to_string(),
             assets: None,
+            audit_writes: false,
         }
     }
 }
+
+/// The audit policy of [`Options::audit_writes`]: every write at the Metadata level, nothing
+/// else (reads would drown the log).
+const AUDIT_WRITES_POLICY: &str = "apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    verbs: [get, list, watch]
+  - level: Metadata
+";
 
 /// Addresses of a running kube-apiserver with its own etcd.
 #[derive(Debug)]
@@ -123,7 +139,7 @@ impl ManagementPlane {
             apiserver_args: Vec::new(),
             apiserver_starts: 0,
         };
-        plane.start_etcd_and_apiserver().await?;
+        plane.start_etcd_and_apiserver(options.audit_writes).await?;
         if options.controller_manager {
             plane.start_controller_manager().await?;
         }
@@ -133,7 +149,7 @@ impl ManagementPlane {
         Ok(plane)
     }
 
-    async fn start_etcd_and_apiserver(&mut self) -> Result<()> {
+    async fn start_etcd_and_apiserver(&mut self, audit_writes: bool) -> Result<()> {
         let logs = self.log_dir().to_path_buf();
         let etcd_port = free_port()?;
         let peer_port = free_port()?;
@@ -182,7 +198,7 @@ impl ManagementPlane {
 
         let port = free_port()?;
         let server = format!("https://127.0.0.1:{port}");
-        let args = vec![
+        let mut args = vec![
             format!("--etcd-servers={etcd_url}"),
             "--etcd-prefix=/management".into(),
             format!("--cert-dir={}", pki_dir.display()),
@@ -214,6 +230,18 @@ impl ManagementPlane {
             "--endpoint-reconciler-type=none".into(),
             "--v=1".into(),
         ];
+        if audit_writes {
+            let policy = self.path.join("audit-policy.yaml");
+            std::fs::write(&policy, AUDIT_WRITES_POLICY)?;
+            args.extend([
+                format!("--audit-policy-file={}", policy.display()),
+                format!("--audit-log-path={}", self.audit_log().display()),
+                "--audit-log-format=json".into(),
+                "--audit-log-mode=batch".into(),
+                "--audit-log-batch-max-wait=1s".into(),
+                "--audit-log-maxsize=0".into(),
+            ]);
+        }
         self.processes.push(Process::spawn(
             "kube-apiserver",
             &self.assets.kube_apiserver(),
@@ -510,6 +538,12 @@ impl ManagementPlane {
     /// The run's directory (certificates, kubeconfig, logs).
     pub fn dir(&self) -> &Path {
         &self.path
+    }
+
+    /// kube-apiserver's audit log of writes (JSON lines; written with
+    /// [`Options::audit_writes`]).
+    pub fn audit_log(&self) -> PathBuf {
+        self.log_dir().join("audit.log")
     }
 
     /// Where each component's log is written (`<name>.log`).

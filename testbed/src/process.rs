@@ -320,6 +320,26 @@ pub async fn http_status(port: u16, path: &str) -> Result<u16> {
         .with_context(|| format!("no HTTP status in {line:?}"))
 }
 
+/// A plain-HTTP GET on loopback returning the body (for metrics pages). Sent as HTTP/1.0, so
+/// the answer is never chunked. Fails on a status other than 200.
+pub async fn http_get(port: u16, path: &str) -> Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, rest) = text
+        .split_once("\r\n\r\n")
+        .with_context(|| format!("no HTTP answer from 127.0.0.1:{port}{path}"))?;
+    let status = head.split_whitespace().nth(1).unwrap_or_default();
+    if status != "200" {
+        bail!("GET {path}: HTTP {status}: {rest}");
+    }
+    Ok(rest.to_string())
+}
+
 /// A plain-HTTP POST of a JSON body on loopback; returns the response body (for etcd's JSON
 /// gateway). Sent as HTTP/1.0, so the answer is never chunked. Fails on a status other than 200.
 pub async fn http_post_json(port: u16, path: &str, body: &str) -> Result<String> {

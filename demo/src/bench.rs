@@ -1,0 +1,756 @@
+//! The benchmark of `shared/design/performance.md` for the EKS provider: one run against the
+//! real management plane, moto and the EKS emulator (zero provisioning delay, workload API
+//! servers off: the provider never reaches into a workload cluster), writing one JSON file and an
+//! SVG plot per scaling figure. Figures are reported, never asserted.
+//!
+//! What one run measures, in order:
+//! - **P1** the provider's resident memory with no cluster;
+//! - **P11** apply → Cluster `Provisioned` for one cluster, and **P12** the cloud calls (EC2 and
+//!   EKS, from the provider's `capi_provider_cloud_calls_total`) until that cluster and its pool
+//!   are ready;
+//! - for each size N (cumulative): N clusters in all, the new ones applied at once, timed to all
+//!   ready (**P4** at the largest size); resident memory after each (**P2**: the slope of a
+//!   least-squares line through them, the idle point left out: the first cluster also pays for
+//!   what is loaded once);
+//! - at rest, over `rest`: cloud reads and writes per cluster per hour (**P7**), the provider's
+//!   writes to kube-apiserver (**P8**, from its audit log: the provider runs as its own user;
+//!   kubeconfig Secret refreshes counted apart), its CPU (**P10**, from `/proc/<pid>/stat`);
+//! - **P3**: kube-apiserver restarted (every watch drops and relists), resident memory sampled
+//!   every 100 ms for 30 s: its peak against the steady value before.
+//!
+//! Not measured here yet (the JSON says so): P5, P6, P9, and the Go peer.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::{Value, json};
+
+use crate::env::{Cloud, EnvOptions, Environment};
+
+/// What a benchmark run does.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Cumulative cluster counts (each cluster: Cluster, EKSCluster with its own network,
+    /// EKSControlPlane, one MachinePool and EKSMachinePool of one node, their Secrets).
+    pub sizes: Vec<usize>,
+    /// How long the settled clusters are watched at rest (P7, P8, P10).
+    pub rest: Duration,
+    /// The provider's `--poll-interval` (its default is 30s).
+    pub poll_interval: String,
+    /// Restart kube-apiserver and sample the peak (P3).
+    pub relist: bool,
+    /// How long one size may take to be ready.
+    pub timeout: Duration,
+    /// Where the JSON and the plots go.
+    pub out: PathBuf,
+}
+
+/// One point of the scaling series.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    clusters: usize,
+    rss_mib: f64,
+    seconds_to_ready: f64,
+}
+
+/// Runs the benchmark; writes `<out>/eks-bench.json`, `eks-rss.svg`, `eks-time.svg` and
+/// returns the JSON.
+///
+/// # Errors
+/// When the environment does not start, the provider exits, or a size is not ready in time.
+pub async fn run(options: &BenchOptions) -> Result<Value> {
+    let started_at = jiff::Timestamp::now();
+    // The environment keeps the interval for the provider's whole life.
+    let poll: &'static str = Box::leak(options.poll_interval.clone().into_boxed_str());
+    let mut env = Environment::start(EnvOptions {
+        cluster_delay: 0.0,
+        pool_delay: 0.0,
+        poll_interval: poll,
+        clouds: vec![Cloud::Eks],
+        workload_servers: false,
+        audit_writes: true,
+    })
+    .await?;
+    let outcome = measure(&mut env, options).await;
+    let dir = env.dir().to_path_buf();
+    if outcome.is_err() {
+        eprintln!(
+            "bench: logs in {} (kept with TESTBED_KEEP=1)",
+            dir.join("logs").display()
+        );
+    }
+    env.stop().await;
+    let (figures, series) = outcome?;
+    let report = json!({
+        "provider": "eks",
+        "providerBinary": crate::env::provider_binary(Cloud::Eks)?.display().to_string(),
+        "date": started_at.to_string(),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "machine": machine(),
+        "settings": {
+            "sizes": options.sizes,
+            "restSeconds": options.rest.as_secs_f64(),
+            "pollInterval": options.poll_interval,
+            "cloudDelaySeconds": 0,
+            "workloadServers": false,
+            "poolsPerCluster": 1,
+            "nodesPerPool": 1,
+        },
+        "figures": figures,
+        "series": series.iter().map(|p| json!({
+            "clusters": p.clusters,
+            "rssMiB": round(p.rss_mib),
+            "secondsToReady": round(p.seconds_to_ready),
+        })).collect::<Vec<_>>(),
+        "notMeasured": [
+            "P5 cloud ACTIVE → ControlPlane initialized, p50/p99 with 100 at once",
+            "P6 200 clusters with a 14-minute emulated delay",
+            "P9 10 % of calls answered 429 with Retry-After (the fault suite covers its oracle)",
+            "the Go peer (CAPA v2.13.0) on the same bed",
+        ],
+    });
+    std::fs::create_dir_all(&options.out)?;
+    std::fs::write(
+        options.out.join("eks-bench.json"),
+        serde_json::to_string_pretty(&report)?,
+    )?;
+    let rss: Vec<(f64, f64)> = series
+        .iter()
+        .map(|p| (p.clusters as f64, p.rss_mib))
+        .collect();
+    let time: Vec<(f64, f64)> = series
+        .iter()
+        .map(|p| (p.clusters as f64, p.seconds_to_ready))
+        .collect();
+    std::fs::write(
+        options.out.join("eks-rss.svg"),
+        svg_plot(
+            "provider-aws resident memory",
+            "clusters",
+            "RSS (MiB)",
+            &rss,
+        ),
+    )?;
+    std::fs::write(
+        options.out.join("eks-time.svg"),
+        svg_plot(
+            "clusters applied at once → all ready",
+            "clusters in all",
+            "seconds",
+            &time,
+        ),
+    )?;
+    Ok(report)
+}
+
+async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value, Vec<Point>)> {
+    let started_at = jiff::Timestamp::now();
+    let pid = env.provider_pid().context("the provider is not running")?;
+    let metrics = env
+        .metrics_url(Cloud::Eks)
+        .context("the provider has no metrics page")?;
+    let client = env.plane.client().await?;
+
+    // P1.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let idle = rss_mib(pid)?;
+    eprintln!("bench: P1 idle RSS {idle:.1} MiB");
+
+    // P11, P12: one cluster.
+    let calls_before = cloud_calls(&metrics).await?;
+    let one = "bench-one";
+    test_namespace(&client, one).await?;
+    let yaml = env.generate_cluster("one", one, "v1.31.0", 1).await?;
+    let start = Instant::now();
+    env.apply_yaml(&yaml, one).await?;
+    let mut provisioned = None;
+    loop {
+        env.ensure_provider_running()?;
+        let state = readiness(&client, one).await?;
+        if provisioned.is_none() && state.provisioned == 1 {
+            provisioned = Some(start.elapsed().as_secs_f64());
+        }
+        if state.ready == 1 {
+            break;
+        }
+        if start.elapsed() > options.timeout {
+            anyhow::bail!("one cluster was not ready within {:?}", options.timeout);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let one_ready = start.elapsed().as_secs_f64();
+    let one_calls = diff(&calls_before, &cloud_calls(&metrics).await?);
+    let p11 = provisioned.unwrap_or(one_ready);
+    eprintln!(
+        "bench: P11 one cluster Provisioned after {p11:.1}s (ready {one_ready:.1}s), P12 {} cloud calls",
+        one_calls.values().sum::<u64>()
+    );
+
+    // P2, P4: the sizes.
+    let ns = "bench";
+    test_namespace(&client, ns).await?;
+    let mut series = vec![Point {
+        clusters: 0,
+        rss_mib: idle,
+        seconds_to_ready: 0.0,
+    }];
+    let mut made = 0;
+    for &size in &options.sizes {
+        if size <= made {
+            continue;
+        }
+        let mut yaml = String::new();
+        for i in made..size {
+            yaml.push_str(
+                &env.generate_cluster(&format!("c{i}"), ns, "v1.31.0", 1)
+                    .await?,
+            );
+            yaml.push_str("\n---\n");
+        }
+        let start = Instant::now();
+        env.apply_yaml(&yaml, ns).await?;
+        loop {
+            env.ensure_provider_running()?;
+            let state = readiness(&client, ns).await?;
+            if state.ready == size {
+                break;
+            }
+            if start.elapsed() > options.timeout {
+                anyhow::bail!(
+                    "{} of {size} clusters ready after {:?}",
+                    state.ready,
+                    options.timeout
+                );
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        made = size;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let rss = rss_mib(pid)?;
+        eprintln!(
+            "bench: {size} clusters: {} new ready after {seconds:.1}s, RSS {rss:.1} MiB",
+            size - series.last().map_or(0, |p| p.clusters)
+        );
+        series.push(Point {
+            clusters: size,
+            rss_mib: rss,
+            seconds_to_ready: seconds,
+        });
+    }
+    let total = made + 1;
+
+    // P7, P8, P10: at rest. What the last pass of each object still writes settles first.
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let calls_from = cloud_calls(&metrics).await?;
+    let cpu_from = cpu_seconds(pid)?;
+    let window_from = jiff::Timestamp::now();
+    let clock = Instant::now();
+    tokio::time::sleep(options.rest).await;
+    let seconds = clock.elapsed().as_secs_f64();
+    let window_to = jiff::Timestamp::now();
+    let cpu = cpu_seconds(pid)? - cpu_from;
+    let at_rest = diff(&calls_from, &cloud_calls(&metrics).await?);
+    // The audit log is written in batches of up to a second.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let writes = audit_writes(
+        &env.plane.audit_log(),
+        Cloud::Eks.binary(),
+        window_from,
+        window_to,
+    )?;
+    // The same count over the creations: it shows the log sees the provider's writes at all.
+    let writes_creating: u64 = audit_writes(
+        &env.plane.audit_log(),
+        Cloud::Eks.binary(),
+        started_at,
+        window_from,
+    )?
+    .values()
+    .sum();
+    let (reads, cloud_writes) = split_reads(&at_rest);
+    let per_cluster_hour = |n: u64| round(n as f64 / total as f64 * 3600.0 / seconds);
+    let kubeconfig_refreshes: u64 = writes
+        .iter()
+        .filter(|(what, _)| what.starts_with("secrets "))
+        .map(|(_, n)| n)
+        .sum();
+    let api_writes: u64 = writes.values().sum::<u64>() - kubeconfig_refreshes;
+    eprintln!(
+        "bench: at rest {seconds:.0}s with {total} clusters: {reads} cloud reads, {cloud_writes} cloud writes, {api_writes} API writes (+{kubeconfig_refreshes} kubeconfig), {:.1} mCPU",
+        cpu / seconds * 1000.0
+    );
+
+    // P3.
+    let relist = if options.relist {
+        let steady = rss_mib(pid)?;
+        let sampler = tokio::spawn(async move {
+            let mut peak = 0.0f64;
+            let until = Instant::now() + Duration::from_secs(40);
+            while Instant::now() < until {
+                peak = peak.max(rss_mib(pid).unwrap_or(0.0));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            peak
+        });
+        let down = env
+            .plane
+            .restart_apiserver(Duration::from_secs(2), false)
+            .await?;
+        let peak = sampler.await?;
+        env.ensure_provider_running()?;
+        eprintln!(
+            "bench: P3 steady {steady:.1} MiB, peak {peak:.1} MiB across a kube-apiserver restart"
+        );
+        json!({
+            "steadyRssMiB": round(steady),
+            "peakRssMiB": round(peak),
+            "ratio": round(peak / steady),
+            "apiServerDownSeconds": round(down.as_secs_f64()),
+        })
+    } else {
+        Value::Null
+    };
+
+    // The slope is taken over the sizes, not from the idle point: the first cluster also pays
+    // for what a provider loads once (cloud clients, caches), which P1 and this keep apart.
+    let sized: Vec<(f64, f64)> = series
+        .iter()
+        .filter(|p| p.clusters > 0)
+        .map(|p| (p.clusters as f64, p.rss_mib))
+        .collect();
+    let slope = slope(&sized);
+    let largest = series.last().copied();
+    let figures = json!({
+        "P1": {"idleRssMiB": round(idle), "target": "≤ 12 MiB"},
+        "P2": {
+            "rssSlopeMiBPerCluster": slope.map(round),
+            "from": series.get(1).map(|p| p.clusters),
+            "to": largest.map(|p| p.clusters),
+            "target": "≤ 0.15 MiB per cluster",
+        },
+        "P3": relist,
+        "P4": {
+            "clusters": largest.map(|p| p.clusters),
+            "secondsToReady": largest.map(|p| round(p.seconds_to_ready)),
+            "target": "1,000 clusters ≤ 10 min",
+        },
+        "P7": {
+            "cloudReadsPerClusterHour": per_cluster_hour(reads),
+            "cloudWritesAtRest": cloud_writes,
+            "byOperation": at_rest,
+            "target": "≤ 6 reads, 0 writes",
+        },
+        "P8": {
+            "apiWritesAtRest": api_writes,
+            "kubeconfigRefreshes": kubeconfig_refreshes,
+            "writesWhileCreating": writes_creating,
+            "byResource": writes,
+            "windowSeconds": round(seconds),
+            "clusters": total,
+            "target": "0 (kubeconfig refreshes excepted and counted)",
+        },
+        "P10": {"mCpuAtRest": round(cpu / seconds * 1000.0), "target": "≤ 50 mCPU"},
+        "P11": {"applyToProvisionedSeconds": round(p11), "applyToReadySeconds": round(one_ready), "target": "≤ 10 s"},
+        "P12": {
+            "cloudCallsOneCluster": one_calls.values().sum::<u64>(),
+            "byOperation": one_calls,
+            "target": "≤ 40",
+        },
+    });
+    Ok((figures, series))
+}
+
+/// How many clusters of a namespace are `Provisioned` (with the control plane initialized),
+/// and how many also have every pool `Ready`.
+#[derive(Debug, Default)]
+struct Readiness {
+    provisioned: usize,
+    ready: usize,
+}
+
+async fn readiness(client: &kube::Client, ns: &str) -> Result<Readiness> {
+    let api = |group: &str, version: &str, kind: &str| -> Api<DynamicObject> {
+        Api::namespaced_with(
+            client.clone(),
+            ns,
+            &ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)),
+        )
+    };
+    let clusters = api("cluster.x-k8s.io", "v1beta2", "Cluster")
+        .list(&ListParams::default())
+        .await?;
+    let pools = api(
+        "infrastructure.cluster.x-k8s.io",
+        "v1alpha1",
+        "EKSMachinePool",
+    )
+    .list(&ListParams::default())
+    .await?;
+    let mut pools_ready: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for p in &pools {
+        let cluster = p
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(contract::capi::CLUSTER_NAME_LABEL))
+            .cloned()
+            .unwrap_or_default();
+        let entry = pools_ready.entry(cluster).or_default();
+        entry.0 += 1;
+        if condition_true(&p.data, "Ready") {
+            entry.1 += 1;
+        }
+    }
+    let mut out = Readiness::default();
+    for c in &clusters {
+        let status = &c.data["status"];
+        if status["phase"] != "Provisioned"
+            || status["initialization"]["controlPlaneInitialized"] != true
+        {
+            continue;
+        }
+        out.provisioned += 1;
+        let name = c.metadata.name.clone().unwrap_or_default();
+        if pools_ready
+            .get(&name)
+            .is_some_and(|(all, ready)| *all > 0 && all == ready)
+        {
+            out.ready += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn condition_true(obj: &Value, type_: &str) -> bool {
+    obj["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == type_ && c["status"] == "True")
+}
+
+async fn test_namespace(client: &kube::Client, name: &str) -> Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+    match api.create(&Default::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `capi_provider_cloud_calls_total` by `service/operation`, every outcome summed.
+async fn cloud_calls(url: &str) -> Result<BTreeMap<String, u64>> {
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .with_context(|| format!("no port in {url}"))?;
+    let text = testbed::process::http_get(port, "/metrics").await?;
+    Ok(parse_cloud_calls(&text))
+}
+
+fn parse_cloud_calls(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("capi_provider_cloud_calls_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.split_once("} ") else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=\"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let count = value.trim().parse::<f64>().unwrap_or(0.0) as u64;
+        *out.entry(format!("{}/{}", label("service"), label("operation")))
+            .or_insert(0) += count;
+    }
+    out
+}
+
+fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.saturating_sub(before.get(k).copied().unwrap_or(0)),
+            )
+        })
+        .filter(|(_, v)| *v > 0)
+        .collect()
+}
+
+/// (reads, writes): an operation that describes, lists or gets is a read.
+fn split_reads(calls: &BTreeMap<String, u64>) -> (u64, u64) {
+    let mut reads = 0;
+    let mut writes = 0;
+    for (key, n) in calls {
+        let op = key.rsplit('/').next().unwrap_or_default();
+        if ["Describe", "List", "Get"]
+            .iter()
+            .any(|p| op.starts_with(p))
+        {
+            reads += n;
+        } else {
+            writes += n;
+        }
+    }
+    (reads, writes)
+}
+
+/// The writes `user` made between `from` and `to`, by `<resource> <verb>` (with `/status` for
+/// the status subresource), from kube-apiserver's audit log.
+fn audit_writes(
+    log: &Path,
+    user: &str,
+    from: jiff::Timestamp,
+    to: jiff::Timestamp,
+) -> Result<BTreeMap<String, u64>> {
+    let text = std::fs::read_to_string(log)
+        .with_context(|| format!("reading the audit log {}", log.display()))?;
+    Ok(count_audit_writes(&text, user, from, to))
+}
+
+fn count_audit_writes(
+    text: &str,
+    user: &str,
+    from: jiff::Timestamp,
+    to: jiff::Timestamp,
+) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if event["stage"] != "ResponseComplete" || event["user"]["username"] != user {
+            continue;
+        }
+        let Some(at) = event["stageTimestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        else {
+            continue;
+        };
+        if at < from || at > to {
+            continue;
+        }
+        let resource = event["objectRef"]["resource"].as_str().unwrap_or("?");
+        let sub = event["objectRef"]["subresource"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("/{s}"))
+            .unwrap_or_default();
+        let verb = event["verb"].as_str().unwrap_or("?");
+        *out.entry(format!("{resource}{sub} {verb}")).or_insert(0) += 1;
+    }
+    out
+}
+
+/// The slope of the least-squares line through `points`.
+fn slope(points: &[(f64, f64)]) -> Option<f64> {
+    if points.len() < 2 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn rss_mib(pid: u32) -> Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .context("no VmRSS")?;
+    Ok(kib / 1024.0)
+}
+
+/// User + system CPU seconds of `pid` (`/proc/<pid>/stat`, in clock ticks of 1/100 s, Linux's
+/// USER_HZ).
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    cpu_from_stat(&stat).context("unreadable /proc/<pid>/stat")
+}
+
+fn cpu_from_stat(stat: &str) -> Option<f64> {
+    // Fields after the command's closing parenthesis start at field 3 (state); utime and stime
+    // are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+fn machine() -> Value {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        .unwrap_or_default();
+    json!({
+        "cpus": std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
+        "cpuModel": cpu_model,
+        "memoryGiB": round(mem_kib / 1024.0 / 1024.0),
+        "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+    })
+}
+
+/// A line plot of `points` with labelled axes, as a standalone SVG document.
+pub fn svg_plot(title: &str, x_label: &str, y_label: &str, points: &[(f64, f64)]) -> String {
+    let (w, h, left, bottom, top, right) = (640.0, 400.0, 70.0, 50.0, 40.0, 20.0);
+    let x_max = points.iter().map(|p| p.0).fold(1.0f64, f64::max);
+    let y_max = points.iter().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
+    let sx = |x: f64| left + x / x_max * (w - left - right);
+    let sy = |y: f64| h - bottom - y / y_max * (h - bottom - top);
+    let path: Vec<String> = points
+        .iter()
+        .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+        .collect();
+    let dots: String = points
+        .iter()
+        .map(|&(x, y)| {
+            format!(
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{y:.1}</text>",
+                sx(x),
+                sy(y),
+                sx(x) + 4.0,
+                sy(y) - 4.0
+            )
+        })
+        .collect();
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\">\
+<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
+<text x=\"{left}\" y=\"24\" font-size=\"14\">{}</text>\
+<line x1=\"{left}\" y1=\"{y0}\" x2=\"{x1}\" y2=\"{y0}\" stroke=\"black\"/>\
+<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{y0}\" stroke=\"black\"/>\
+<text x=\"{xm}\" y=\"{xl}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
+<text x=\"16\" y=\"{ym}\" font-size=\"12\" transform=\"rotate(-90 16 {ym})\" text-anchor=\"middle\">{}</text>\
+<text x=\"{left}\" y=\"{xt}\" font-size=\"10\">0</text>\
+<text x=\"{x1}\" y=\"{xt}\" font-size=\"10\" text-anchor=\"end\">{x_max}</text>\
+<text x=\"{yt}\" y=\"{top}\" font-size=\"10\" text-anchor=\"end\">{y_max:.1}</text>\
+<polyline fill=\"none\" stroke=\"steelblue\" stroke-width=\"2\" points=\"{}\"/>\
+<g fill=\"steelblue\">{dots}</g></svg>\n",
+        escape(title),
+        escape(x_label),
+        escape(y_label),
+        path.join(" "),
+        y0 = h - bottom,
+        x1 = w - right,
+        xm = (left + w - right) / 2.0,
+        xl = h - 12.0,
+        ym = (top + h - bottom) / 2.0,
+        xt = h - bottom + 14.0,
+        yt = left - 4.0,
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cloud_calls_are_summed_over_outcomes_and_split_into_reads_and_writes() {
+        let text = "# HELP capi_provider_cloud_calls_total x\n\
+capi_provider_cloud_calls_total{service=\"ec2\",operation=\"DescribeVpcs\",outcome=\"success\"} 4\n\
+capi_provider_cloud_calls_total{service=\"ec2\",operation=\"DescribeVpcs\",outcome=\"throttled\"} 1\n\
+capi_provider_cloud_calls_total{service=\"eks\",operation=\"CreateCluster\",outcome=\"success\"} 1\n\
+capi_provider_reconciles_total{kind=\"EKSCluster\"} 9\n";
+        let calls = parse_cloud_calls(text);
+        assert_eq!(calls["ec2/DescribeVpcs"], 5);
+        assert_eq!(calls["eks/CreateCluster"], 1);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(split_reads(&calls), (5, 1));
+        let later: BTreeMap<String, u64> = [
+            ("ec2/DescribeVpcs".to_string(), 7),
+            ("eks/CreateCluster".into(), 1),
+        ]
+        .into();
+        assert_eq!(
+            diff(&calls, &later),
+            [("ec2/DescribeVpcs".to_string(), 2)].into()
+        );
+    }
+
+    #[test]
+    fn audit_writes_count_one_user_in_the_window() {
+        let line = |user: &str, at: &str, resource: &str, sub: &str| {
+            json!({"stage": "ResponseComplete", "user": {"username": user}, "verb": "patch",
+                "stageTimestamp": at,
+                "objectRef": {"resource": resource, "subresource": sub}})
+            .to_string()
+        };
+        let text = [
+            line(
+                "provider-aws",
+                "2026-12-03T10:00:05Z",
+                "ekscontrolplanes",
+                "status",
+            ),
+            line("provider-aws", "2026-12-03T10:00:06Z", "secrets", ""),
+            line("admin", "2026-12-03T10:00:06Z", "clusters", "status"),
+            line("provider-aws", "2026-12-03T10:01:00Z", "secrets", ""),
+            "not json".to_string(),
+        ]
+        .join("\n");
+        let counted = count_audit_writes(
+            &text,
+            "provider-aws",
+            "2026-12-03T10:00:00Z".parse().unwrap(),
+            "2026-12-03T10:00:30Z".parse().unwrap(),
+        );
+        assert_eq!(
+            counted,
+            [
+                ("ekscontrolplanes/status patch".to_string(), 1),
+                ("secrets patch".to_string(), 1)
+            ]
+            .into()
+        );
+    }
+
+    #[test]
+    fn slope_cpu_and_plot() {
+        assert_eq!(slope(&[(0.0, 10.0), (10.0, 12.0), (20.0, 14.0)]), Some(0.2));
+        assert_eq!(slope(&[(1.0, 1.0)]), None);
+        let stat = "1234 (provider aws) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0";
+        assert_eq!(cpu_from_stat(stat), Some(3.0));
+        let svg = svg_plot("a <b>", "x", "y", &[(0.0, 1.0), (10.0, 5.0)]);
+        assert!(svg.starts_with("<svg") && svg.contains("a &lt;b&gt;"));
+        assert!(svg.contains("<polyline"));
+    }
+}

@@ -1,0 +1,57 @@
+//! `bench`: the benchmark of `shared/design/performance.md` for the EKS provider (module docs of
+//! `demo::bench`). Build release binaries first, so the provider measured is the one users run:
+//!
+//!     cargo build --release -p provider-aws -p demo
+//!     target/release/bench --sizes 100,200,400 --rest-seconds 600
+//!
+//! Writes `<out>/eks-bench.json`, `eks-rss.svg` and `eks-time.svg` and prints the JSON.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(
+    name = "bench",
+    about = "P1–P4, P7, P8, P10–P12 of performance.md for the EKS provider"
+)]
+struct Args {
+    /// Cumulative cluster counts, comma-separated (each size adds clusters up to it, applied at
+    /// once).
+    #[arg(long, value_delimiter = ',', default_values_t = [10, 25])]
+    sizes: Vec<usize>,
+    /// Seconds the settled clusters are watched at rest (P7, P8, P10).
+    #[arg(long, default_value_t = 600)]
+    rest_seconds: u64,
+    /// The provider's --poll-interval (its default: 30s).
+    #[arg(long, default_value = "30s")]
+    poll_interval: String,
+    /// Skip P3 (kube-apiserver restarted, peak memory across the relist).
+    #[arg(long)]
+    no_relist: bool,
+    /// Seconds one size may take to be ready.
+    #[arg(long, default_value_t = 3600)]
+    timeout_seconds: u64,
+    /// Where the JSON and plots go.
+    #[arg(long, default_value = "target/bench")]
+    out: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let report = demo::bench::run(&demo::bench::BenchOptions {
+        sizes: args.sizes,
+        rest: Duration::from_secs(args.rest_seconds),
+        poll_interval: args.poll_interval,
+        relist: !args.no_relist,
+        timeout: Duration::from_secs(args.timeout_seconds),
+        out: args.out.clone(),
+    })
+    .await?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    eprintln!("bench: wrote {}", args.out.join("eks-bench.json").display());
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! The benchmark's smoke size, so the command cannot rot: `bench --sizes 1,2 --rest-seconds 20`
+//! with debug builds. It checks that every figure the command claims was measured (numbers, not
+//! their values: speed is reported by the benchmark, never asserted by a test).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[test]
+fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
+    let out = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args([
+            "--sizes",
+            "1,2",
+            "--rest-seconds",
+            "20",
+            "--poll-interval",
+            "1s",
+            "--timeout-seconds",
+            "300",
+            "--out",
+        ])
+        .arg(out.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "bench failed: {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("eks-bench.json")).unwrap())
+            .unwrap();
+    let f = &report["figures"];
+    for (figure, field) in [
+        ("P1", "idleRssMiB"),
+        ("P2", "rssSlopeMiBPerCluster"),
+        ("P3", "peakRssMiB"),
+        ("P4", "secondsToReady"),
+        ("P7", "cloudReadsPerClusterHour"),
+        ("P7", "cloudWritesAtRest"),
+        ("P8", "apiWritesAtRest"),
+        ("P10", "mCpuAtRest"),
+        ("P11", "applyToProvisionedSeconds"),
+        ("P12", "cloudCallsOneCluster"),
+    ] {
+        assert!(f[figure][field].is_number(), "{figure}.{field}: {f}");
+    }
+    assert!(f["P1"]["idleRssMiB"].as_f64().unwrap() > 0.0, "{f}");
+    // The audit log tells the provider's writes apart (else P8's count proves nothing).
+    assert!(f["P8"]["writesWhileCreating"].as_u64().unwrap() > 0, "{f}");
+    // One cluster's creation reached both clouds' APIs.
+    let calls = f["P12"]["byOperation"].as_object().unwrap();
+    assert!(calls.keys().any(|k| k.starts_with("eks/")), "{calls:?}");
+    assert!(calls.keys().any(|k| k.starts_with("ec2/")), "{calls:?}");
+    assert_eq!(
+        report["series"].as_array().unwrap().len(),
+        3,
+        "0, 1, 2 clusters"
+    );
+    for plot in ["eks-rss.svg", "eks-time.svg"] {
+        let svg = std::fs::read_to_string(out.path().join(plot)).unwrap();
+        assert!(svg.contains("<polyline"), "{plot}");
+    }
+}
