@@ -337,16 +337,44 @@ pub async fn delete(api: &ArmApi, request: &DeleteRequest, timeout: Duration) ->
             answer["error"]["message"]
         );
     }
+    // ARM gives a resource no identity beyond its path, so a pool the provider made again in
+    // the moment between two reads would look like the deleted one: what is seen again in a
+    // state other than Deleting (which ARM never leaves but by removal) is the new one.
     loop {
-        let (status, _) = api
+        let (status, answer) = api
             .call(reqwest::Method::GET, &path, CONTAINER_API_VERSION, None)
             .await?;
-        if status == 404 {
+        if status == 404 || gone_or_made_again(status, &answer) {
             return Ok(name);
         }
         if tokio::time::Instant::now() >= deadline {
             bail!("{path} was still there {timeout:?} after its deletion");
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Whether a read after an accepted DELETE shows the resource gone, or made again: any
+/// provisioning state but `Deleting`.
+fn gone_or_made_again(status: u16, answer: &serde_json::Value) -> bool {
+    status == 404
+        || ((200..300).contains(&status)
+            && answer["properties"]["provisioningState"]
+                .as_str()
+                .is_some_and(|s| s != "Deleting"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_made_again_between_two_reads_counts_as_deleted() {
+        let state = |s: &str| serde_json::json!({"properties": {"provisioningState": s}});
+        assert!(gone_or_made_again(404, &serde_json::Value::Null));
+        assert!(!gone_or_made_again(200, &state("Deleting")));
+        assert!(gone_or_made_again(200, &state("Creating")));
+        assert!(gone_or_made_again(200, &state("Succeeded")));
+        assert!(!gone_or_made_again(500, &state("Creating")));
     }
 }
