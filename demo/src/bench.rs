@@ -117,32 +117,33 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
         options.out.join("eks-bench.json"),
         serde_json::to_string_pretty(&report)?,
     )?;
-    let rss: Vec<(f64, f64)> = series
-        .iter()
-        .map(|p| (p.clusters as f64, p.rss_mib))
-        .collect();
-    let time: Vec<(f64, f64)> = series
-        .iter()
-        .map(|p| (p.clusters as f64, p.seconds_to_ready))
-        .collect();
-    std::fs::write(
-        options.out.join("eks-rss.svg"),
-        svg_plot(
+    let plots = [
+        (
+            "eks-rss.svg",
             "provider-aws resident memory",
             "clusters",
             "RSS (MiB)",
-            &rss,
+            series.iter().map(|p| p.rss_mib).collect::<Vec<_>>(),
         ),
-    )?;
-    std::fs::write(
-        options.out.join("eks-time.svg"),
-        svg_plot(
+        (
+            "eks-time.svg",
             "clusters applied at once → all ready",
             "clusters in all",
             "seconds",
-            &time,
+            series.iter().map(|p| p.seconds_to_ready).collect(),
         ),
-    )?;
+    ];
+    for (file, title, x_label, y_label, ys) in plots {
+        let points: Vec<(f64, f64)> = series
+            .iter()
+            .zip(ys)
+            .map(|(p, y)| (p.clusters as f64, y))
+            .collect();
+        std::fs::write(
+            options.out.join(file),
+            svg_plot(title, x_label, y_label, &points),
+        )?;
+    }
     Ok(report)
 }
 

@@ -323,9 +323,14 @@ pub async fn http_status(port: u16, path: &str) -> Result<u16> {
 /// A plain-HTTP GET on loopback returning the body (for metrics pages). Sent as HTTP/1.0, so
 /// the answer is never chunked. Fails on a status other than 200.
 pub async fn http_get(port: u16, path: &str) -> Result<String> {
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    http_exchange(port, "GET", path, &request).await
+}
+
+/// Sends `request` (HTTP/1.0) to loopback `port` and returns the body of a 200 answer.
+async fn http_exchange(port: u16, method: &str, path: &str, request: &str) -> Result<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
     stream.write_all(request.as_bytes()).await?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await?;
@@ -335,7 +340,7 @@ pub async fn http_get(port: u16, path: &str) -> Result<String> {
         .with_context(|| format!("no HTTP answer from 127.0.0.1:{port}{path}"))?;
     let status = head.split_whitespace().nth(1).unwrap_or_default();
     if status != "200" {
-        bail!("GET {path}: HTTP {status}: {rest}");
+        bail!("{method} {path}: HTTP {status}: {rest}");
     }
     Ok(rest.to_string())
 }
@@ -343,24 +348,11 @@ pub async fn http_get(port: u16, path: &str) -> Result<String> {
 /// A plain-HTTP POST of a JSON body on loopback; returns the response body (for etcd's JSON
 /// gateway). Sent as HTTP/1.0, so the answer is never chunked. Fails on a status other than 200.
 pub async fn http_post_json(port: u16, path: &str, body: &str) -> Result<String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
     let request = format!(
         "POST {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(request.as_bytes()).await?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, rest) = text
-        .split_once("\r\n\r\n")
-        .with_context(|| format!("no HTTP answer from 127.0.0.1:{port}{path}"))?;
-    let status = head.split_whitespace().nth(1).unwrap_or_default();
-    if status != "200" {
-        bail!("POST {path}: HTTP {status}: {rest}");
-    }
-    Ok(rest.to_string())
+    http_exchange(port, "POST", path, &request).await
 }
 
 #[cfg(test)]

@@ -1231,27 +1231,7 @@ impl FaultRun {
             )
             .await;
         eprintln!("faults: upgrading the control plane and pools to {to}");
-        let (cp_kind, cp_name) = self.names.control_plane.clone();
-        objects::merge(
-            &self.ctx.kinds,
-            &self.bed.client,
-            &cp_kind,
-            NS,
-            &cp_name,
-            &json!({"spec": {"version": to}}),
-        )
-        .await?;
-        for (mp, _, _) in self.names.pools.clone() {
-            objects::merge(
-                &self.ctx.kinds,
-                &self.bed.client,
-                "MachinePool",
-                NS,
-                &mp,
-                &json!({"spec": {"template": {"spec": {"version": to}}}}),
-            )
-            .await?;
-        }
+        ask_upgrade(&self.ctx, &self.bed.client, &self.names, &to).await?;
         let target = minor(&to);
         let timeout = self.ctx.profile.timeouts.provision * 2;
         let outcome = self
@@ -1424,20 +1404,9 @@ impl FaultRun {
         eprintln!("faults: deleting Cluster {NS}/{CLUSTER}");
         objects::delete(&self.ctx.kinds, &self.bed.client, "Cluster", NS, CLUSTER).await?;
         let timeout = self.ctx.profile.timeouts.delete * 2;
-        self.drive(
-            Phase::Delete,
-            |s| {
-                s.cluster.is_null()
-                    && s.control_plane.is_null()
-                    && s.infra.is_null()
-                    && s.pools
-                        .values()
-                        .all(|(mp, infra)| mp.is_null() && infra.is_null())
-            },
-            timeout,
-        )
-        .await
-        .map(|_| ())
+        self.drive(Phase::Delete, all_gone, timeout)
+            .await
+            .map(|_| ())
     }
 
     async fn final_inventory(&mut self) {
@@ -1462,21 +1431,13 @@ impl FaultRun {
             self.finding("no duplicate", d);
         }
         // The Cluster is gone; what the cloud still deletes gets a minute.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let after = loop {
-            let items = match read_inventory(&url).await {
-                Ok(items) => items,
-                Err(e) => {
-                    self.finding("inventory", format!("reading {url}: {e:#}"));
-                    return;
-                }
-            };
-            if oracle::leaks(&items, &owners).is_empty() || Instant::now() > deadline {
-                break items;
+        let (leaks, after) = match after_deletion(&url, &owners).await {
+            Ok(found) => found,
+            Err(e) => {
+                self.finding("inventory", format!("reading {url}: {e:#}"));
+                return;
             }
-            tokio::time::sleep(Duration::from_secs(1)).await;
         };
-        let leaks = oracle::leaks(&after, &owners);
         self.figures.leaks = leaks.len();
         for l in leaks {
             self.finding(
@@ -1727,6 +1688,57 @@ fn file_name(path: &Path) -> String {
 }
 
 /// `(major, minor)` of `v1.32`, `1.32.0`, …
+/// Asks for `to` on the control plane (`spec.version`) and every MachinePool
+/// (`spec.template.spec.version`).
+async fn ask_upgrade(ctx: &Ctx, client: &kube::Client, names: &Names, to: &str) -> Result<()> {
+    let (cp_kind, cp_name) = &names.control_plane;
+    objects::merge(
+        &ctx.kinds,
+        client,
+        cp_kind,
+        NS,
+        cp_name,
+        &json!({"spec": {"version": to}}),
+    )
+    .await?;
+    for (mp, _, _) in &names.pools {
+        objects::merge(
+            &ctx.kinds,
+            client,
+            "MachinePool",
+            NS,
+            mp,
+            &json!({"spec": {"template": {"spec": {"version": to}}}}),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Whether the Cluster and every object of it are gone.
+fn all_gone(s: &State) -> bool {
+    s.cluster.is_null()
+        && s.control_plane.is_null()
+        && s.infra.is_null()
+        && s.pools
+            .values()
+            .all(|(mp, infra)| mp.is_null() && infra.is_null())
+}
+
+/// The owned resources still in the inventory at `url`, waited for up to a minute (what the
+/// cloud still deletes), and the inventory then.
+async fn after_deletion(url: &str, owners: &BTreeSet<String>) -> Result<(Vec<String>, Vec<Item>)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let items = read_inventory(url).await?;
+        let leaks = oracle::leaks(&items, owners);
+        if leaks.is_empty() || Instant::now() > deadline {
+            return Ok((leaks, items));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
 fn minor(version: &str) -> Option<(u64, u64)> {
     let mut parts = version.trim_start_matches('v').split('.');
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))

@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::oracle::{self, Item};
-use super::{Finding, read_inventory};
+use super::{Finding, after_deletion, all_gone, ask_upgrade, minor, read_inventory, upgraded};
 use crate::objects;
 use crate::procs::Running;
 use crate::run::lifecycle::{self, CLUSTER, NS, Names, State};
@@ -312,15 +312,7 @@ impl PrivateRun {
         eprintln!("private: deleting Cluster {NS}/{CLUSTER}");
         objects::delete(&self.ctx.kinds, &self.bed.client, "Cluster", NS, CLUSTER).await?;
         let timeout = self.ctx.profile.timeouts.delete * 2;
-        self.step(report, "delete", timeout, |s| {
-            s.cluster.is_null()
-                && s.control_plane.is_null()
-                && s.infra.is_null()
-                && s.pools
-                    .values()
-                    .all(|(mp, infra)| mp.is_null() && infra.is_null())
-        })
-        .await?;
+        self.step(report, "delete", timeout, all_gone).await?;
         if let Some(url) = &inventory {
             self.judge_inventory(url, &before, &owners, report).await?;
         }
@@ -329,27 +321,7 @@ impl PrivateRun {
 
     async fn upgrade(&mut self, report: &mut PrivateReport, to: &str) -> Result<()> {
         eprintln!("private: upgrading the control plane and pools to {to}");
-        let (cp_kind, cp_name) = self.names.control_plane.clone();
-        objects::merge(
-            &self.ctx.kinds,
-            &self.bed.client,
-            &cp_kind,
-            NS,
-            &cp_name,
-            &json!({"spec": {"version": to}}),
-        )
-        .await?;
-        for (mp, _, _) in self.names.pools.clone() {
-            objects::merge(
-                &self.ctx.kinds,
-                &self.bed.client,
-                "MachinePool",
-                NS,
-                &mp,
-                &json!({"spec": {"template": {"spec": {"version": to}}}}),
-            )
-            .await?;
-        }
+        ask_upgrade(&self.ctx, &self.bed.client, &self.names, to).await?;
         let target = minor(to);
         let timeout = self.ctx.profile.timeouts.provision * 2;
         self.step(report, "upgrade", timeout, move |s| {
@@ -454,16 +426,8 @@ impl PrivateRun {
                     .into(),
             });
         }
-        // What the cloud still deletes gets a minute.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let after = loop {
-            let items = read_inventory(url).await?;
-            if oracle::leaks(&items, owners).is_empty() || Instant::now() > deadline {
-                break items;
-            }
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        };
-        for l in oracle::leaks(&after, owners) {
+        let (leaks, after) = after_deletion(url, owners).await?;
+        for l in leaks {
             report.findings.push(Finding {
                 oracle: "no leak".into(),
                 detail: format!("{l} is left after the Cluster was deleted"),
@@ -545,21 +509,6 @@ fn condition(obj: &Value, type_: &str) -> Value {
         .find(|c| c["type"] == type_)
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-fn minor(version: &str) -> Option<(u64, u64)> {
-    let mut parts = version.trim_start_matches('v').split('.');
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
-}
-
-/// Whether the control plane and every pool report `target`'s minor.
-fn upgraded(state: &State, target: Option<(u64, u64)>) -> bool {
-    let at = |v: &Value| v.as_str().and_then(minor) == target;
-    at(&state.control_plane["status"]["version"])
-        && state
-            .pools
-            .values()
-            .all(|(_, infra)| at(&infra["status"]["version"]))
 }
 
 #[cfg(test)]

@@ -43,24 +43,20 @@ pub fn passes_every_applicable_check(
     binaries: &[&str],
     packages: &str,
 ) {
-    let root = root();
-    let bin = target_dir();
-    require_binaries(binaries, packages);
-    let junit = bin.join(format!("conformance-{cloud}.xml"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .current_dir(&root)
-        .args(["run", "--profile", profile, "--junit"])
-        .arg(&junit)
-        .arg(format!("--set=BIN_DIR={}", bin.display()))
-        .output()
-        .unwrap_or_else(|e| panic!("running conformance: {e}"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!(
-        "--- stdout\n{stdout}\n--- stderr (tail)\n{}",
-        tail(&stderr, 40)
+    let junit = target_dir().join(format!("conformance-{cloud}.xml"));
+    let (success, stdout) = conformance(
+        &[
+            "run",
+            "--profile",
+            profile,
+            "--junit",
+            &junit.display().to_string(),
+        ],
+        binaries,
+        packages,
+        40,
     );
-    assert!(out.status.success(), "conformance run failed for {cloud}");
+    assert!(success, "conformance run failed for {cloud}");
     let xml = std::fs::read_to_string(&junit).unwrap_or_default();
     assert!(
         xml.contains("failures=\"0\""),
@@ -80,9 +76,31 @@ pub fn passes_every_applicable_check(
     );
 }
 
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+/// Runs the conformance binary from the workspace root with `args` and `--set=BIN_DIR=<target
+/// dir>`, once `binaries` are built; shows its stdout and the last `tail_lines` of its stderr;
+/// returns whether it succeeded, and its stdout.
+fn conformance(
+    args: &[&str],
+    binaries: &[&str],
+    packages: &str,
+    tail_lines: usize,
+) -> (bool, String) {
+    let bin = target_dir();
+    require_binaries(binaries, packages);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .current_dir(root())
+        .args(args)
+        .arg(format!("--set=BIN_DIR={}", bin.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("running conformance {}: {e}", args[0]));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    eprintln!(
+        "--- stdout\n{stdout}\n--- stderr (tail)\n{}",
+        lines[lines.len().saturating_sub(tail_lines)..].join("\n")
+    );
+    (out.status.success(), stdout)
 }
 
 /// Runs `conformance faults --profile <profile>` exactly as a provider maintainer does (seed
@@ -92,15 +110,11 @@ fn tail(text: &str, lines: usize) -> String {
 /// cloud fault kind answered, updates refused with 409, the leader seen writing (so the
 /// standby's none means something), logs searched, nothing left out for want of a way in.
 pub fn holds_every_fault_oracle(cloud: &str, profile: &str, binaries: &[&str], packages: &str) {
-    let root = root();
-    let bin = target_dir();
-    require_binaries(binaries, packages);
-    let json = bin.join(format!("faults-{cloud}.json"));
+    let json = target_dir().join(format!("faults-{cloud}.json"));
     let seed = std::env::var("FAULTS_SEED").unwrap_or_else(|_| "20261202".into());
     let still = std::env::var("FAULTS_STILL").unwrap_or_else(|_| "30".into());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .current_dir(&root)
-        .args([
+    let (success, _) = conformance(
+        &[
             "faults",
             "--profile",
             profile,
@@ -111,22 +125,13 @@ pub fn holds_every_fault_oracle(cloud: &str, profile: &str, binaries: &[&str], p
             "--still",
             &still,
             "--json",
-        ])
-        .arg(&json)
-        .arg(format!("--set=BIN_DIR={}", bin.display()))
-        .output()
-        .unwrap_or_else(|e| panic!("running conformance faults: {e}"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().collect();
-    eprintln!(
-        "--- stdout\n{stdout}\n--- stderr (tail)\n{}",
-        lines[lines.len().saturating_sub(60)..].join("\n")
+            &json.display().to_string(),
+        ],
+        binaries,
+        packages,
+        60,
     );
-    assert!(
-        out.status.success(),
-        "conformance faults failed for {cloud}"
-    );
+    assert!(success, "conformance faults failed for {cloud}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
             .unwrap_or_default();
@@ -175,28 +180,20 @@ pub fn manages_a_private_only_cluster(
     binaries: &[&str],
     packages: &str,
 ) {
-    let root = root();
-    let bin = target_dir();
-    require_binaries(binaries, packages);
-    let json = bin.join(format!("private-{cloud}.json"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .current_dir(&root)
-        .args(["private", "--profile", profile, "--json"])
-        .arg(&json)
-        .arg(format!("--set=BIN_DIR={}", bin.display()))
-        .output()
-        .unwrap_or_else(|e| panic!("running conformance private: {e}"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().collect();
-    eprintln!(
-        "--- stdout\n{stdout}\n--- stderr (tail)\n{}",
-        lines[lines.len().saturating_sub(60)..].join("\n")
+    let json = target_dir().join(format!("private-{cloud}.json"));
+    let (success, _) = conformance(
+        &[
+            "private",
+            "--profile",
+            profile,
+            "--json",
+            &json.display().to_string(),
+        ],
+        binaries,
+        packages,
+        60,
     );
-    assert!(
-        out.status.success(),
-        "conformance private failed for {cloud}"
-    );
+    assert!(success, "conformance private failed for {cloud}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
             .unwrap_or_default();
