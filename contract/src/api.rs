@@ -597,6 +597,19 @@ impl Operation {
             .saturating_sub(self.started.0.as_nanosecond());
         std::time::Duration::from_nanos(u64::try_from(nanos).unwrap_or(0))
     }
+
+    /// How soon to look again while the cloud works on it: after as long as it has run so far,
+    /// no sooner than `first` and no later than `poll`. An operation the cloud finishes at once
+    /// is seen within `first`; a long one (an EKS create takes ten minutes) costs a few reads
+    /// more than polling at `poll` from the start (5, 5, 10, 20 s, then every `poll`).
+    pub fn look_again_after(
+        &self,
+        now: jiff::Timestamp,
+        first: std::time::Duration,
+        poll: std::time::Duration,
+    ) -> std::time::Duration {
+        self.age(now).clamp(first.min(poll), poll)
+    }
 }
 
 /// What a cloud operation does; the same four kinds on every cloud.
@@ -1435,5 +1448,25 @@ mod tests {
         assert_eq!(serde_json::to_value(&tags).unwrap(), json!({"team": "a"}));
         let schema = crd_schema::<AdditionalTags>();
         assert_eq!(schema["maxProperties"], MAX_ADDITIONAL_TAGS);
+    }
+
+    #[test]
+    fn an_operation_is_looked_at_again_after_as_long_as_it_has_run_between_first_and_poll() {
+        let start: jiff::Timestamp = "2026-12-04T00:00:00Z".parse().unwrap();
+        let op = Operation::new("op-1", OperationKind::Create, start);
+        use std::time::Duration;
+        let (first, poll) = (Duration::from_secs(5), Duration::from_secs(30));
+        let at = |secs: i64| start + jiff::SignedDuration::from_secs(secs);
+        let after: Vec<u64> = [0, 5, 10, 20, 40, 600]
+            .into_iter()
+            .map(|s| op.look_again_after(at(s), first, poll).as_secs())
+            .collect();
+        assert_eq!(after, [5, 5, 10, 20, 30, 30]);
+        // A poll interval below `first` wins; a clock behind the start looks again soon.
+        assert_eq!(
+            op.look_again_after(at(100), first, Duration::from_secs(2)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(op.look_again_after(at(-60), first, poll), first);
     }
 }

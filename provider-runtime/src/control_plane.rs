@@ -441,8 +441,10 @@ impl<D> Acted<D> {
         p: &ControlPlaneProfile,
     ) -> Self {
         match started {
+            // Just started: the first look comes soon, then later and later
+            // (`Operation::look_again_after`).
             Started::Operation(id) => {
-                Self::new(OperationChange::Set(Operation::new(id, kind, now))).requeue(p.poll)
+                Self::new(OperationChange::Set(Operation::new(id, kind, now))).requeue(p.settle())
             }
             Started::Untracked => Self::new(OperationChange::Clear).requeue(p.poll),
             Started::Done => Self::new(OperationChange::Clear).requeue(p.settle()),
@@ -531,7 +533,7 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
                             now,
                         )))
                     }
-                    .requeue(profile.poll)
+                    .requeue(profile.settle())
                 }
                 Err(e) => Acted::failed(e),
             },
@@ -567,10 +569,14 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
                 let op = previous
                     .filter(|op| op.kind == OperationKind::Create)
                     .unwrap_or_else(|| Operation::new(id, OperationKind::Create, now));
-                Acted::new(OperationChange::Set(op)).requeue(profile.poll)
+                let after = op.look_again_after(now, profile.settle(), profile.poll);
+                Acted::new(OperationChange::Set(op)).requeue(after)
             }
             Plan::Wait(Wait::Updating { .. } | Wait::Pending(_)) => {
-                Acted::new(OperationChange::Keep).requeue(profile.poll)
+                let after = previous.as_ref().map_or(profile.poll, |op| {
+                    op.look_again_after(now, profile.settle(), profile.poll)
+                });
+                Acted::new(OperationChange::Keep).requeue(after)
             }
             Plan::Wait(Wait::Deleting | Wait::Cloud(_)) => {
                 Acted::new(OperationChange::Clear).requeue(profile.poll)

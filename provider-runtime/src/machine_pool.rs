@@ -128,6 +128,13 @@ pub struct MachinePoolProfile {
     pub rest: Duration,
 }
 
+impl MachinePoolProfile {
+    /// How soon to look again first after starting an operation.
+    pub fn settle(&self) -> Duration {
+        self.poll.min(Duration::from_secs(5))
+    }
+}
+
 /// Whether the pool can be reached yet.
 pub enum Located<S> {
     /// It can: the scope of the pass.
@@ -640,6 +647,10 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             operation: acted.operation.clone().or(carried),
             conditions: Vec::new(),
         };
+        // While the cloud works on an operation: soon after it started, then later and later.
+        let busy = status_common.operation.as_ref().map_or(profile.poll, |op| {
+            op.look_again_after(ctx.now, profile.settle(), profile.poll)
+        });
         let overrides = acted
             .overrides
             .clone()
@@ -680,7 +691,7 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
                 profile.rest
             }
         } else {
-            profile.poll
+            busy
         };
         let pass = Pass::new()
             .spec_fields(&scaling::provider_id_fields(&ids, &common.provider_id_list))

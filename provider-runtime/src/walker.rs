@@ -3,8 +3,12 @@
 //! A cloud's network is a few services built in order (a VPC, then its subnets, gateways, route
 //! tables, a security group), each one reading what the ones before it found or made. A build
 //! pass gives each service one turn, forwards, and stops at the first failure; a tear-down pass
-//! walks backwards and stops at the first service that still has something left. Each turn
-//! observes, plans and makes at most one write. The walk's outcome gives the whole network
+//! walks backwards and stops at the first service that still has something left. A build turn
+//! observes once, then plans and writes until its service is ready or waits for the cloud:
+//! each write's answer (the id it created, the tags it sent) is folded into what the turn
+//! observed, so the next step is planned without reading again, and a network whose cloud
+//! answers at once is built in one pass ([`Turn`]). A tear-down turn deletes at most one
+//! resource. The walk's outcome gives the whole network
 //! condition (every unready service's part, or the failing service and its error) and when to
 //! look again. A cloud supplies only its services ([`Service`], [`Builds`], [`TearsDown`]).
 
@@ -130,6 +134,62 @@ impl Removal {
     }
 }
 
+/// The most writes one service makes in one build turn; past it the turn ends and the service
+/// is looked at again after [`Wait::Settle`] (a guard: no service needs this many).
+pub const MAX_WRITES_PER_TURN: usize = 24;
+
+/// The writes of one service's build turn. A service observes once, then loops: plan, write,
+/// fold the write's answer into what it observed, and plan again. The turn ends when the plan
+/// writes nothing (ready, waiting, blocked), and also, so that a fold that misses a write's
+/// effect can never repeat that write in a loop, when a step equal to one already taken in
+/// this turn comes up again or after [`MAX_WRITES_PER_TURN`] writes: the next pass then reads
+/// the cloud afresh.
+#[derive(Debug)]
+pub struct Turn<Step> {
+    taken: Vec<Step>,
+    last: Option<Progress>,
+}
+
+impl<Step: PartialEq> Default for Turn<Step> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<Step: PartialEq> Turn<Step> {
+    /// A turn before its first write.
+    pub fn new() -> Self {
+        Self {
+            taken: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// Whether `step` may be written now: `false` when it was already taken in this turn or
+    /// the turn has made its most writes (end the turn with [`Turn::end`]).
+    pub fn may_take(&self, step: &Step) -> bool {
+        self.taken.len() < MAX_WRITES_PER_TURN && !self.taken.contains(step)
+    }
+
+    /// Records a write that went through and whose answer was folded in: `progress` says what
+    /// it did.
+    pub fn took(&mut self, step: Step, progress: Progress) {
+        self.taken.push(step);
+        self.last = Some(progress);
+    }
+
+    /// How many writes the turn made.
+    pub fn writes(&self) -> usize {
+        self.taken.len()
+    }
+
+    /// The turn's outcome when it stops before the plan is done: the last write's progress
+    /// (look again soon), or `otherwise` when nothing was written.
+    pub fn end(self, otherwise: Progress) -> Progress {
+        self.last.unwrap_or(otherwise)
+    }
+}
+
 /// A cloud's network services, in build order.
 pub trait Service: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Build order; tear-down walks it backwards.
@@ -142,7 +202,8 @@ pub trait Service: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
 /// Building: each service's turn over the pass's `Scope`, with what the services before it
 /// found or made in `Built`.
 pub trait Builds<Scope: Sync + ?Sized, Built: Send>: Service {
-    /// One build turn: observe, plan, at most one write; outputs go into `built`.
+    /// One build turn: observe, then plan and write until ready or waiting, each write's answer
+    /// folded into what was observed ([`Turn`]); outputs go into `built`.
     fn reconcile(
         self,
         scope: &Scope,
@@ -434,5 +495,29 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_turn_never_takes_one_step_twice_nor_more_than_its_most_writes() {
+        let mut turn: Turn<u32> = Turn::new();
+        assert!(turn.may_take(&1));
+        turn.took(1, Progress::creating("made one"));
+        // A fold that missed the write's effect plans the same step again: the turn ends.
+        assert!(!turn.may_take(&1));
+        assert_eq!(turn.end(Progress::Ready), Progress::creating("made one"));
+
+        let mut turn: Turn<usize> = Turn::new();
+        for step in 0..MAX_WRITES_PER_TURN {
+            assert!(turn.may_take(&step));
+            turn.took(step, Progress::updating(format!("step {step}")));
+        }
+        assert!(!turn.may_take(&MAX_WRITES_PER_TURN));
+        assert_eq!(turn.writes(), MAX_WRITES_PER_TURN);
+        // Nothing written: the plan's own outcome.
+        let turn: Turn<u8> = Turn::new();
+        assert_eq!(
+            turn.end(Progress::waiting("the cloud works")),
+            Progress::waiting("the cloud works")
+        );
     }
 }

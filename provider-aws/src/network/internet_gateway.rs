@@ -8,7 +8,7 @@ use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
 use super::ec2::{self, missing_tags, tag_filter, tags_of};
-use super::{Built, Owner, Progress, Removal, Scope, Teardown};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown, Turn};
 
 /// An internet gateway as the plan sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,7 +88,38 @@ pub fn plan(
     Plan::Ready(gw.id.clone())
 }
 
-/// One build turn of the internet gateway service.
+/// Folds a write's answer into the gateways the turn observed (pure): a created gateway with
+/// the tags its request sent, an attachment, tags added.
+pub fn fold(
+    named: &mut Vec<GatewayView>,
+    step: &Plan,
+    vpc_id: &str,
+    created: Option<GatewayView>,
+    want: &BTreeMap<String, String>,
+) {
+    match step {
+        Plan::Create => {
+            if let Some(mut gateway) = created {
+                gateway.tags.extend(want.clone());
+                named.push(gateway);
+            }
+        }
+        Plan::Attach(id) => {
+            for g in named.iter_mut().filter(|g| g.id == *id) {
+                g.attached_to.push(vpc_id.to_string());
+            }
+        }
+        Plan::Tag(id, tags) => {
+            for g in named.iter_mut().filter(|g| g.id == *id) {
+                g.tags.extend(tags.clone());
+            }
+        }
+        Plan::AttachedElsewhere(..) | Plan::Ready(_) | Plan::Conflict(_) => {}
+    }
+}
+
+/// One build turn of the internet gateway service: observe once, then create, attach and tag
+/// the gateway.
 pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
     let Some((vpc_id, _)) = built.vpc.clone() else {
         return Ok(Progress::Blocked("waiting for the VPC".into()));
@@ -105,52 +136,63 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 .send(),
         )
         .await?;
-    let named: Vec<GatewayView> = out
+    let mut named: Vec<GatewayView> = out
         .internet_gateways()
         .iter()
         .map(GatewayView::from_sdk)
         .collect();
-    match plan(&named, &scope.desired.owner, &vpc_id, &want) {
-        Plan::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
-        Plan::AttachedElsewhere(id, other) => Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            format!(
-                "internet gateway {id} of this cluster is attached to VPC {other}, not to {vpc_id}; detach it"
-            ),
-        )),
-        Plan::Create => {
-            let request = ec2
-                .sdk()
-                .create_internet_gateway()
-                .tag_specifications(ec2::tag_spec(ResourceType::InternetGateway, &want));
-            let out = ec2.call("CreateInternetGateway", request.send()).await?;
-            let id = out
-                .internet_gateway()
-                .and_then(|g| g.internet_gateway_id())
-                .unwrap_or_default();
-            Ok(Progress::creating(format!("created internet gateway {id}")))
-        }
-        Plan::Attach(id) => {
-            let request = ec2
-                .sdk()
-                .attach_internet_gateway()
-                .internet_gateway_id(&id)
-                .vpc_id(&vpc_id);
-            ec2.call("AttachInternetGateway", request.send()).await?;
-            built.internet_gateway = Some(id.clone());
-            Ok(Progress::creating(format!(
-                "attached internet gateway {id} to VPC {vpc_id}"
-            )))
-        }
-        Plan::Tag(id, tags) => {
-            built.internet_gateway = Some(id.clone());
-            ec2.add_tags(&id, &tags).await?;
-            Ok(Progress::updating(format!("tagged internet gateway {id}")))
-        }
-        Plan::Ready(id) => {
-            built.internet_gateway = Some(id);
-            Ok(Progress::Ready)
-        }
+    let mut turn = Turn::new();
+    loop {
+        let step = plan(&named, &scope.desired.owner, &vpc_id, &want);
+        let mut created = None;
+        let progress = match &step {
+            Plan::Conflict(message) => {
+                return Err(ProviderError::terminal(
+                    Reason::NameConflict,
+                    message.clone(),
+                ));
+            }
+            Plan::AttachedElsewhere(id, other) => {
+                return Err(ProviderError::terminal(
+                    Reason::InvalidSpec,
+                    format!(
+                        "internet gateway {id} of this cluster is attached to VPC {other}, not to {vpc_id}; detach it"
+                    ),
+                ));
+            }
+            Plan::Ready(id) => {
+                built.internet_gateway = Some(id.clone());
+                return Ok(Progress::Ready);
+            }
+            _ if !turn.may_take(&step) => {
+                return Ok(turn.end(Progress::updating("internet gateway")));
+            }
+            Plan::Create => {
+                let request = ec2
+                    .sdk()
+                    .create_internet_gateway()
+                    .tag_specifications(ec2::tag_spec(ResourceType::InternetGateway, &want));
+                let out = ec2.call("CreateInternetGateway", request.send()).await?;
+                created = out.internet_gateway().map(GatewayView::from_sdk);
+                let id = created.as_ref().map(|g| g.id.as_str()).unwrap_or_default();
+                Progress::creating(format!("created internet gateway {id}"))
+            }
+            Plan::Attach(id) => {
+                let request = ec2
+                    .sdk()
+                    .attach_internet_gateway()
+                    .internet_gateway_id(id)
+                    .vpc_id(&vpc_id);
+                ec2.call("AttachInternetGateway", request.send()).await?;
+                Progress::creating(format!("attached internet gateway {id} to VPC {vpc_id}"))
+            }
+            Plan::Tag(id, tags) => {
+                ec2.add_tags(id, tags).await?;
+                Progress::updating(format!("tagged internet gateway {id}"))
+            }
+        };
+        fold(&mut named, &step, &vpc_id, created, &want);
+        turn.took(step, progress);
     }
 }
 

@@ -13,9 +13,11 @@
 //! | [`security_group`] | the cluster's security group | VPC |
 //!
 //! Every service observes its resources (found by their `Name` tag and checked for this
-//! cluster's ownership tag), plans with a pure function, and makes **at most one write per
-//! pass**; the walk goes on past a service that is still working, so services that do not
-//! depend on each other progress in the same pass. Each reports its part of the `NetworkReady`
+//! cluster's ownership tag) once per pass, plans with a pure function, and writes until it is
+//! as desired or waits for the cloud: each write's answer (the id EC2 gave, the tags the
+//! request sent) is folded into what the turn observed (each module's `fold`, pure) and the
+//! plan runs again without reading again ([`Turn`]), so when EC2 answers at once the whole
+//! network is built in one pass; the walk goes on past a service that is still working. Each reports its part of the `NetworkReady`
 //! condition ([`BuildOutcome::condition`]).
 //!
 //! Creation never runs twice for one resource: every create carries the tags (Name and
@@ -48,7 +50,7 @@ use contract::conditions::{ConditionType, DesiredCondition};
 use contract::naming;
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{self, Builds, TearsDown, Walk};
-pub use provider_runtime::walker::{Progress, Removal, Timing, Wait};
+pub use provider_runtime::walker::{Progress, Removal, Timing, Turn, Wait};
 
 use crate::api::{NetworkStatus, SubnetStatus};
 use crate::cloud::CloudError;

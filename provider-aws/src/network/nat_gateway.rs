@@ -14,7 +14,7 @@ use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
 use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
-use super::{Built, Owner, Progress, Removal, Scope, Teardown, client_token};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown, Turn, client_token};
 
 /// A NAT gateway as the plan sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -215,7 +215,39 @@ pub fn plan(nats: &[NatView], addresses: Option<&[AddressView]>, inputs: &Inputs
     }
 }
 
-/// One build turn of the NAT gateway service.
+/// What a NAT gateway turn's write created, folded into what the turn observed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    /// An Elastic IP.
+    Address(AddressView),
+    /// A NAT gateway.
+    Gateway(NatView),
+}
+
+/// Folds a write's answer into what the turn observed (pure): an allocated address, a created
+/// gateway (both with the tags their requests sent), tags added.
+pub fn fold(
+    nats: &mut Vec<NatView>,
+    addresses: &mut Option<Vec<AddressView>>,
+    step: &Plan,
+    created: Option<Created>,
+) {
+    match (step, created) {
+        (Plan::Allocate, Some(Created::Address(address))) => {
+            addresses.get_or_insert_with(Vec::new).push(address);
+        }
+        (Plan::Create { .. }, Some(Created::Gateway(nat))) => nats.push(nat),
+        (Plan::Tag(id, tags), _) => {
+            for n in nats.iter_mut().filter(|n| n.id == *id) {
+                n.tags.extend(tags.clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One build turn of the NAT gateway service: observe once, then allocate the address and
+/// create the gateway; a pending gateway is looked at again at the poll interval.
 pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
     let Some((vpc_id, _)) = built.vpc.clone() else {
         return Ok(Progress::Blocked("waiting for the VPC".into()));
@@ -225,6 +257,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
     let name = desired.names.nat_gateway();
     let address_name = desired.names.nat_address();
     let want = desired.tags_named(&name);
+    let want_address = desired.tags_named(&address_name);
     let subnet = built
         .subnets
         .iter()
@@ -250,81 +283,107 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 .send(),
         )
         .await?;
-    let nats: Vec<NatView> = out.nat_gateways().iter().map(NatView::from_sdk).collect();
-    let mut step = plan(&nats, None, &inputs);
-    if step == Plan::NeedAddresses {
-        let out = ec2
-            .call(
-                "DescribeAddresses",
-                ec2.sdk()
-                    .describe_addresses()
-                    .filters(tag_filter("Name", &address_name))
-                    .send(),
-            )
-            .await?;
-        let addresses: Vec<AddressView> =
-            out.addresses().iter().map(AddressView::from_sdk).collect();
-        step = plan(&nats, Some(&addresses), &inputs);
-    }
-    match step {
-        Plan::Blocked(message) => Ok(Progress::Blocked(message)),
-        Plan::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
-        Plan::NeedAddresses => Err(ProviderError::cloud(
-            "internal",
-            "the Elastic IPs did not settle the NAT gateway plan",
-        )),
-        Plan::Ready(id) => {
-            built.nat_gateway = Some(id);
-            Ok(Progress::Ready)
+    let mut nats: Vec<NatView> = out.nat_gateways().iter().map(NatView::from_sdk).collect();
+    let mut addresses: Option<Vec<AddressView>> = None;
+    let mut turn = Turn::new();
+    loop {
+        let mut step = plan(&nats, addresses.as_deref(), &inputs);
+        if step == Plan::NeedAddresses && addresses.is_none() {
+            let out = ec2
+                .call(
+                    "DescribeAddresses",
+                    ec2.sdk()
+                        .describe_addresses()
+                        .filters(tag_filter("Name", &address_name))
+                        .send(),
+                )
+                .await?;
+            let read: Vec<AddressView> =
+                out.addresses().iter().map(AddressView::from_sdk).collect();
+            step = plan(&nats, Some(&read), &inputs);
+            addresses = Some(read);
         }
-        Plan::Tag(id, tags) => {
-            built.nat_gateway = Some(id.clone());
-            ec2.add_tags(&id, &tags).await?;
-            Ok(Progress::updating(format!("tagged NAT gateway {id}")))
-        }
-        Plan::Wait(id) => Ok(Progress::waiting(format!(
-            "NAT gateway {id} is pending (AWS takes a minute or two)"
-        ))),
-        Plan::AddressBusy(message) => Ok(Progress::waiting(message)),
-        Plan::Allocate => {
-            let request = ec2
-                .sdk()
-                .allocate_address()
-                .domain(DomainType::Vpc)
-                .tag_specifications(ec2::tag_spec(
-                    ResourceType::ElasticIp,
-                    &desired.tags_named(&address_name),
+        let mut created = None;
+        let progress = match &step {
+            Plan::Blocked(message) => return Ok(Progress::Blocked(message.clone())),
+            Plan::Conflict(message) => {
+                return Err(ProviderError::terminal(
+                    Reason::NameConflict,
+                    message.clone(),
                 ));
-            let out = ec2.call("AllocateAddress", request.send()).await?;
-            Ok(Progress::creating(format!(
-                "allocated Elastic IP {} for the NAT gateway",
-                out.allocation_id().unwrap_or_default()
-            )))
-        }
-        Plan::Create {
-            subnet,
-            allocation,
-            token,
-            replacing,
-        } => {
-            let request = ec2
-                .sdk()
-                .create_nat_gateway()
-                .subnet_id(&subnet)
-                .allocation_id(&allocation)
-                .client_token(token)
-                .tag_specifications(ec2::tag_spec(ResourceType::Natgateway, &want));
-            let out = ec2.call("CreateNatGateway", request.send()).await?;
-            let id = out
-                .nat_gateway()
-                .and_then(|n| n.nat_gateway_id())
-                .unwrap_or_default();
-            let mut message = format!("creating NAT gateway {id} in subnet {subnet}");
-            if let Some(replacing) = replacing {
-                message = format!("{replacing}; {message}");
             }
-            Ok(Progress::waiting(message))
-        }
+            Plan::NeedAddresses => {
+                return Err(ProviderError::cloud(
+                    "internal",
+                    "the Elastic IPs did not settle the NAT gateway plan",
+                ));
+            }
+            Plan::Ready(id) => {
+                built.nat_gateway = Some(id.clone());
+                return Ok(Progress::Ready);
+            }
+            Plan::Wait(id) => {
+                return Ok(turn.end(Progress::waiting(format!(
+                    "NAT gateway {id} is pending (AWS takes a minute or two)"
+                ))));
+            }
+            Plan::AddressBusy(message) => return Ok(Progress::waiting(message.clone())),
+            _ if !turn.may_take(&step) => return Ok(turn.end(Progress::updating("NAT gateway"))),
+            Plan::Tag(id, tags) => {
+                ec2.add_tags(id, tags).await?;
+                Progress::updating(format!("tagged NAT gateway {id}"))
+            }
+            Plan::Allocate => {
+                let request = ec2
+                    .sdk()
+                    .allocate_address()
+                    .domain(DomainType::Vpc)
+                    .tag_specifications(ec2::tag_spec(ResourceType::ElasticIp, &want_address));
+                let out = ec2.call("AllocateAddress", request.send()).await?;
+                let id = out.allocation_id().unwrap_or_default().to_string();
+                let message = format!("allocated Elastic IP {id} for the NAT gateway");
+                created = (!id.is_empty()).then(|| {
+                    Created::Address(AddressView {
+                        allocation_id: id,
+                        association_id: None,
+                        tags: want_address.clone(),
+                    })
+                });
+                Progress::creating(message)
+            }
+            Plan::Create {
+                subnet,
+                allocation,
+                token,
+                replacing,
+            } => {
+                let request = ec2
+                    .sdk()
+                    .create_nat_gateway()
+                    .subnet_id(subnet)
+                    .allocation_id(allocation)
+                    .client_token(token)
+                    .tag_specifications(ec2::tag_spec(ResourceType::Natgateway, &want));
+                let out = ec2.call("CreateNatGateway", request.send()).await?;
+                created = out.nat_gateway().map(|n| {
+                    let mut view = NatView::from_sdk(n);
+                    view.tags.extend(want.clone());
+                    Created::Gateway(view)
+                });
+                let id = out
+                    .nat_gateway()
+                    .and_then(|n| n.nat_gateway_id())
+                    .unwrap_or_default();
+                let mut message = format!("creating NAT gateway {id} in subnet {subnet}");
+                if let Some(replacing) = replacing {
+                    message = format!("{replacing}; {message}");
+                }
+                // AWS makes a NAT gateway in a minute or two: a pending one is polled.
+                Progress::waiting(message)
+            }
+        };
+        fold(&mut nats, &mut addresses, &step, created);
+        turn.took(step, progress);
     }
 }
 

@@ -2,8 +2,8 @@
 //! subnets and a private one (default route → NAT gateway) for the private subnets.
 //!
 //! Each table is created and its subnets associated as soon as the VPC and subnets exist; the
-//! default route follows once its target is there (the NAT gateway takes minutes). One write
-//! per pass for the service, public table first.
+//! default route follows once its target is there (the NAT gateway takes minutes). A turn
+//! writes, public table first, until both tables are as desired or wait for a target.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
 use super::ec2::{self, filter, missing_tags, tags_of};
-use super::{Built, Owner, Progress, Removal, Scope, Teardown, client_token};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown, Turn, client_token};
 
 /// The default route.
 pub const DEFAULT_ROUTE: &str = "0.0.0.0/0";
@@ -259,17 +259,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 .send(),
         )
         .await?;
-    let tables: Vec<TableView> = out.route_tables().iter().map(TableView::from_sdk).collect();
+    let mut tables: Vec<TableView> = out.route_tables().iter().map(TableView::from_sdk).collect();
 
     let names = [
         desired.names.route_table(true),
         desired.names.route_table(false),
     ];
     let tags = [desired.tags_named(&names[0]), desired.tags_named(&names[1])];
-    built.route_tables = (
-        ours_named(&tables, &desired.owner, &names[0]),
-        ours_named(&tables, &desired.owner, &names[1]),
-    );
     let previous = [
         scope
             .previous
@@ -302,49 +298,84 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
         })
         .collect();
 
-    let steps: Vec<(bool, Step)> = wanted
-        .iter()
-        .map(|w| (w.public, plan(&tables, &desired.owner, w)))
-        .collect();
-    if let Some((_, Step::Conflict(message))) =
-        steps.iter().find(|(_, s)| matches!(s, Step::Conflict(_)))
-    {
-        return Err(ProviderError::terminal(
-            Reason::NameConflict,
-            message.clone(),
-        ));
-    }
     let role = |public: bool| if public { "public" } else { "private" };
-    // One write: the first table with something to do.
-    for (public, step) in &steps {
-        let role = role(*public);
-        match step {
-            Step::Ready(_) | Step::NoTarget(_) | Step::Conflict(_) => continue,
+    let mut turn = Turn::new();
+    loop {
+        built.route_tables = (
+            ours_named(&tables, &desired.owner, &names[0]),
+            ours_named(&tables, &desired.owner, &names[1]),
+        );
+        let steps: Vec<(bool, Step)> = wanted
+            .iter()
+            .map(|w| (w.public, plan(&tables, &desired.owner, w)))
+            .collect();
+        if let Some((_, Step::Conflict(message))) =
+            steps.iter().find(|(_, s)| matches!(s, Step::Conflict(_)))
+        {
+            return Err(ProviderError::terminal(
+                Reason::NameConflict,
+                message.clone(),
+            ));
+        }
+        // The next write: the first table with something to do.
+        let Some((public, step)) = steps
+            .iter()
+            .find(|(_, s)| !matches!(s, Step::Ready(_) | Step::NoTarget(_) | Step::Conflict(_)))
+            .cloned()
+        else {
+            let waiting: Vec<String> = steps
+                .iter()
+                .filter_map(|(public, s)| match s {
+                    Step::NoTarget(table) => Some(format!(
+                        "{} route table {table} waits for its {}",
+                        role(*public),
+                        if *public {
+                            "internet gateway"
+                        } else {
+                            "NAT gateway"
+                        }
+                    )),
+                    _ => None,
+                })
+                .collect();
+            return Ok(if waiting.is_empty() {
+                Progress::Ready
+            } else {
+                Progress::Blocked(waiting.join("; "))
+            });
+        };
+        if !turn.may_take(&step) {
+            return Ok(turn.end(Progress::updating("route tables")));
+        }
+        let role = role(public);
+        let mut answer = Answer::None;
+        let progress = match &step {
+            Step::Ready(_) | Step::NoTarget(_) | Step::Conflict(_) => {
+                return Ok(turn.end(Progress::updating("route tables")));
+            }
             Step::Create { token } => {
                 let name = &names[usize::from(!public)];
+                let want = desired.tags_named(name);
                 let request = ec2
                     .sdk()
                     .create_route_table()
                     .vpc_id(&vpc_id)
                     .client_token(token)
-                    .tag_specifications(ec2::tag_spec(
-                        ResourceType::RouteTable,
-                        &desired.tags_named(name),
-                    ));
+                    .tag_specifications(ec2::tag_spec(ResourceType::RouteTable, &want));
                 let out = ec2.call("CreateRouteTable", request.send()).await?;
                 let id = out
                     .route_table()
                     .and_then(|t| t.route_table_id())
-                    .unwrap_or_default();
-                return Ok(Progress::creating(format!(
-                    "created {role} route table {id}"
-                )));
+                    .unwrap_or_default()
+                    .to_string();
+                if let Some(table) = out.route_table().map(TableView::from_sdk) {
+                    answer = Answer::Table(table);
+                }
+                Progress::creating(format!("created {role} route table {id}"))
             }
             Step::Tag(table, tags) => {
                 ec2.add_tags(table, tags).await?;
-                return Ok(Progress::updating(format!(
-                    "tagged {role} route table {table}"
-                )));
+                Progress::updating(format!("tagged {role} route table {table}"))
             }
             Step::Associate { table, subnet } => {
                 let request = ec2
@@ -352,10 +383,13 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                     .associate_route_table()
                     .route_table_id(table)
                     .subnet_id(subnet);
-                ec2.call("AssociateRouteTable", request.send()).await?;
-                return Ok(Progress::creating(format!(
+                let out = ec2.call("AssociateRouteTable", request.send()).await?;
+                if let Some(id) = out.association_id() {
+                    answer = Answer::Association(id.to_string());
+                }
+                Progress::creating(format!(
                     "associated subnet {subnet} with {role} route table {table}"
-                )));
+                ))
             }
             Step::Reassociate {
                 association,
@@ -367,16 +401,19 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                     .replace_route_table_association()
                     .association_id(association)
                     .route_table_id(table);
-                ec2.call("ReplaceRouteTableAssociation", request.send())
+                let out = ec2
+                    .call("ReplaceRouteTableAssociation", request.send())
                     .await?;
-                return Ok(Progress::updating(format!(
+                if let Some(id) = out.new_association_id() {
+                    answer = Answer::Association(id.to_string());
+                }
+                Progress::updating(format!(
                     "moved subnet {subnet} to {role} route table {table}"
-                )));
+                ))
             }
             Step::AddRoute(table, target) | Step::ReplaceRoute(table, target) => {
-                let replace = matches!(step, Step::ReplaceRoute(..));
                 let describe = target.describe();
-                if replace {
+                if matches!(step, Step::ReplaceRoute(..)) {
                     let mut request = ec2
                         .sdk()
                         .replace_route()
@@ -399,31 +436,77 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                     };
                     ec2.call("CreateRoute", request.send()).await?;
                 }
-                return Ok(Progress::creating(format!(
-                    "routed {role} route table {table} to {describe}"
-                )));
+                Progress::creating(format!("routed {role} route table {table} to {describe}"))
+            }
+        };
+        fold(&mut tables, &step, answer, &tags[usize::from(!public)]);
+        turn.took(step, progress);
+    }
+}
+
+/// What a route table write answered, for [`fold`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Nothing the turn needs.
+    None,
+    /// A created table.
+    Table(TableView),
+    /// A new association's id.
+    Association(String),
+}
+
+/// Folds a write's answer into the tables the turn observed (pure): a created table with the
+/// tags its request sent, tags added, a subnet associated (or moved from another table), the
+/// default route set.
+pub fn fold(
+    tables: &mut Vec<TableView>,
+    step: &Step,
+    answer: Answer,
+    want: &BTreeMap<String, String>,
+) {
+    fn of<'t>(tables: &'t mut [TableView], id: &str) -> Option<&'t mut TableView> {
+        tables.iter_mut().find(|t| t.id == id)
+    }
+    match (step, answer) {
+        (Step::Create { .. }, Answer::Table(mut table)) => {
+            table.tags.extend(want.clone());
+            tables.push(table);
+        }
+        (Step::Tag(table, tags), _) => {
+            if let Some(t) = of(tables, table) {
+                t.tags.extend(tags.clone());
             }
         }
-    }
-    let waiting: Vec<String> = steps
-        .iter()
-        .filter_map(|(public, s)| match s {
-            Step::NoTarget(table) => Some(format!(
-                "{} route table {table} waits for its {}",
-                role(*public),
-                if *public {
-                    "internet gateway"
-                } else {
-                    "NAT gateway"
-                }
-            )),
-            _ => None,
-        })
-        .collect();
-    if waiting.is_empty() {
-        Ok(Progress::Ready)
-    } else {
-        Ok(Progress::Blocked(waiting.join("; ")))
+        (Step::Associate { table, subnet }, Answer::Association(id))
+        | (Step::Reassociate { table, subnet, .. }, Answer::Association(id)) => {
+            for t in tables.iter_mut() {
+                t.associations
+                    .retain(|a| a.subnet.as_deref() != Some(subnet.as_str()));
+            }
+            if let Some(t) = of(tables, table) {
+                t.associations.push(AssociationView {
+                    id,
+                    subnet: Some(subnet.clone()),
+                    main: false,
+                });
+            }
+        }
+        (Step::AddRoute(table, target), _) | (Step::ReplaceRoute(table, target), _) => {
+            if let Some(t) = of(tables, table) {
+                t.routes.retain(|r| r.destination != DEFAULT_ROUTE);
+                let (gateway, nat_gateway) = match target {
+                    Target::InternetGateway(id) => (Some(id.clone()), None),
+                    Target::NatGateway(id) => (None, Some(id.clone())),
+                };
+                t.routes.push(RouteView {
+                    destination: DEFAULT_ROUTE.into(),
+                    gateway,
+                    nat_gateway,
+                    state: "active".into(),
+                });
+            }
+        }
+        _ => {}
     }
 }
 
@@ -676,6 +759,67 @@ mod tests {
                 "rtb-1".into(),
                 [("team".to_string(), "x".to_string())].into()
             )
+        );
+    }
+
+    #[test]
+    fn one_turn_creates_associates_and_routes_a_table_without_reading_again() {
+        let mut tables = vec![main_table(&[])];
+        let mut steps = Vec::new();
+        loop {
+            let step = run(
+                &tables,
+                Some(Target::InternetGateway("igw-1".into())),
+                &["subnet-a", "subnet-b"],
+            );
+            if matches!(step, Step::Ready(_)) {
+                break;
+            }
+            assert!(steps.len() < 8, "{steps:?}");
+            let answer = match &step {
+                // CreateRouteTable answers with the table (its local route), not the tags.
+                Step::Create { .. } => Answer::Table(TableView {
+                    id: "rtb-new".into(),
+                    associations: vec![],
+                    routes: vec![],
+                    tags: BTreeMap::new(),
+                }),
+                Step::Associate { subnet, .. } => Answer::Association(format!("rtbassoc-{subnet}")),
+                _ => Answer::None,
+            };
+            fold(&mut tables, &step, answer, &tags(true));
+            steps.push(step);
+        }
+        let kinds: Vec<&str> = steps
+            .iter()
+            .map(|s| match s {
+                Step::Create { .. } => "create",
+                Step::Associate { .. } => "associate",
+                Step::AddRoute(..) => "route",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, ["create", "associate", "associate", "route"]);
+    }
+
+    #[test]
+    fn a_moved_subnet_leaves_its_old_table_in_the_fold() {
+        let mut tables = vec![
+            table("rtb-old", false, &["subnet-a"], None),
+            table("rtb-1", true, &[], None),
+        ];
+        let step = run(&tables, None, &["subnet-a"]);
+        assert!(matches!(step, Step::Reassociate { .. }), "{step:?}");
+        fold(
+            &mut tables,
+            &step,
+            Answer::Association("rtbassoc-new".into()),
+            &tags(true),
+        );
+        assert!(tables[0].associations.is_empty());
+        assert_eq!(
+            run(&tables, None, &["subnet-a"]),
+            Step::NoTarget("rtb-1".into())
         );
     }
 }

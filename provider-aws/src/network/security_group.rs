@@ -9,7 +9,7 @@ use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
 use super::ec2::{self, filter, missing_tags, tags_of};
-use super::{Built, Owner, Progress, Removal, Scope, Teardown};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown, Turn};
 
 /// A security group as the plan sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,7 +75,27 @@ pub fn plan(named: &[GroupView], owner: &Owner, want_tags: &BTreeMap<String, Str
     Plan::Ready(group.id.clone())
 }
 
-/// One build turn of the security group service.
+/// Folds a write's answer into the groups the turn observed (pure): a created group with the
+/// tags its request sent and no rule yet, tags added, the members' rule in place.
+pub fn fold(named: &mut Vec<GroupView>, step: &Plan, created: Option<GroupView>) {
+    match step {
+        Plan::Create => named.extend(created),
+        Plan::Tag(id, tags) => {
+            for g in named.iter_mut().filter(|g| g.id == *id) {
+                g.tags.extend(tags.clone());
+            }
+        }
+        Plan::AllowSelf(id) => {
+            for g in named.iter_mut().filter(|g| g.id == *id) {
+                g.self_ingress = true;
+            }
+        }
+        Plan::Ready(_) | Plan::Conflict(_) => {}
+    }
+}
+
+/// One build turn of the security group service: observe once, then create the group and its
+/// members' rule.
 pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
     let Some((vpc_id, _)) = built.vpc.clone() else {
         return Ok(Progress::Blocked("waiting for the VPC".into()));
@@ -90,69 +110,89 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
         .filters(filter("vpc-id", [&vpc_id]))
         .filters(filter("group-name", [&name]));
     let out = ec2.call("DescribeSecurityGroups", request.send()).await?;
-    let named: Vec<GroupView> = out
+    let mut named: Vec<GroupView> = out
         .security_groups()
         .iter()
         .map(GroupView::from_sdk)
         .collect();
-    match plan(&named, &desired.owner, &want) {
-        Plan::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
-        Plan::Create => {
-            let request = ec2
-                .sdk()
-                .create_security_group()
-                .group_name(&name)
-                .description(format!(
-                    "EKS cluster {}/{}: control plane and nodes (managed by Cluster API)",
-                    desired.owner.namespace(),
-                    desired.owner.cluster()
-                ))
-                .vpc_id(&vpc_id)
-                .tag_specifications(ec2::tag_spec(ResourceType::SecurityGroup, &want));
-            let out = ec2.call("CreateSecurityGroup", request.send()).await?;
-            let id = out.group_id().unwrap_or_default().to_string();
-            built.security_group = Some(id.clone());
-            Ok(Progress::creating(format!("created security group {id}")))
-        }
-        Plan::Tag(id, tags) => {
-            built.security_group = Some(id.clone());
-            ec2.add_tags(&id, &tags).await?;
-            Ok(Progress::updating(format!("tagged security group {id}")))
-        }
-        Plan::AllowSelf(id) => {
-            built.security_group = Some(id.clone());
-            let rule = IpPermission::builder()
-                .ip_protocol("-1")
-                .user_id_group_pairs(
-                    UserIdGroupPair::builder()
-                        .group_id(&id)
-                        .description("cluster members reach each other")
-                        .build(),
-                )
-                .build();
-            let request = ec2
-                .sdk()
-                .authorize_security_group_ingress()
-                .group_id(&id)
-                .ip_permissions(rule);
-            match ec2
-                .call("AuthorizeSecurityGroupIngress", request.send())
-                .await
-            {
-                Ok(_) => {}
-                // Already there (a crash after the call, before the next look): nothing to do.
-                Err(crate::cloud::CloudError::Invalid { code, .. })
-                    if code == "InvalidPermission.Duplicate" => {}
-                Err(e) => return Err(e.into()),
+    let mut turn = Turn::new();
+    loop {
+        let step = plan(&named, &desired.owner, &want);
+        let mut created = None;
+        let progress = match &step {
+            Plan::Conflict(message) => {
+                return Err(ProviderError::terminal(
+                    Reason::NameConflict,
+                    message.clone(),
+                ));
             }
-            Ok(Progress::updating(format!(
-                "allowed traffic between members of security group {id}"
-            )))
-        }
-        Plan::Ready(id) => {
-            built.security_group = Some(id);
-            Ok(Progress::Ready)
-        }
+            Plan::Ready(id) => {
+                built.security_group = Some(id.clone());
+                return Ok(Progress::Ready);
+            }
+            _ if !turn.may_take(&step) => {
+                return Ok(turn.end(Progress::updating("security group")));
+            }
+            Plan::Create => {
+                let request = ec2
+                    .sdk()
+                    .create_security_group()
+                    .group_name(&name)
+                    .description(format!(
+                        "EKS cluster {}/{}: control plane and nodes (managed by Cluster API)",
+                        desired.owner.namespace(),
+                        desired.owner.cluster()
+                    ))
+                    .vpc_id(&vpc_id)
+                    .tag_specifications(ec2::tag_spec(ResourceType::SecurityGroup, &want));
+                let out = ec2.call("CreateSecurityGroup", request.send()).await?;
+                let id = out.group_id().unwrap_or_default().to_string();
+                built.security_group = Some(id.clone());
+                created = (!id.is_empty()).then(|| GroupView {
+                    id: id.clone(),
+                    self_ingress: false,
+                    tags: want.clone(),
+                });
+                Progress::creating(format!("created security group {id}"))
+            }
+            Plan::Tag(id, tags) => {
+                built.security_group = Some(id.clone());
+                ec2.add_tags(id, tags).await?;
+                Progress::updating(format!("tagged security group {id}"))
+            }
+            Plan::AllowSelf(id) => {
+                built.security_group = Some(id.clone());
+                let rule = IpPermission::builder()
+                    .ip_protocol("-1")
+                    .user_id_group_pairs(
+                        UserIdGroupPair::builder()
+                            .group_id(id)
+                            .description("cluster members reach each other")
+                            .build(),
+                    )
+                    .build();
+                let request = ec2
+                    .sdk()
+                    .authorize_security_group_ingress()
+                    .group_id(id)
+                    .ip_permissions(rule);
+                match ec2
+                    .call("AuthorizeSecurityGroupIngress", request.send())
+                    .await
+                {
+                    Ok(_) => {}
+                    // Already there (a crash after the call, before the next look): nothing to do.
+                    Err(crate::cloud::CloudError::Invalid { code, .. })
+                        if code == "InvalidPermission.Duplicate" => {}
+                    Err(e) => return Err(e.into()),
+                }
+                Progress::updating(format!(
+                    "allowed traffic between members of security group {id}"
+                ))
+            }
+        };
+        fold(&mut named, &step, created);
+        turn.took(step, progress);
     }
 }
 

@@ -17,7 +17,7 @@ use provider_runtime::ProviderError;
 
 use super::cidr::{Ipv4Cidr, carve};
 use super::ec2::{self, filter, missing_tags, tags_of};
-use super::{Built, BuiltSubnet, Desired, Progress, Removal, Scope, Teardown};
+use super::{Built, BuiltSubnet, Desired, Progress, Removal, Scope, Teardown, Turn};
 use crate::api::SubnetStatus;
 
 /// The tag the AWS load balancer controller reads to pick subnets for internet-facing balancers.
@@ -291,7 +291,32 @@ async fn available_zones(scope: &Scope<'_>) -> Result<Vec<String>, ProviderError
     Ok(zones)
 }
 
-/// One build turn of the subnet service.
+/// Folds a write's answer into the subnets the turn observed (pure): a created subnet with the
+/// tags its request sent, public IPs turned on, tags added.
+pub fn fold(subnets: &mut Vec<SubnetView>, step: &Step, created: Option<SubnetView>) {
+    match step {
+        Step::Create(w) => {
+            if let Some(mut subnet) = created {
+                subnet.tags.extend(w.tags.clone());
+                subnets.push(subnet);
+            }
+        }
+        Step::MapPublicIp(id) => {
+            for s in subnets.iter_mut().filter(|s| s.id == *id) {
+                s.map_public_ip = true;
+            }
+        }
+        Step::Tag(id, tags) => {
+            for s in subnets.iter_mut().filter(|s| s.id == *id) {
+                s.tags.extend(tags.clone());
+            }
+        }
+        Step::NeedZones | Step::Invalid(_) | Step::Conflict(_) | Step::Wait(_) | Step::Ready => {}
+    }
+}
+
+/// One build turn of the subnet service: observe once, then create and set up every missing
+/// subnet.
 pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
     let Some((vpc_id, vpc_cidr)) = built.vpc.clone() else {
         return Ok(Progress::Blocked("waiting for the VPC".into()));
@@ -306,53 +331,76 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 .send(),
         )
         .await?;
-    let subnets: Vec<SubnetView> = out.subnets().iter().map(SubnetView::from_sdk).collect();
-    let mut plan = plan(scope.desired, vpc_cidr, &subnets, None);
-    if plan.step == Step::NeedZones {
-        let zones = available_zones(scope).await?;
-        plan = self::plan(scope.desired, vpc_cidr, &subnets, Some(&zones));
-    }
-    built.subnets = plan.existing;
-    match plan.step {
-        Step::NeedZones => Err(ProviderError::cloud(
-            "internal",
-            "the zone list did not settle the subnet layout",
-        )),
-        Step::Invalid(message) => Err(ProviderError::terminal(Reason::InvalidSpec, message)),
-        Step::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
-        Step::Create(w) => {
-            let request = ec2
-                .sdk()
-                .create_subnet()
-                .vpc_id(&vpc_id)
-                .cidr_block(w.cidr.to_string())
-                .availability_zone(&w.zone)
-                .tag_specifications(ec2::tag_spec(ResourceType::Subnet, &w.tags));
-            let out = ec2.call("CreateSubnet", request.send()).await?;
-            let id = out.subnet().and_then(|s| s.subnet_id()).unwrap_or_default();
-            let role = if w.public { "public" } else { "private" };
-            Ok(Progress::creating(format!(
-                "created {role} subnet {id} ({}) in {}",
-                w.cidr, w.zone
-            )))
+    let mut subnets: Vec<SubnetView> = out.subnets().iter().map(SubnetView::from_sdk).collect();
+    let mut zones: Option<Vec<String>> = None;
+    let mut turn = Turn::new();
+    loop {
+        let mut plan = plan(scope.desired, vpc_cidr, &subnets, zones.as_deref());
+        if plan.step == Step::NeedZones && zones.is_none() {
+            let read = available_zones(scope).await?;
+            plan = self::plan(scope.desired, vpc_cidr, &subnets, Some(&read));
+            zones = Some(read);
         }
-        Step::Wait(id) => Ok(Progress::waiting(format!("subnet {id} is pending"))),
-        Step::MapPublicIp(id) => {
-            let request = ec2
-                .sdk()
-                .modify_subnet_attribute()
-                .subnet_id(&id)
-                .map_public_ip_on_launch(AttributeBooleanValue::builder().value(true).build());
-            ec2.call("ModifySubnetAttribute", request.send()).await?;
-            Ok(Progress::updating(format!(
-                "turned on public IPs for instances in subnet {id}"
-            )))
-        }
-        Step::Tag(id, tags) => {
-            ec2.add_tags(&id, &tags).await?;
-            Ok(Progress::updating(format!("tagged subnet {id}")))
-        }
-        Step::Ready => Ok(Progress::Ready),
+        built.subnets = plan.existing;
+        let step = plan.step;
+        let mut created = None;
+        let progress = match &step {
+            Step::NeedZones => {
+                return Err(ProviderError::cloud(
+                    "internal",
+                    "the zone list did not settle the subnet layout",
+                ));
+            }
+            Step::Invalid(message) => {
+                return Err(ProviderError::terminal(
+                    Reason::InvalidSpec,
+                    message.clone(),
+                ));
+            }
+            Step::Conflict(message) => {
+                return Err(ProviderError::terminal(
+                    Reason::NameConflict,
+                    message.clone(),
+                ));
+            }
+            Step::Wait(id) => {
+                return Ok(turn.end(Progress::waiting(format!("subnet {id} is pending"))));
+            }
+            Step::Ready => return Ok(Progress::Ready),
+            _ if !turn.may_take(&step) => return Ok(turn.end(Progress::updating("subnets"))),
+            Step::Create(w) => {
+                let request = ec2
+                    .sdk()
+                    .create_subnet()
+                    .vpc_id(&vpc_id)
+                    .cidr_block(w.cidr.to_string())
+                    .availability_zone(&w.zone)
+                    .tag_specifications(ec2::tag_spec(ResourceType::Subnet, &w.tags));
+                let out = ec2.call("CreateSubnet", request.send()).await?;
+                created = out.subnet().map(SubnetView::from_sdk);
+                let id = created.as_ref().map(|s| s.id.as_str()).unwrap_or_default();
+                let role = if w.public { "public" } else { "private" };
+                Progress::creating(format!(
+                    "created {role} subnet {id} ({}) in {}",
+                    w.cidr, w.zone
+                ))
+            }
+            Step::MapPublicIp(id) => {
+                let request = ec2
+                    .sdk()
+                    .modify_subnet_attribute()
+                    .subnet_id(id)
+                    .map_public_ip_on_launch(AttributeBooleanValue::builder().value(true).build());
+                ec2.call("ModifySubnetAttribute", request.send()).await?;
+                Progress::updating(format!("turned on public IPs for instances in subnet {id}"))
+            }
+            Step::Tag(id, tags) => {
+                ec2.add_tags(id, tags).await?;
+                Progress::updating(format!("tagged subnet {id}"))
+            }
+        };
+        fold(&mut subnets, &step, created);
+        turn.took(step, progress);
     }
 }
 
@@ -626,5 +674,44 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn one_turn_creates_every_subnet_and_maps_public_ips_without_reading_again() {
+        let d = desired(2);
+        let z = zones(&["z-a", "z-b", "z-c"]);
+        let mut subnets = Vec::new();
+        let mut steps = Vec::new();
+        loop {
+            let p = plan(&d, cidr(), &subnets, Some(&z));
+            if p.step == Step::Ready {
+                assert_eq!(p.existing.len(), 4);
+                break;
+            }
+            assert!(steps.len() < 10, "{steps:?}");
+            // CreateSubnet answers with id, zone, block and state; no public IPs; no tags.
+            let created = match &p.step {
+                Step::Create(w) => Some(SubnetView {
+                    id: format!("subnet-{}", steps.len()),
+                    zone: w.zone.clone(),
+                    cidr: w.cidr.to_string(),
+                    state: "available".into(),
+                    map_public_ip: false,
+                    tags: BTreeMap::new(),
+                }),
+                _ => None,
+            };
+            fold(&mut subnets, &p.step, created);
+            steps.push(p.step);
+        }
+        let creates = steps
+            .iter()
+            .filter(|s| matches!(s, Step::Create(_)))
+            .count();
+        let maps = steps
+            .iter()
+            .filter(|s| matches!(s, Step::MapPublicIp(_)))
+            .count();
+        assert_eq!((creates, maps, steps.len()), (4, 2, 6), "{steps:?}");
     }
 }

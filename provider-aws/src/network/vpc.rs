@@ -9,7 +9,7 @@ use provider_runtime::ProviderError;
 
 use super::cidr::Ipv4Cidr;
 use super::ec2::{self, filter, missing_tags, tag_filter, tags_of};
-use super::{Built, Owner, Progress, Removal, Scope, Teardown};
+use super::{Built, Owner, Progress, Removal, Scope, Teardown, Turn};
 
 /// A VPC as the plan sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,71 +193,101 @@ fn enable(flag: bool) -> AttributeBooleanValue {
     AttributeBooleanValue::builder().value(flag).build()
 }
 
-/// One build turn of the VPC service.
+/// Folds a write's answer into what the turn observed (pure), so the next step is planned
+/// without reading again. A created VPC carries the tags the request sent; EC2 creates a VPC
+/// with DNS support on and DNS hostnames off, so hostnames are turned on next (a later pass's
+/// read corrects the fold if the cloud differs).
+pub fn fold(
+    observed: &mut Observed,
+    step: &Plan,
+    created: Option<VpcView>,
+    want: &BTreeMap<String, String>,
+) {
+    match step {
+        Plan::Create => {
+            if let Some(mut vpc) = created {
+                vpc.tags.extend(want.clone());
+                observed.named.push(vpc);
+                observed.dns_support = Some(true);
+                observed.dns_hostnames = Some(false);
+            }
+        }
+        Plan::Tag(vpc, tags) => {
+            if let Some(v) = observed.named.iter_mut().find(|v| v.id == vpc.id) {
+                v.tags.extend(tags.clone());
+            }
+        }
+        Plan::EnableDnsSupport(_) => observed.dns_support = Some(true),
+        Plan::EnableDnsHostnames(_) => observed.dns_hostnames = Some(true),
+        Plan::Wait(_) | Plan::Ready(_) | Plan::Conflict(_) => {}
+    }
+}
+
+/// One build turn of the VPC service: observe once, then write until the VPC is as desired.
 pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
     let desired = scope.desired;
     let name = desired.names.vpc();
-    let observed = observe(scope).await?;
+    let want = desired.tags_named(&name);
+    let mut observed = observe(scope).await?;
     let ec2 = scope.ec2;
-    match plan(&observed, &desired.owner, &name, &desired.tags_named(&name)) {
-        Plan::Conflict(message) => Err(ProviderError::terminal(Reason::NameConflict, message)),
-        Plan::Create => {
-            let request = ec2
-                .sdk()
-                .create_vpc()
-                .cidr_block(desired.cidr.to_string())
-                .tag_specifications(ec2::tag_spec(ResourceType::Vpc, &desired.tags_named(&name)));
-            let out = ec2.call("CreateVpc", request.send()).await?;
-            let vpc = out.vpc().map(VpcView::from_sdk);
-            match vpc {
-                Some(vpc) => {
-                    if vpc.state == "available" {
-                        record(built, &vpc)?;
-                    }
-                    Ok(Progress::creating(format!(
-                        "created VPC {} ({})",
-                        vpc.id, desired.cidr
-                    )))
-                }
-                None => Ok(Progress::creating(format!("requested VPC {name}"))),
+    let mut turn = Turn::new();
+    loop {
+        let step = plan(&observed, &desired.owner, &name, &want);
+        let mut created = None;
+        let progress = match &step {
+            Plan::Conflict(message) => {
+                return Err(ProviderError::terminal(
+                    Reason::NameConflict,
+                    message.clone(),
+                ));
             }
-        }
-        Plan::Wait(vpc) => Ok(Progress::waiting(format!("VPC {} is pending", vpc.id))),
-        Plan::Tag(vpc, tags) => {
-            record(built, &vpc)?;
-            ec2.add_tags(&vpc.id, &tags).await?;
-            Ok(Progress::updating(format!("tagged VPC {}", vpc.id)))
-        }
-        Plan::EnableDnsSupport(vpc) => {
-            record(built, &vpc)?;
-            let request = ec2
-                .sdk()
-                .modify_vpc_attribute()
-                .vpc_id(&vpc.id)
-                .enable_dns_support(enable(true));
-            ec2.call("ModifyVpcAttribute", request.send()).await?;
-            Ok(Progress::updating(format!(
-                "turned on DNS support in VPC {}",
-                vpc.id
-            )))
-        }
-        Plan::EnableDnsHostnames(vpc) => {
-            record(built, &vpc)?;
-            let request = ec2
-                .sdk()
-                .modify_vpc_attribute()
-                .vpc_id(&vpc.id)
-                .enable_dns_hostnames(enable(true));
-            ec2.call("ModifyVpcAttribute", request.send()).await?;
-            Ok(Progress::updating(format!(
-                "turned on DNS hostnames in VPC {}",
-                vpc.id
-            )))
-        }
-        Plan::Ready(vpc) => {
-            record(built, &vpc)?;
-            Ok(Progress::Ready)
-        }
+            Plan::Wait(vpc) => {
+                return Ok(turn.end(Progress::waiting(format!("VPC {} is pending", vpc.id))));
+            }
+            Plan::Ready(vpc) => {
+                record(built, vpc)?;
+                return Ok(Progress::Ready);
+            }
+            _ if !turn.may_take(&step) => return Ok(turn.end(Progress::updating("VPC"))),
+            Plan::Create => {
+                let request = ec2
+                    .sdk()
+                    .create_vpc()
+                    .cidr_block(desired.cidr.to_string())
+                    .tag_specifications(ec2::tag_spec(ResourceType::Vpc, &want));
+                let out = ec2.call("CreateVpc", request.send()).await?;
+                let Some(vpc) = out.vpc().map(VpcView::from_sdk) else {
+                    return Ok(Progress::creating(format!("requested VPC {name}")));
+                };
+                let message = format!("created VPC {} ({})", vpc.id, desired.cidr);
+                created = Some(vpc);
+                Progress::creating(message)
+            }
+            Plan::Tag(vpc, tags) => {
+                ec2.add_tags(&vpc.id, tags).await?;
+                Progress::updating(format!("tagged VPC {}", vpc.id))
+            }
+            Plan::EnableDnsSupport(vpc) => {
+                let request = ec2
+                    .sdk()
+                    .modify_vpc_attribute()
+                    .vpc_id(&vpc.id)
+                    .enable_dns_support(enable(true));
+                ec2.call("ModifyVpcAttribute", request.send()).await?;
+                Progress::updating(format!("turned on DNS support in VPC {}", vpc.id))
+            }
+            Plan::EnableDnsHostnames(vpc) => {
+                let request = ec2
+                    .sdk()
+                    .modify_vpc_attribute()
+                    .vpc_id(&vpc.id)
+                    .enable_dns_hostnames(enable(true));
+                ec2.call("ModifyVpcAttribute", request.send()).await?;
+                Progress::updating(format!("turned on DNS hostnames in VPC {}", vpc.id))
+            }
+        };
+        fold(&mut observed, &step, created, &want);
+        turn.took(step, progress);
     }
 }
 
@@ -436,5 +466,45 @@ mod tests {
             Some(true),
         );
         assert_eq!(run(&o), Plan::Ready(vpc("vpc-a", "available", true)));
+    }
+
+    #[test]
+    fn one_turn_creates_the_vpc_and_turns_hostnames_on_without_reading_again() {
+        let mut o = observed(vec![], None, None);
+        let mut steps = Vec::new();
+        loop {
+            let step = run(&o);
+            if matches!(step, Plan::Ready(_)) {
+                break;
+            }
+            assert!(steps.len() < 5, "{steps:?}");
+            // CreateVpc answers with the id and state, never the request's tags.
+            let created = (step == Plan::Create).then(|| {
+                let mut v = vpc("vpc-new", "available", false);
+                v.tags.clear();
+                v
+            });
+            fold(&mut o, &step, created, &want());
+            steps.push(step);
+        }
+        let names: Vec<&str> = steps
+            .iter()
+            .map(|s| match s {
+                Plan::Create => "create",
+                Plan::EnableDnsHostnames(_) => "hostnames",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(names, ["create", "hostnames"]);
+
+        // A VPC still pending after its creation waits (the turn ends), never created twice.
+        let mut o = observed(vec![], None, None);
+        fold(
+            &mut o,
+            &Plan::Create,
+            Some(vpc("vpc-new", "pending", false)),
+            &want(),
+        );
+        assert!(matches!(run(&o), Plan::Wait(_)), "{:?}", run(&o));
     }
 }
