@@ -16,9 +16,12 @@
 //!   writes to kube-apiserver (**P8**, from its audit log: the provider runs as its own user;
 //!   kubeconfig Secret refreshes counted apart), its CPU (**P10**, from `/proc/<pid>/stat`);
 //! - **P3**: kube-apiserver restarted (every watch drops and relists), resident memory sampled
-//!   every 100 ms for 30 s: its peak against the steady value before.
+//!   every 100 ms for 30 s: its peak against the steady value before;
+//! - **P9**: the first size's count again, applied at once while the next two and then 10 % of
+//!   the EKS emulator's answers are 429 + `Retry-After: 2`: time to all ready against the fault-free time of the
+//!   first size, and the calls the emulator saw before their `Retry-After` had passed.
 //!
-//! Not measured here yet (the JSON says so): P5, P6, P9, and the Go peer.
+//! Not measured here yet (the JSON says so): P5, P6, and the Go peer.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +32,10 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::{Value, json};
 
 use crate::env::{Cloud, EnvOptions, Environment};
+
+/// The share of EKS answers P9 throttles, and the `Retry-After` they carry (seconds).
+const THROTTLE_RATE: f64 = 0.1;
+const THROTTLE_RETRY_AFTER: u64 = 2;
 
 /// What a benchmark run does.
 #[derive(Debug, Clone)]
@@ -42,6 +49,8 @@ pub struct BenchOptions {
     pub poll_interval: String,
     /// Restart kube-apiserver and sample the peak (P3).
     pub relist: bool,
+    /// Run P9: the first size again with 10 % of the EKS answers 429 + Retry-After.
+    pub throttled: bool,
     /// How long one size may take to be ready.
     pub timeout: Duration,
     /// Where the JSON and the plots go.
@@ -108,7 +117,6 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
         "notMeasured": [
             "P5 cloud ACTIVE → ControlPlane initialized, p50/p99 with 100 at once",
             "P6 200 clusters with a 14-minute emulated delay",
-            "P9 10 % of calls answered 429 with Retry-After (the fault suite covers its oracle)",
             "the Go peer (CAPA v2.13.0) on the same bed",
         ],
     });
@@ -316,6 +324,87 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         Value::Null
     };
 
+    // P9: the first size again, in a namespace of its own, applied at once while 10 % of the EKS
+    // emulator's answers are 429 + Retry-After (EC2 calls go to moto, which throttles nothing).
+    let throttled = match (options.throttled, series.get(1).copied()) {
+        (true, Some(free)) => {
+            let kit = env.eks_kit().context("EKS is not emulated here")?;
+            let ns = "bench-throttled";
+            test_namespace(&client, ns).await?;
+            let mut yaml = String::new();
+            for i in 0..free.clusters {
+                yaml.push_str(
+                    &env.generate_cluster(&format!("t{i}"), ns, "v1.31.0", 1)
+                        .await?,
+                );
+                yaml.push_str("\n---\n");
+            }
+            let answered = |kit: &emulators::kit::Kit| -> u64 {
+                kit.calls
+                    .snapshot()
+                    .values()
+                    .filter_map(|outcomes| outcomes.get("fault"))
+                    .sum()
+            };
+            let faults_before = answered(&kit);
+            let early_before = kit.promises.early().len();
+            let calls_before = cloud_calls(&metrics).await?;
+            // The next two answers for certain (so even a small size meets the fault), then a
+            // share of the rest.
+            for trigger in [json!({"count": 2}), json!({"rate": THROTTLE_RATE})] {
+                kit.faults.add(serde_json::from_value(json!({
+                    "operation": "*",
+                    "fault": {"kind": "throttle", "retryAfterSeconds": THROTTLE_RETRY_AFTER},
+                    "trigger": trigger,
+                }))?);
+            }
+            let start = Instant::now();
+            env.apply_yaml(&yaml, ns).await?;
+            let outcome = loop {
+                env.ensure_provider_running()?;
+                let state = readiness(&client, ns).await?;
+                if state.ready == free.clusters {
+                    break Ok(start.elapsed().as_secs_f64());
+                }
+                if start.elapsed() > options.timeout {
+                    break Err(anyhow::anyhow!(
+                        "{} of {} throttled clusters ready after {:?}",
+                        state.ready,
+                        free.clusters,
+                        options.timeout
+                    ));
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            };
+            kit.faults.clear();
+            let seconds = outcome?;
+            let calls = diff(&calls_before, &cloud_calls(&metrics).await?);
+            let early = kit.promises.early().len() - early_before;
+            let throttled_answers = answered(&kit) - faults_before;
+            eprintln!(
+                "bench: P9 {} clusters with {:.0} % of EKS answers 429: ready after {seconds:.1}s ({:.2}× the {:.1}s without), {throttled_answers} answered 429, {early} calls before Retry-After",
+                free.clusters,
+                THROTTLE_RATE * 100.0,
+                seconds / free.seconds_to_ready,
+                free.seconds_to_ready
+            );
+            json!({
+                "clusters": free.clusters,
+                "secondsToReady": round(seconds),
+                "faultFreeSecondsToReady": round(free.seconds_to_ready),
+                "ratio": round(seconds / free.seconds_to_ready),
+                "answered429": throttled_answers,
+                "callsBeforeRetryAfter": early,
+                "cloudCalls": calls.values().sum::<u64>(),
+                "retryAfterSeconds": THROTTLE_RETRY_AFTER,
+                "rate": THROTTLE_RATE,
+                "scope": "EKS calls (the emulator); EC2 calls go to moto, unthrottled",
+                "target": "no call before Retry-After; ready within 1.5 × the fault-free time",
+            })
+        }
+        _ => Value::Null,
+    };
+
     // The slope is taken over the sizes, not from the idle point: the first cluster also pays
     // for what a provider loads once (cloud clients, caches), which P1 and this keep apart.
     let sized: Vec<(f64, f64)> = series
@@ -354,6 +443,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             "clusters": total,
             "target": "0 (kubeconfig refreshes excepted and counted)",
         },
+        "P9": throttled,
         "P10": {"mCpuAtRest": round(cpu / seconds * 1000.0), "target": "≤ 50 mCPU"},
         "P11": {"applyToProvisionedSeconds": round(p11), "applyToReadySeconds": round(one_ready), "target": "≤ 10 s"},
         "P12": {

@@ -546,6 +546,12 @@ impl Environment {
             .join(format!("{}.log", cloud.binary()))
     }
 
+    /// The EKS emulator's kit (fault rules, call counts, calls before `Retry-After`), when EKS
+    /// is emulated.
+    pub fn eks_kit(&self) -> Option<Arc<emulators::kit::Kit>> {
+        self.eks.as_ref().map(|e| e.server.kit().clone())
+    }
+
     /// The first provider's process id, while it runs.
     pub fn provider_pid(&self) -> Option<u32> {
         self.providers.first().and_then(|(_, p)| p.id())

@@ -36,6 +36,8 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
         ("P7", "cloudReadsPerClusterHour"),
         ("P7", "cloudWritesAtRest"),
         ("P8", "apiWritesAtRest"),
+        ("P9", "secondsToReady"),
+        ("P9", "callsBeforeRetryAfter"),
         ("P10", "mCpuAtRest"),
         ("P11", "applyToProvisionedSeconds"),
         ("P12", "cloudCallsOneCluster"),
@@ -45,6 +47,8 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
     assert!(f["P1"]["idleRssMiB"].as_f64().unwrap() > 0.0, "{f}");
     // The audit log tells the provider's writes apart (else P8's count proves nothing).
     assert!(f["P8"]["writesWhileCreating"].as_u64().unwrap() > 0, "{f}");
+    // The throttled batch met the fault (its first two answers are 429 for certain).
+    assert!(f["P9"]["answered429"].as_u64().unwrap() >= 2, "{f}");
     // One cluster's creation reached both clouds' APIs.
     let calls = f["P12"]["byOperation"].as_object().unwrap();
     assert!(calls.keys().any(|k| k.starts_with("eks/")), "{calls:?}");

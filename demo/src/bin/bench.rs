@@ -31,6 +31,9 @@ struct Args {
     /// Skip P3 (kube-apiserver restarted, peak memory across the relist).
     #[arg(long)]
     no_relist: bool,
+    /// Skip P9 (the first size again with 10 % of the EKS answers 429 + Retry-After).
+    #[arg(long)]
+    no_throttled: bool,
     /// Seconds one size may take to be ready.
     #[arg(long, default_value_t = 3600)]
     timeout_seconds: u64,
@@ -47,6 +50,7 @@ async fn main() -> Result<()> {
         rest: Duration::from_secs(args.rest_seconds),
         poll_interval: args.poll_interval,
         relist: !args.no_relist,
+        throttled: !args.no_throttled,
         timeout: Duration::from_secs(args.timeout_seconds),
         out: args.out.clone(),
     })
