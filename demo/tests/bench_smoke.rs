@@ -1,6 +1,7 @@
 //! The benchmark's smoke size, so the command cannot rot: `bench --sizes 1,2 --rest-seconds 20`
-//! with debug builds. It checks that every figure the command claims was measured (numbers, not
-//! their values: speed is reported by the benchmark, never asserted by a test).
+//! (P5 with one cluster kept CREATING for 5 s) with debug builds. It checks that every figure
+//! the command claims was measured (numbers, not their values: speed is reported by the
+//! benchmark, never asserted by a test).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,6 +18,10 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
             "1s",
             "--timeout-seconds",
             "300",
+            "--active-clusters",
+            "1",
+            "--active-delay-seconds",
+            "5",
             "--out",
         ])
         .arg(out.path())
@@ -36,6 +41,7 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
         ("P7", "cloudReadsPerClusterHour"),
         ("P7", "cloudWritesAtRest"),
         ("P8", "apiWritesAtRest"),
+        ("P5", "p50Seconds"),
         ("P9", "secondsToReady"),
         ("P9", "callsBeforeRetryAfter"),
         ("P10", "mCpuAtRest"),
@@ -47,6 +53,8 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
     assert!(f["P1"]["idleRssMiB"].as_f64().unwrap() > 0.0, "{f}");
     // The audit log tells the provider's writes apart (else P8's count proves nothing).
     assert!(f["P8"]["writesWhileCreating"].as_u64().unwrap() > 0, "{f}");
+    // P5 matched its cluster's ACTIVE milestone to its initialization.
+    assert_eq!(f["P5"]["matched"], 1, "{f}");
     // The throttled batch met the fault (its first two answers are 429 for certain).
     assert!(f["P9"]["answered429"].as_u64().unwrap() >= 2, "{f}");
     // One cluster's creation reached both clouds' APIs.

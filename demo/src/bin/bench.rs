@@ -34,6 +34,12 @@ struct Args {
     /// Skip P9 (the first size again with 10 % of the EKS answers 429 + Retry-After).
     #[arg(long)]
     no_throttled: bool,
+    /// P5: clusters created at once, each kept CREATING by the emulator (0 skips P5).
+    #[arg(long, default_value_t = 10)]
+    active_clusters: usize,
+    /// P5: seconds each stays CREATING.
+    #[arg(long, default_value_t = 60)]
+    active_delay_seconds: u64,
     /// Seconds one size may take to be ready.
     #[arg(long, default_value_t = 3600)]
     timeout_seconds: u64,
@@ -51,6 +57,8 @@ async fn main() -> Result<()> {
         poll_interval: args.poll_interval,
         relist: !args.no_relist,
         throttled: !args.no_throttled,
+        active_clusters: args.active_clusters,
+        active_delay: Duration::from_secs(args.active_delay_seconds),
         timeout: Duration::from_secs(args.timeout_seconds),
         out: args.out.clone(),
     })

@@ -64,8 +64,16 @@ impl Eks {
                 }
                 tick_nodegroups(cluster, now, workload, &mut effects);
                 tick_addons(cluster, now);
+                let was_creating = *cluster.life.state() == Status::Creating;
                 match cluster.life.advance(now) {
-                    Some(Status::Active) => complete_cluster_update(cluster),
+                    Some(Status::Active) => {
+                        if was_creating {
+                            self.kit()
+                                .milestones
+                                .record(format!("cluster/{}", cluster.name), "ACTIVE");
+                        }
+                        complete_cluster_update(cluster);
+                    }
                     Some(Status::Gone) => gone_clusters.push(cluster.name.clone()),
                     _ => {}
                 }

@@ -7,6 +7,7 @@ pub mod calls;
 pub mod faults;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod milestones;
 pub mod promises;
 pub mod serve;
 pub mod workload;
@@ -131,6 +132,8 @@ pub struct Kit {
     pub calls: Calls,
     /// The `Retry-After` of every 429 answered, and the calls that did not wait for it.
     pub promises: Promises,
+    /// When resources reached a state (the ticker records them).
+    pub milestones: milestones::Milestones,
     timing: RwLock<Timing>,
     registry: Registry,
 }
@@ -146,6 +149,7 @@ impl Kit {
             faults: Faults::default(),
             calls,
             promises,
+            milestones: milestones::Milestones::default(),
             timing: RwLock::new(timing),
             registry,
         }
@@ -366,6 +370,7 @@ struct ControlState {
 /// - `POST /_emulator/tokenreview/{cluster}` — the token webhook of workload API servers;
 /// - `GET /_emulator/instances` — `{"instances": [NodeInstance…]}`;
 /// - `GET /_emulator/early` — `{"early": [EarlyCall…]}`, calls sent before their `Retry-After`;
+/// - `GET /_emulator/milestones` — `{"milestones": [Milestone…]}`, when resources reached a state;
 /// - `GET /metrics` — Prometheus text.
 pub fn control_router(
     kit: Arc<Kit>,
@@ -382,6 +387,7 @@ pub fn control_router(
         .route("/_emulator/tokenreview/{cluster}", post(token_review))
         .route("/_emulator/instances", get(list_instances))
         .route("/_emulator/early", get(list_early))
+        .route("/_emulator/milestones", get(list_milestones))
         .route("/metrics", get(metrics))
         .with_state(ControlState {
             kit,
@@ -413,6 +419,9 @@ async fn list_instances(State(s): State<ControlState>) -> Json<serde_json::Value
 }
 async fn list_early(State(s): State<ControlState>) -> Json<serde_json::Value> {
     Json(serde_json::json!({ "early": s.kit.promises.early() }))
+}
+async fn list_milestones(State(s): State<ControlState>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "milestones": s.kit.milestones.all() }))
 }
 async fn get_timing(State(s): State<ControlState>) -> Json<Timing> {
     Json(s.kit.timing())
