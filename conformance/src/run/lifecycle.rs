@@ -1498,15 +1498,15 @@ async fn delete_and_judge(
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    // The recorder's watch may deliver the deletion after a read has already missed the Secret
-    // (a loaded API server streams late): give it time to, since the order is judged on it.
+    // The recorder's watch may deliver a deletion after a read has already missed the Secret or
+    // the Cluster (a loaded API server streams late): give it time to, since the order is judged
+    // on it.
     let watch_deadline = Instant::now() + Duration::from_secs(30);
-    while secret_gone
-        && Instant::now() < watch_deadline
-        && !recorder
-            .history("Secret", &secret_name)
-            .iter()
-            .any(|s| s.deleted)
+    let recorded_gone =
+        |kind: &str, name: &str| recorder.history(kind, name).iter().any(|s| s.deleted);
+    while Instant::now() < watch_deadline
+        && ((secret_gone && !recorded_gone("Secret", &secret_name))
+            || (cluster_gone && !recorded_gone("Cluster", CLUSTER)))
     {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
