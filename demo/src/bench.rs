@@ -219,14 +219,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         if size <= made {
             continue;
         }
-        let mut yaml = String::new();
-        for i in made..size {
-            yaml.push_str(
-                &env.generate_cluster(&format!("c{i}"), ns, "v1.31.0", 1)
-                    .await?,
-            );
-            yaml.push_str("\n---\n");
-        }
+        let yaml = batch(env, ns, "c", made..size).await?;
         let start = Instant::now();
         env.apply_yaml(&yaml, ns).await?;
         loop {
@@ -339,14 +332,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             let kit = env.eks_kit().context("EKS is not emulated here")?;
             let ns = "bench-throttled";
             test_namespace(&client, ns).await?;
-            let mut yaml = String::new();
-            for i in 0..free.clusters {
-                yaml.push_str(
-                    &env.generate_cluster(&format!("t{i}"), ns, "v1.31.0", 1)
-                        .await?,
-                );
-                yaml.push_str("\n---\n");
-            }
+            let yaml = batch(env, ns, "t", 0..free.clusters).await?;
             let answered = |kit: &emulators::kit::Kit| -> u64 {
                 kit.calls
                     .snapshot()
@@ -421,14 +407,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         let ns = "bench-active";
         test_namespace(&client, ns).await?;
         let n = options.active_clusters;
-        let mut yaml = String::new();
-        for i in 0..n {
-            yaml.push_str(
-                &env.generate_cluster(&format!("a{i}"), ns, "v1.31.0", 1)
-                    .await?,
-            );
-            yaml.push_str("\n---\n");
-        }
+        let yaml = batch(env, ns, "a", 0..n).await?;
         let before = kit.timing();
         let mut slow = before;
         slow.cluster.create = options.active_delay.as_secs_f64();
@@ -450,13 +429,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             let now = unix_millis();
             for cp in control_planes.list(&ListParams::default()).await? {
                 if cp.data["status"]["initialization"]["controlPlaneInitialized"] == true {
-                    let cluster = cp
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(contract::capi::CLUSTER_NAME_LABEL))
-                        .cloned()
-                        .unwrap_or_default();
+                    let cluster = cluster_of(&cp);
                     let cloud = contract::naming::derive_cloud_name(
                         ns,
                         &cluster,
@@ -600,13 +573,7 @@ async fn readiness(client: &kube::Client, ns: &str) -> Result<Readiness> {
     .await?;
     let mut pools_ready: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for p in &pools {
-        let cluster = p
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(contract::capi::CLUSTER_NAME_LABEL))
-            .cloned()
-            .unwrap_or_default();
+        let cluster = cluster_of(p);
         let entry = pools_ready.entry(cluster).or_default();
         entry.0 += 1;
         if condition_true(&p.data, "Ready") {
@@ -884,6 +851,35 @@ pub fn svg_plot(title: &str, x_label: &str, y_label: &str, points: &[(f64, f64)]
         xt = h - bottom + 14.0,
         yt = left - 4.0,
     )
+}
+
+/// The YAML of clusters `<prefix><i>` for every `i` of `range` in `ns` (one pool of one node
+/// each, Kubernetes v1.31), to apply at once.
+async fn batch(
+    env: &Environment,
+    ns: &str,
+    prefix: &str,
+    range: std::ops::Range<usize>,
+) -> Result<String> {
+    let mut yaml = String::new();
+    for i in range {
+        yaml.push_str(
+            &env.generate_cluster(&format!("{prefix}{i}"), ns, "v1.31.0", 1)
+                .await?,
+        );
+        yaml.push_str("\n---\n");
+    }
+    Ok(yaml)
+}
+
+/// The Cluster an object belongs to, from its `cluster.x-k8s.io/cluster-name` label.
+fn cluster_of(obj: &DynamicObject) -> String {
+    obj.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(contract::capi::CLUSTER_NAME_LABEL))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Now, Unix milliseconds.
