@@ -1447,6 +1447,9 @@ async fn delete_and_judge(
     results: &mut Results,
 ) -> Result<()> {
     eprintln!("conformance: deleting Cluster {NS}/{CLUSTER}");
+    // The counters before anything was asked to go: the window an object's deletion is judged
+    // on when the 200 ms polls below missed its start (a provider that deletes in milliseconds).
+    let before_delete = ctx.calls().await;
     objects::delete(&ctx.kinds, client, "Cluster", NS, CLUSTER).await?;
     let objects_ = names.provider_objects();
     let mut started: BTreeMap<(String, String), Option<crate::procs::Calls>> = BTreeMap::new();
@@ -1567,35 +1570,47 @@ async fn delete_and_judge(
     );
     let mut problems = Vec::new();
     let mut notes = Vec::new();
+    // A not-found, or (clouds that keep deleted resources readable) a deleted state.
+    let confirmed = |calls: &crate::procs::Calls| {
+        calls
+            .0
+            .keys()
+            .any(|(_, outcome)| outcome == "error" || outcome == "gone")
+    };
     for key in &objects_ {
         let (kind, name) = key;
-        match (started.get(key), ended.get(key)) {
-            (_, None) => problems.push(format!(
+        let Some(end) = ended.get(key) else {
+            problems.push(format!(
                 "{kind}/{name} still exists after {:?}",
                 ctx.profile.timeouts.delete
+            ));
+            continue;
+        };
+        // Its own window (from the poll that first saw it deleting); if the polls missed its
+        // start, or saw no call in it, the window from the Cluster's deletion: the calls that
+        // removed it then lie before the poll that saw it deleting.
+        let own = match (started.get(key), end) {
+            (Some(Some(s0)), Some(s1)) => Some(s1.since(s0)).filter(|d| d.total() > 0),
+            _ => None,
+        };
+        let widened = own.is_none();
+        let during = own.or_else(|| match (&before_delete, end) {
+            (Some(s0), Some(s1)) => Some(s1.since(s0)),
+            _ => None,
+        });
+        match during {
+            None => notes.push(format!("{kind}/{name}: cloud calls not counted")),
+            Some(d) if d.total() == 0 => notes.push(format!("{kind}/{name}: no counted cloud call")),
+            Some(d) if confirmed(&d) => notes.push(format!(
+                "{kind}/{name}{}: {}",
+                if widened { " (since the Cluster's deletion)" } else { "" },
+                d.describe()
             )),
-            (None, Some(_)) => notes.push(format!(
-                "{kind}/{name} went before its deletion was observed"
+            Some(d) => problems.push(format!(
+                "{kind}/{name} lost its finalizer with no not-found (or deleted-state) answer from the cloud after {} started: {}",
+                if widened { "the Cluster's deletion" } else { "its deletion" },
+                d.describe()
             )),
-            (Some(Some(s0)), Some(Some(s1))) => {
-                let during = s1.since(s0);
-                // A not-found, or (clouds that keep deleted resources readable) a deleted state.
-                let confirmed = during
-                    .0
-                    .keys()
-                    .any(|(_, outcome)| outcome == "error" || outcome == "gone");
-                if during.total() == 0 {
-                    notes.push(format!("{kind}/{name}: no counted cloud call"));
-                } else if confirmed {
-                    notes.push(format!("{kind}/{name}: {}", during.describe()));
-                } else {
-                    problems.push(format!(
-                        "{kind}/{name} lost its finalizer with no not-found (or deleted-state) answer from the cloud after its deletion started: {}",
-                        during.describe()
-                    ));
-                }
-            }
-            (Some(_), Some(_)) => notes.push(format!("{kind}/{name}: cloud calls not counted")),
         }
     }
     results.record(
