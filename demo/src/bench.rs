@@ -35,7 +35,7 @@ use anyhow::{Context, Result};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::{Value, json};
 
-use crate::env::{Cloud, EnvOptions, Environment};
+use crate::env::{Cloud, EksProvider, EnvOptions, Environment};
 
 /// The share of EKS answers P9 throttles, and the `Retry-After` they carry (seconds).
 const THROTTLE_RATE: f64 = 0.1;
@@ -64,6 +64,26 @@ pub struct BenchOptions {
     pub timeout: Duration,
     /// Where the JSON and the plots go.
     pub out: PathBuf,
+    /// The provider measured: ours, or the Go peer (CAPA).
+    pub provider: EksProvider,
+    /// Clusters on a network the user brings (always so for CAPA).
+    pub byo_network: bool,
+    /// Back every cluster with a real workload API server (~260 MiB each): CAPA reaches into
+    /// every workload cluster (its CNI and `aws-auth` steps), so it cannot run without them;
+    /// ours never does.
+    pub workload_servers: bool,
+}
+
+impl BenchOptions {
+    /// The stem of the files a run writes: `eks`, `eks-byo` (ours on a brought network) or
+    /// `capa`.
+    pub fn stem(&self) -> &'static str {
+        match (self.provider, self.byo_network) {
+            (EksProvider::Capa, _) => "capa",
+            (EksProvider::Ours, true) => "eks-byo",
+            (EksProvider::Ours, false) => "eks",
+        }
+    }
 }
 
 /// One point of the scaling series.
@@ -88,8 +108,10 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
         pool_delay: 0.0,
         poll_interval: poll,
         clouds: vec![Cloud::Eks],
-        workload_servers: false,
+        workload_servers: options.workload_servers || options.provider == EksProvider::Capa,
         audit_writes: true,
+        eks_provider: options.provider,
+        byo_network: options.byo_network,
     })
     .await?;
     let outcome = measure(&mut env, options).await;
@@ -103,8 +125,11 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
     env.stop().await;
     let (figures, series) = outcome?;
     let report = json!({
-        "provider": "eks",
-        "providerBinary": crate::env::provider_binary(Cloud::Eks)?.display().to_string(),
+        "provider": options.stem(),
+        "providerBinary": match options.provider {
+            EksProvider::Ours => crate::env::provider_binary(Cloud::Eks)?.display().to_string(),
+            EksProvider::Capa => format!("cluster-api-provider-aws {}", crate::peer::CAPA_VERSION),
+        },
         "date": started_at.to_string(),
         "command": std::env::args().collect::<Vec<_>>().join(" "),
         "machine": machine(),
@@ -113,7 +138,8 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             "restSeconds": options.rest.as_secs_f64(),
             "pollInterval": options.poll_interval,
             "cloudDelaySeconds": 0,
-            "workloadServers": false,
+            "workloadServers": options.workload_servers || options.provider == EksProvider::Capa,
+            "network": if options.byo_network || options.provider == EksProvider::Capa { "brought by the user" } else { "made by the provider" },
             "poolsPerCluster": 1,
             "nodesPerPool": 1,
         },
@@ -130,20 +156,20 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
     });
     std::fs::create_dir_all(&options.out)?;
     std::fs::write(
-        options.out.join("eks-bench.json"),
+        options.out.join(format!("{}-bench.json", options.stem())),
         serde_json::to_string_pretty(&report)?,
     )?;
     let plots = [
         (
-            "eks-rss.svg",
-            "provider-aws resident memory",
+            format!("{}-rss.svg", options.stem()),
+            format!("{} resident memory", options.provider.binary()),
             "clusters",
             "RSS (MiB)",
             series.iter().map(|p| p.rss_mib).collect::<Vec<_>>(),
         ),
         (
-            "eks-time.svg",
-            "clusters applied at once → all ready",
+            format!("{}-time.svg", options.stem()),
+            "clusters applied at once → all ready".to_string(),
             "clusters in all",
             "seconds",
             series.iter().map(|p| p.seconds_to_ready).collect(),
@@ -157,7 +183,7 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             .collect();
         std::fs::write(
             options.out.join(file),
-            svg_plot(title, x_label, y_label, &points),
+            svg_plot(&title, x_label, y_label, &points),
         )?;
     }
     Ok(report)
@@ -177,7 +203,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
     eprintln!("bench: P1 idle RSS {idle:.1} MiB");
 
     // P11, P12: one cluster.
-    let calls_before = cloud_calls(&metrics).await?;
+    let calls_before = cloud_calls(&metrics, options.provider).await?;
     let one = "bench-one";
     test_namespace(&client, one).await?;
     let yaml = env.generate_cluster("one", one, "v1.31.0", 1).await?;
@@ -186,7 +212,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
     let mut provisioned = None;
     loop {
         env.ensure_provider_running()?;
-        let state = readiness(&client, one).await?;
+        let state = readiness(&client, one, options.provider).await?;
         if provisioned.is_none() && state.provisioned == 1 {
             provisioned = Some(start.elapsed().as_secs_f64());
         }
@@ -199,7 +225,10 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let one_ready = start.elapsed().as_secs_f64();
-    let one_calls = diff(&calls_before, &cloud_calls(&metrics).await?);
+    let one_calls = diff(
+        &calls_before,
+        &cloud_calls(&metrics, options.provider).await?,
+    );
     let p11 = provisioned.unwrap_or(one_ready);
     eprintln!(
         "bench: P11 one cluster Provisioned after {p11:.1}s (ready {one_ready:.1}s), P12 {} cloud calls",
@@ -224,7 +253,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         env.apply_yaml(&yaml, ns).await?;
         loop {
             env.ensure_provider_running()?;
-            let state = readiness(&client, ns).await?;
+            let state = readiness(&client, ns, options.provider).await?;
             if state.ready == size {
                 break;
             }
@@ -255,7 +284,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
 
     // P7, P8, P10: at rest. What the last pass of each object still writes settles first.
     tokio::time::sleep(Duration::from_secs(15)).await;
-    let calls_from = cloud_calls(&metrics).await?;
+    let calls_from = cloud_calls(&metrics, options.provider).await?;
     let cpu_from = cpu_seconds(pid)?;
     let window_from = jiff::Timestamp::now();
     let clock = Instant::now();
@@ -263,19 +292,19 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
     let seconds = clock.elapsed().as_secs_f64();
     let window_to = jiff::Timestamp::now();
     let cpu = cpu_seconds(pid)? - cpu_from;
-    let at_rest = diff(&calls_from, &cloud_calls(&metrics).await?);
+    let at_rest = diff(&calls_from, &cloud_calls(&metrics, options.provider).await?);
     // The audit log is written in batches of up to a second.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let writes = audit_writes(
         &env.plane.audit_log(),
-        Cloud::Eks.binary(),
+        options.provider.binary(),
         window_from,
         window_to,
     )?;
     // The same count over the creations: it shows the log sees the provider's writes at all.
     let writes_creating: u64 = audit_writes(
         &env.plane.audit_log(),
-        Cloud::Eks.binary(),
+        options.provider.binary(),
         started_at,
         window_from,
     )?
@@ -342,7 +371,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             };
             let faults_before = answered(&kit);
             let early_before = kit.promises.early().len();
-            let calls_before = cloud_calls(&metrics).await?;
+            let calls_before = cloud_calls(&metrics, options.provider).await?;
             // The next two answers for certain (so even a small size meets the fault), then a
             // share of the rest.
             for trigger in [json!({"count": 2}), json!({"rate": THROTTLE_RATE})] {
@@ -356,7 +385,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             env.apply_yaml(&yaml, ns).await?;
             let outcome = loop {
                 env.ensure_provider_running()?;
-                let state = readiness(&client, ns).await?;
+                let state = readiness(&client, ns, options.provider).await?;
                 if state.ready == free.clusters {
                     break Ok(start.elapsed().as_secs_f64());
                 }
@@ -372,7 +401,10 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             };
             kit.faults.clear();
             let seconds = outcome?;
-            let calls = diff(&calls_before, &cloud_calls(&metrics).await?);
+            let calls = diff(
+                &calls_before,
+                &cloud_calls(&metrics, options.provider).await?,
+            );
             let early = kit.promises.early().len() - early_before;
             let throttled_answers = answered(&kit) - faults_before;
             eprintln!(
@@ -553,7 +585,7 @@ struct Readiness {
     ready: usize,
 }
 
-async fn readiness(client: &kube::Client, ns: &str) -> Result<Readiness> {
+async fn readiness(client: &kube::Client, ns: &str, provider: EksProvider) -> Result<Readiness> {
     let api = |group: &str, version: &str, kind: &str| -> Api<DynamicObject> {
         Api::namespaced_with(
             client.clone(),
@@ -564,19 +596,24 @@ async fn readiness(client: &kube::Client, ns: &str) -> Result<Readiness> {
     let clusters = api("cluster.x-k8s.io", "v1beta2", "Cluster")
         .list(&ListParams::default())
         .await?;
-    let pools = api(
-        "infrastructure.cluster.x-k8s.io",
-        "v1alpha1",
-        "EKSMachinePool",
-    )
-    .list(&ListParams::default())
-    .await?;
+    // Ours reports a Ready condition; CAPA's v1beta1-contract pool its `status.ready`.
+    let (version, kind) = match provider {
+        EksProvider::Ours => ("v1alpha1", "EKSMachinePool"),
+        EksProvider::Capa => ("v1beta2", "AWSManagedMachinePool"),
+    };
+    let pools = api("infrastructure.cluster.x-k8s.io", version, kind)
+        .list(&ListParams::default())
+        .await?;
     let mut pools_ready: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for p in &pools {
         let cluster = cluster_of(p);
         let entry = pools_ready.entry(cluster).or_default();
         entry.0 += 1;
-        if condition_true(&p.data, "Ready") {
+        let ready = match provider {
+            EksProvider::Ours => condition_true(&p.data, "Ready"),
+            EksProvider::Capa => p.data["status"]["ready"] == true,
+        };
+        if ready {
             entry.1 += 1;
         }
     }
@@ -619,8 +656,9 @@ async fn test_namespace(client: &kube::Client, name: &str) -> Result<()> {
     }
 }
 
-/// `capi_provider_cloud_calls_total` by `service/operation`, every outcome summed.
-async fn cloud_calls(url: &str) -> Result<BTreeMap<String, u64>> {
+/// The provider's own count of its cloud calls by `service/operation`, every outcome summed:
+/// ours `capi_provider_cloud_calls_total`, CAPA's `aws_api_requests_total`.
+async fn cloud_calls(url: &str, provider: EksProvider) -> Result<BTreeMap<String, u64>> {
     let port: u16 = url
         .trim_start_matches("http://127.0.0.1:")
         .split('/')
@@ -628,13 +666,18 @@ async fn cloud_calls(url: &str) -> Result<BTreeMap<String, u64>> {
         .and_then(|p| p.parse().ok())
         .with_context(|| format!("no port in {url}"))?;
     let text = testbed::process::http_get(port, "/metrics").await?;
-    Ok(parse_cloud_calls(&text))
+    let metric = match provider {
+        EksProvider::Ours => "capi_provider_cloud_calls_total",
+        EksProvider::Capa => "aws_api_requests_total",
+    };
+    Ok(parse_cloud_calls(&text, metric))
 }
 
-fn parse_cloud_calls(text: &str) -> BTreeMap<String, u64> {
+fn parse_cloud_calls(text: &str, metric: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
+    let prefix = format!("{metric}{{");
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("capi_provider_cloud_calls_total{") else {
+        let Some(rest) = line.strip_prefix(prefix.as_str()) else {
             continue;
         };
         let Some((labels, value)) = rest.split_once("} ") else {
@@ -910,7 +953,7 @@ capi_provider_cloud_calls_total{service=\"ec2\",operation=\"DescribeVpcs\",outco
 capi_provider_cloud_calls_total{service=\"ec2\",operation=\"DescribeVpcs\",outcome=\"throttled\"} 1\n\
 capi_provider_cloud_calls_total{service=\"eks\",operation=\"CreateCluster\",outcome=\"success\"} 1\n\
 capi_provider_reconciles_total{kind=\"EKSCluster\"} 9\n";
-        let calls = parse_cloud_calls(text);
+        let calls = parse_cloud_calls(text, "capi_provider_cloud_calls_total");
         assert_eq!(calls["ec2/DescribeVpcs"], 5);
         assert_eq!(calls["eks/CreateCluster"], 1);
         assert_eq!(calls.len(), 2);

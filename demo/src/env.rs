@@ -94,6 +94,27 @@ impl Cloud {
     }
 }
 
+/// Which provider manages the EKS clusters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EksProvider {
+    /// Ours, `provider-aws`.
+    #[default]
+    Ours,
+    /// The Go peer, Cluster API Provider AWS ([`crate::peer`]), on a network brought by the
+    /// user with roles made beforehand.
+    Capa,
+}
+
+impl EksProvider {
+    /// Its process's name (and log file's stem).
+    pub fn binary(self) -> &'static str {
+        match self {
+            EksProvider::Ours => Cloud::Eks.binary(),
+            EksProvider::Capa => "cluster-api-provider-aws",
+        }
+    }
+}
+
 /// How the local clouds behave.
 #[derive(Debug, Clone)]
 pub struct EnvOptions {
@@ -110,6 +131,11 @@ pub struct EnvOptions {
     pub workload_servers: bool,
     /// Keep kube-apiserver's audit log of writes ([`testbed::Options::audit_writes`]).
     pub audit_writes: bool,
+    /// Which provider manages the EKS clusters.
+    pub eks_provider: EksProvider,
+    /// EKS clusters on a network the user brings (a VPC and two subnets made in moto, IAM
+    /// roles made beforehand) instead of one the provider makes; always so for CAPA.
+    pub byo_network: bool,
 }
 
 impl Default for EnvOptions {
@@ -121,6 +147,8 @@ impl Default for EnvOptions {
             clouds: vec![Cloud::Eks],
             workload_servers: true,
             audit_writes: false,
+            eks_provider: EksProvider::Ours,
+            byo_network: false,
         }
     }
 }
@@ -133,6 +161,10 @@ pub struct EksCloud {
     pub server: ServerHandle,
     /// Its workload API servers.
     pub workload: Arc<WorkloadServers>,
+    /// The network and roles brought by the user, when the clusters use them.
+    pub brought: Option<crate::peer::Aws>,
+    /// Which provider manages the clusters.
+    pub provider: EksProvider,
 }
 
 /// The emulated GKE.
@@ -265,15 +297,7 @@ impl Environment {
         };
         for cloud in &options.clouds {
             match cloud {
-                Cloud::Eks => {
-                    env.start_eks(
-                        timing,
-                        &logs,
-                        options.poll_interval,
-                        options.workload_servers,
-                    )
-                    .await?;
-                }
+                Cloud::Eks => env.start_eks(timing, &logs, &options).await?,
                 Cloud::Gke => env.start_gke(timing, &logs, options.poll_interval).await?,
                 Cloud::Aks => env.start_aks(timing, &logs, options.poll_interval).await?,
                 Cloud::Oke => env.start_oke(timing, &logs, options.poll_interval).await?,
@@ -282,13 +306,8 @@ impl Environment {
         Ok(env)
     }
 
-    async fn start_eks(
-        &mut self,
-        timing: Timing,
-        logs: &Path,
-        poll: &str,
-        workload_servers: bool,
-    ) -> Result<()> {
+    async fn start_eks(&mut self, timing: Timing, logs: &Path, options: &EnvOptions) -> Result<()> {
+        let (poll, workload_servers) = (options.poll_interval, options.workload_servers);
         let moto = Moto::start(logs).await.context("starting moto")?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
@@ -303,33 +322,48 @@ impl Environment {
             config.workload = Some(workload.clone());
         }
         config.ec2_endpoint = Some(moto.url().to_string());
+        config.sts_endpoints = vec![moto.url().to_string()];
         let server = serve_eks(config, timing, listener)
             .await
             .context("starting the EKS emulator")?;
-        self.plane
-            .install_crds(&provider_aws::api::crds())
-            .await
-            .context("installing the EKS provider's CRDs")?;
-        let provider = start_provider(
-            Cloud::Eks,
-            &self.plane,
-            logs,
-            poll,
-            &[
-                ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
-                ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
-                ("AWS_REGION", REGION.to_string()),
-                ("AWS_ENDPOINT_URL", moto.url().to_string()),
-                ("AWS_ENDPOINT_URL_EKS", server.url().to_string()),
-                ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
-            ],
-        )?;
+        let provider_kind = options.eks_provider;
+        let brought = if options.byo_network || provider_kind == EksProvider::Capa {
+            Some(crate::peer::prepare_aws(moto.url(), REGION, ACCESS_KEY_ID).await?)
+        } else {
+            None
+        };
+        let aws_env = [
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
+            ("AWS_REGION", REGION.to_string()),
+            ("AWS_ENDPOINT_URL", moto.url().to_string()),
+            ("AWS_ENDPOINT_URL_EKS", server.url().to_string()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
+        ];
+        let provider = match provider_kind {
+            EksProvider::Ours => {
+                self.plane
+                    .install_crds(&provider_aws::api::crds())
+                    .await
+                    .context("installing the EKS provider's CRDs")?;
+                start_provider(Cloud::Eks, &self.plane, logs, poll, &aws_env)?
+            }
+            EksProvider::Capa => {
+                let assets = crate::peer::assets().await?;
+                crate::peer::install_crds(&self.plane, &assets)
+                    .await
+                    .context("installing CAPA's CRDs")?;
+                crate::peer::start(&self.plane, &assets, self.dir.path(), logs, &aws_env)?
+            }
+        };
         self.metrics.push((Cloud::Eks, provider.1));
         self.providers.push((Cloud::Eks, provider.0));
         self.eks = Some(EksCloud {
             moto,
             server,
             workload,
+            brought,
+            provider: provider_kind,
         });
         Ok(())
     }
@@ -540,10 +574,11 @@ impl Environment {
 
     /// A provider's log file.
     pub fn log_of(&self, cloud: Cloud) -> PathBuf {
-        self.dir
-            .path()
-            .join("logs")
-            .join(format!("{}.log", cloud.binary()))
+        let stem = match (&self.eks, cloud) {
+            (Some(eks), Cloud::Eks) => eks.provider.binary(),
+            _ => cloud.binary(),
+        };
+        self.dir.path().join("logs").join(format!("{stem}.log"))
     }
 
     /// The EKS emulator's kit (fault rules, call counts, calls before `Retry-After`), when EKS
@@ -624,6 +659,14 @@ impl Environment {
         version: &str,
         workers: u32,
     ) -> Result<String> {
+        if let Some(eks) = &self.eks
+            && eks.provider == EksProvider::Capa
+            && let Some(aws) = &eks.brought
+        {
+            return Ok(crate::peer::cluster_yaml(
+                name, namespace, version, workers, REGION, aws,
+            ));
+        }
         self.generate(Cloud::Eks, name, namespace, version, workers)
             .await
     }
@@ -639,13 +682,28 @@ impl Environment {
     ) -> Result<String> {
         let config_home = self.dir.path().join("clusterctl");
         std::fs::create_dir_all(&config_home)?;
+        // EKS on a brought network: the byo-network flavor, naming its subnets.
+        let brought = match (cloud, &self.eks) {
+            (Cloud::Eks, Some(eks)) => eks.brought.as_ref(),
+            _ => None,
+        };
+        let template = match brought {
+            Some(_) => concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../provider-aws/templates/cluster-template-byo-network.yaml"
+            ),
+            None => cloud.template(),
+        };
+        let subnet_ids = brought
+            .map(|aws| format!("[{}]", aws.subnets.join(", ")))
+            .unwrap_or_default();
         let output = testbed::process::command(self.plane.assets().clusterctl())
             .args([
                 "generate",
                 "cluster",
                 name,
                 "--from",
-                cloud.template(),
+                template,
                 "--kubernetes-version",
                 version,
             ])
@@ -665,6 +723,7 @@ impl Environment {
             .env("AZURE_LOCATION", AZURE_LOCATION)
             .env("OCI_COMPARTMENT_ID", emulators::oke::COMPARTMENT)
             .env("OCI_REGION", OCI_REGION)
+            .env("AWS_SUBNET_IDS", subnet_ids)
             .output()
             .await?;
         if !output.status.success() {

@@ -4,4 +4,5 @@
 
 pub mod bench;
 pub mod env;
+pub mod peer;
 pub mod progress;

@@ -19,6 +19,7 @@ use aws_sdk_eks::types::{
     ClusterStatus, NodegroupScalingConfig, NodegroupStatus, VpcConfigRequest,
 };
 use common::{AKID, Mint, SECRET};
+use emulators::eks::ec2::Ec2;
 use emulators::eks::{EksConfig, serve_eks};
 use emulators::kit::workload::WorkloadServers;
 use emulators::kit::{Delays, Timing};
@@ -152,6 +153,7 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         ec2_endpoint: Some(moto.url().to_string()),
         token_lifetime: emulators::eks::token::TOKEN_LIFETIME,
         cluster_quota: emulators::eks::CLUSTER_QUOTA,
+        sts_endpoints: Vec::new(),
     };
     let timing = Timing {
         cluster: Delays::uniform(0.5),
@@ -232,6 +234,28 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         .unwrap()
         .cluster
         .unwrap();
+    // The cluster security group EKS made is in moto, tagged with the cluster's name.
+    let cluster_group = cluster
+        .resources_vpc_config()
+        .and_then(|v| v.cluster_security_group_id())
+        .expect("a cluster security group id")
+        .to_string();
+    let groups = ec2
+        .describe_security_groups()
+        .group_ids(&cluster_group)
+        .send()
+        .await
+        .unwrap();
+    let group = &groups.security_groups()[0];
+    assert_eq!(group.vpc_id(), Some(vpc_id.as_str()));
+    assert!(
+        group
+            .tags()
+            .iter()
+            .any(|t| t.key() == Some("aws:eks:cluster-name") && t.value() == Some("e2e")),
+        "tagged aws:eks:cluster-name=e2e: {:?}",
+        group.tags()
+    );
     let endpoint = cluster.endpoint().unwrap().to_string();
     let ca_pem = {
         use base64::Engine as _;
@@ -357,6 +381,51 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
     };
     let launched = instances(&ec2, "e2e", "ng1").await;
     assert_eq!(launched.len(), 2, "two instances in moto");
+    // The node group's Auto Scaling group holds exactly those instances, with EKS's tags only.
+    let asg_name = eks
+        .describe_nodegroup()
+        .cluster_name("e2e")
+        .nodegroup_name("ng1")
+        .send()
+        .await
+        .unwrap()
+        .nodegroup()
+        .and_then(|n| n.resources())
+        .and_then(|r| r.auto_scaling_groups().first())
+        .and_then(|g| g.name())
+        .expect("an Auto Scaling group name")
+        .to_string();
+    let autoscaling = Ec2::new(moto.url(), REGION, AKID);
+    let in_group = || async {
+        let mut held = autoscaling
+            .describe_auto_scaling_group(&asg_name)
+            .await
+            .unwrap()
+            .map(|g| g.instances)
+            .unwrap_or_default();
+        held.sort();
+        held
+    };
+    let mut expected = launched.clone();
+    expected.sort();
+    assert_eq!(in_group().await, expected, "the group holds the instances");
+    let group = autoscaling
+        .describe_auto_scaling_group(&asg_name)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut keys: Vec<&str> = group.tags.iter().map(|(k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "eks:cluster-name",
+            "eks:nodegroup-name",
+            "k8s.io/cluster-autoscaler/e2e",
+            "k8s.io/cluster-autoscaler/enabled",
+            "kubernetes.io/cluster/e2e"
+        ]
+    );
     eventually_true(
         "two Nodes matching the instances",
         Duration::from_secs(90),
@@ -387,6 +456,10 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         },
     )
     .await;
+    // The terminated one left the group first (the group does not replace it).
+    let mut now = instances(&ec2, "e2e", "ng1").await;
+    now.sort();
+    assert_eq!(in_group().await, now, "the group holds the one left");
 
     // Deleting the node group terminates its instances; then the cluster can go.
     eks.delete_nodegroup()
@@ -412,6 +485,14 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         instances(&ec2, "e2e", "ng1").await.is_empty(),
         "instances terminated in moto"
     );
+    assert_eq!(
+        autoscaling
+            .describe_auto_scaling_group(&asg_name)
+            .await
+            .unwrap(),
+        None,
+        "the Auto Scaling group went with the node group"
+    );
     eks.delete_cluster().name("e2e").send().await.unwrap();
     eventually_true(
         "the cluster to be gone",
@@ -426,6 +507,21 @@ async fn a_cluster_with_a_node_group_is_reachable_with_its_token_and_shows_one_n
         },
     )
     .await;
+    let left = ec2
+        .describe_security_groups()
+        .filters(
+            Filter::builder()
+                .name("group-id")
+                .values(&cluster_group)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        left.security_groups().is_empty(),
+        "the cluster security group went with the cluster"
+    );
     eventually_true(
         "its API server to stop",
         Duration::from_secs(90),

@@ -46,6 +46,25 @@ struct Args {
     /// Where the JSON and plots go.
     #[arg(long, default_value = "target/bench")]
     out: PathBuf,
+    /// The provider measured: ours (`provider-aws`), or the Go peer, Cluster API Provider AWS
+    /// v2.13.0, built once from its Go module (`testbed/build-capa.sh`; `CAPA_ASSETS` names a
+    /// prebuilt directory), always on a network brought by the user.
+    #[arg(long, value_enum, default_value_t = Provider::Ours)]
+    provider: Provider,
+    /// Clusters on a network the user brings (a VPC and subnets made in moto beforehand), the
+    /// scenario the peer runs.
+    #[arg(long)]
+    byo_network: bool,
+    /// Back every cluster with a real workload API server (~260 MiB each; always on for CAPA,
+    /// which reaches into every workload cluster).
+    #[arg(long)]
+    workload_servers: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Provider {
+    Ours,
+    Capa,
 }
 
 #[tokio::main]
@@ -61,9 +80,23 @@ async fn main() -> Result<()> {
         active_delay: Duration::from_secs(args.active_delay_seconds),
         timeout: Duration::from_secs(args.timeout_seconds),
         out: args.out.clone(),
+        provider: match args.provider {
+            Provider::Ours => demo::env::EksProvider::Ours,
+            Provider::Capa => demo::env::EksProvider::Capa,
+        },
+        byo_network: args.byo_network,
+        workload_servers: args.workload_servers,
     })
     .await?;
     println!("{}", serde_json::to_string_pretty(&report)?);
-    eprintln!("bench: wrote {}", args.out.join("eks-bench.json").display());
+    eprintln!(
+        "bench: wrote {}",
+        args.out
+            .join(format!(
+                "{}-bench.json",
+                report["provider"].as_str().unwrap_or("eks")
+            ))
+            .display()
+    );
     Ok(())
 }

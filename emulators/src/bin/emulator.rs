@@ -142,6 +142,11 @@ struct EksArgs {
     /// ResourceLimitExceededException.
     #[arg(long, default_value_t = emulators::eks::CLUSTER_QUOTA)]
     cluster_quota: usize,
+    /// An STS endpoint (`http://127.0.0.1:5000`) EKS tokens may be presigned for besides AWS's
+    /// own hosts (repeatable): a client whose STS calls go to a local STS, moto, presigns its
+    /// tokens for it. With --moto, moto's URL is accepted without this.
+    #[arg(long = "sts-endpoint", value_name = "URL")]
+    sts_endpoints: Vec<String>,
     /// Seconds a cluster takes to create, update and delete.
     #[arg(long, default_value_t = 2.0)]
     cluster_delay: f64,
@@ -318,6 +323,10 @@ async fn start_eks(args: &EksArgs) -> Result<Started> {
     };
     config.token_lifetime = jiff::SignedDuration::from_secs(i64::try_from(args.token_ttl)?);
     config.cluster_quota = args.cluster_quota;
+    config.sts_endpoints = args.sts_endpoints.clone();
+    config
+        .sts_endpoints
+        .extend(moto.as_ref().map(|m| m.url().to_string()));
     check_endpoints(args.workload_servers, args.endpoints)?;
     if args.workload_servers {
         config.workload = Some(workload_servers(dir, &base, args.endpoints).await?);

@@ -392,6 +392,10 @@ impl Eks {
             Delays::duration(timing.cluster.create),
         );
         let oidc_id = upper_hex(32);
+        if self.ec2.is_some() {
+            // CREATING until the ticker made the cluster security group in moto.
+            life.hold();
+        }
         let (endpoint, ca_data) = if self.config.workload.is_some() {
             life.hold();
             (None, None)
@@ -439,7 +443,12 @@ impl Eks {
             role_arn,
             subnets,
             security_groups: vpc.security_group_ids.unwrap_or_default(),
-            cluster_security_group: format!("sg-{}", lower_hex(17)),
+            cluster_security_group: if self.ec2.is_some() {
+                String::new()
+            } else {
+                format!("sg-{}", lower_hex(17))
+            },
+            group_leaving: false,
             vpc_id: vpc_id.unwrap_or_else(|| format!("vpc-{}", lower_hex(17))),
             public_access: public,
             private_access: private,

@@ -1,5 +1,7 @@
-//! A minimal EC2 Query-protocol client for moto in server mode: the node instances of emulated
-//! nodegroups live there, so a provider (or a test) that looks at EC2 sees them.
+//! A minimal EC2 and Auto Scaling Query-protocol client for moto in server mode: the node
+//! instances of emulated nodegroups, the Auto Scaling group holding them and each cluster's
+//! security group live there, so a provider (or a test) that looks at EC2 or Auto Scaling sees
+//! what it would see behind real EKS.
 //!
 //! Requests are form-encoded POSTs (`Action=…&Version=2016-11-15&…`) over plain HTTP with an
 //! `Authorization` header whose credential scope tells moto the account and region; moto does not
@@ -12,6 +14,11 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tokio::sync::OnceCell;
 
 const VERSION: &str = "2016-11-15";
+/// The Auto Scaling API's version (the same Query protocol; moto tells the two apart by the
+/// service in the credential scope).
+const AUTOSCALING_VERSION: &str = "2011-01-01";
+/// IAM's Query API version.
+const IAM_VERSION: &str = "2010-05-08";
 
 /// How many times a request that got no answer from moto is sent again.
 const SEND_RETRIES: u32 = 3;
@@ -58,6 +65,15 @@ pub struct Subnet {
     pub az: String,
     /// Its VPC.
     pub vpc: String,
+}
+
+/// An Auto Scaling group as DescribeAutoScalingGroups reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoScalingGroup {
+    /// Its instances: (id, availability zone).
+    pub instances: Vec<(String, String)>,
+    /// Its tags: (key, value).
+    pub tags: Vec<(String, String)>,
 }
 
 /// The client.
@@ -220,6 +236,268 @@ impl Ec2 {
         self.call("TerminateInstances", params).await.map(|_| ())
     }
 
+    /// Creates a security group in `vpc`, tagged with `tags`; returns its id.
+    ///
+    /// # Errors
+    /// EC2's error (e.g. `InvalidGroup.Duplicate`) or a transport failure.
+    pub async fn create_security_group(
+        &self,
+        vpc: &str,
+        name: &str,
+        description: &str,
+        tags: &[(String, String)],
+    ) -> Result<String, Ec2Error> {
+        let mut params = vec![
+            ("VpcId".to_string(), vpc.to_string()),
+            ("GroupName".to_string(), name.to_string()),
+            ("GroupDescription".to_string(), description.to_string()),
+        ];
+        params.extend(tag_specification("security-group", tags));
+        let xml = self.call("CreateSecurityGroup", params).await?;
+        created_id("CreateSecurityGroup", xml.text_at(&["groupId"]))
+    }
+
+    /// Deletes a security group; one already gone is not an error.
+    ///
+    /// # Errors
+    /// EC2's error (e.g. `DependencyViolation`) or a transport failure.
+    pub async fn delete_security_group(&self, id: &str) -> Result<(), Ec2Error> {
+        match self
+            .call("DeleteSecurityGroup", vec![("GroupId".into(), id.into())])
+            .await
+        {
+            Err(e) if e.code.as_deref() == Some("InvalidGroup.NotFound") => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// Creates the Auto Scaling group `name` (and its launch configuration of the same name)
+    /// over `subnets`, empty — the emulator launches the instances and attaches them — and
+    /// tagged with `tags`, each propagated at launch.
+    ///
+    /// # Errors
+    /// Auto Scaling's error (e.g. `AlreadyExists`) or a transport failure.
+    pub async fn create_auto_scaling_group(
+        &self,
+        name: &str,
+        instance_type: &str,
+        subnets: &[String],
+        max: i64,
+        tags: &[(String, String)],
+    ) -> Result<(), Ec2Error> {
+        let image = self.image().await?;
+        let launch_config = vec![
+            ("LaunchConfigurationName".to_string(), name.to_string()),
+            ("ImageId".to_string(), image),
+            ("InstanceType".to_string(), instance_type.to_string()),
+        ];
+        match self
+            .autoscaling("CreateLaunchConfiguration", launch_config)
+            .await
+        {
+            Err(e) if e.code.as_deref() == Some("AlreadyExists") => {}
+            other => {
+                other?;
+            }
+        }
+        let mut params = vec![
+            ("AutoScalingGroupName".to_string(), name.to_string()),
+            ("LaunchConfigurationName".to_string(), name.to_string()),
+            ("MinSize".to_string(), "0".to_string()),
+            ("MaxSize".to_string(), max.max(1).to_string()),
+            ("DesiredCapacity".to_string(), "0".to_string()),
+            ("VPCZoneIdentifier".to_string(), subnets.join(",")),
+        ];
+        for (i, (key, value)) in tags.iter().enumerate() {
+            let n = i + 1;
+            params.push((format!("Tags.member.{n}.Key"), key.clone()));
+            params.push((format!("Tags.member.{n}.Value"), value.clone()));
+            params.push((format!("Tags.member.{n}.PropagateAtLaunch"), "true".into()));
+            params.push((format!("Tags.member.{n}.ResourceId"), name.to_string()));
+            params.push((
+                format!("Tags.member.{n}.ResourceType"),
+                "auto-scaling-group".into(),
+            ));
+        }
+        match self.autoscaling("CreateAutoScalingGroup", params).await {
+            Err(e) if e.code.as_deref() == Some("AlreadyExists") => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// Puts launched instances into the group `name`, first raising its maximum to `max` (an
+    /// Auto Scaling group refuses to hold more than its maximum; the minimum stays 0, so the
+    /// group never launches anything itself).
+    ///
+    /// # Errors
+    /// Auto Scaling's error or a transport failure.
+    pub async fn attach_instances(
+        &self,
+        name: &str,
+        ids: &[String],
+        max: i64,
+    ) -> Result<(), Ec2Error> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.autoscaling(
+            "UpdateAutoScalingGroup",
+            vec![
+                ("AutoScalingGroupName".into(), name.into()),
+                ("MaxSize".into(), max.max(1).to_string()),
+            ],
+        )
+        .await?;
+        let mut params = vec![("AutoScalingGroupName".to_string(), name.to_string())];
+        for (i, id) in ids.iter().enumerate() {
+            params.push((format!("InstanceIds.member.{}", i + 1), id.clone()));
+        }
+        self.autoscaling("AttachInstances", params)
+            .await
+            .map(|_| ())
+    }
+
+    /// Takes instances out of the group `name` (its desired capacity down by as many) before
+    /// they are terminated, so the group never replaces them.
+    ///
+    /// # Errors
+    /// Auto Scaling's error or a transport failure.
+    pub async fn detach_instances(&self, name: &str, ids: &[String]) -> Result<(), Ec2Error> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut params = vec![
+            ("AutoScalingGroupName".to_string(), name.to_string()),
+            ("ShouldDecrementDesiredCapacity".to_string(), "true".into()),
+        ];
+        for (i, id) in ids.iter().enumerate() {
+            params.push((format!("InstanceIds.member.{}", i + 1), id.clone()));
+        }
+        self.autoscaling("DetachInstances", params)
+            .await
+            .map(|_| ())
+    }
+
+    /// The group `name` as Auto Scaling describes it: its instances (id, zone) and its tags;
+    /// `None` when there is no such group.
+    ///
+    /// # Errors
+    /// Auto Scaling's error or a transport failure.
+    pub async fn describe_auto_scaling_group(
+        &self,
+        name: &str,
+    ) -> Result<Option<AutoScalingGroup>, Ec2Error> {
+        let xml = self
+            .autoscaling(
+                "DescribeAutoScalingGroups",
+                vec![("AutoScalingGroupNames.member.1".into(), name.into())],
+            )
+            .await?;
+        let Some(group) = xml.descendants("AutoScalingGroups").next().and_then(|set| {
+            set.children_named("member")
+                .find(|m| m.text_at(&["AutoScalingGroupName"]) == name)
+        }) else {
+            return Ok(None);
+        };
+        let instances = group
+            .path(&["Instances"])
+            .map(|set| {
+                set.children_named("member")
+                    .map(|m| (m.text_at(&["InstanceId"]), m.text_at(&["AvailabilityZone"])))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let tags = group
+            .path(&["Tags"])
+            .map(|set| {
+                set.children_named("member")
+                    .map(|m| (m.text_at(&["Key"]), m.text_at(&["Value"])))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(AutoScalingGroup { instances, tags }))
+    }
+
+    /// Deletes the group `name` and its launch configuration; either already gone is not an
+    /// error.
+    ///
+    /// # Errors
+    /// Auto Scaling's error or a transport failure.
+    pub async fn delete_auto_scaling_group(&self, name: &str) -> Result<(), Ec2Error> {
+        let gone = |e: &Ec2Error| {
+            e.code.as_deref() == Some("ValidationError") && e.message.contains("not found")
+        };
+        match self
+            .autoscaling(
+                "DeleteAutoScalingGroup",
+                vec![
+                    ("AutoScalingGroupName".into(), name.into()),
+                    ("ForceDelete".into(), "true".into()),
+                ],
+            )
+            .await
+        {
+            Err(e) if !gone(&e) => return Err(e),
+            _ => {}
+        }
+        match self
+            .autoscaling(
+                "DeleteLaunchConfiguration",
+                vec![("LaunchConfigurationName".into(), name.into())],
+            )
+            .await
+        {
+            Err(e) if !gone(&e) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Creates the IAM role `name` that `service` (`eks.amazonaws.com`) may assume; returns
+    /// its ARN. A role of that name already there is not an error (its ARN is returned).
+    ///
+    /// # Errors
+    /// IAM's error or a transport failure.
+    pub async fn create_role(&self, name: &str, service: &str) -> Result<String, Ec2Error> {
+        let trust = serde_json::json!({
+            "Version": "2012-10-17",
+            "Statement": [{
+                "Effect": "Allow",
+                "Principal": {"Service": service},
+                "Action": "sts:AssumeRole",
+            }],
+        })
+        .to_string();
+        let created = self
+            .query(
+                "iam",
+                IAM_VERSION,
+                "CreateRole",
+                vec![
+                    ("RoleName".into(), name.into()),
+                    ("AssumeRolePolicyDocument".into(), trust),
+                ],
+            )
+            .await;
+        let xml = match created {
+            Err(e) if e.code.as_deref() == Some("EntityAlreadyExists") => {
+                self.query(
+                    "iam",
+                    IAM_VERSION,
+                    "GetRole",
+                    vec![("RoleName".into(), name.into())],
+                )
+                .await?
+            }
+            other => other?,
+        };
+        let arn = xml
+            .descendants("Arn")
+            .map(|e| e.text.trim().to_string())
+            .find(|a| !a.is_empty())
+            .unwrap_or_default();
+        created_id("CreateRole", arn)
+    }
+
     /// Every network resource and instance moto holds, with its tags: VPCs, subnets, internet
     /// and NAT gateways, Elastic IPs, route tables, security groups and instances (for the
     /// control endpoint's inventory). NAT gateways and instances that are deleted or
@@ -354,12 +632,32 @@ impl Ec2 {
     }
 
     async fn call(&self, action: &str, params: Vec<(String, String)>) -> Result<Element, Ec2Error> {
+        self.query("ec2", VERSION, action, params).await
+    }
+
+    async fn autoscaling(
+        &self,
+        action: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Element, Ec2Error> {
+        self.query("autoscaling", AUTOSCALING_VERSION, action, params)
+            .await
+    }
+
+    /// One Query-protocol call to `service` (`ec2`, `autoscaling`).
+    async fn query(
+        &self,
+        service: &str,
+        version: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Element, Ec2Error> {
         let fail = |code: Option<String>, message: String| Ec2Error {
             action: action.to_string(),
             code,
             message,
         };
-        let mut body = format!("Action={action}&Version={VERSION}");
+        let mut body = format!("Action={action}&Version={version}");
         for (k, v) in &params {
             body.push('&');
             body.push_str(&utf8_percent_encode(k, FORM).to_string());
@@ -370,7 +668,7 @@ impl Ec2 {
         let amz_date = now.strftime("%Y%m%dT%H%M%SZ").to_string();
         let date = now.strftime("%Y%m%d").to_string();
         let authorization = format!(
-            "AWS4-HMAC-SHA256 Credential={}/{date}/{}/ec2/aws4_request, SignedHeaders=host;x-amz-date, Signature={}",
+            "AWS4-HMAC-SHA256 Credential={}/{date}/{}/{service}/aws4_request, SignedHeaders=host;x-amz-date, Signature={}",
             self.access_key,
             self.region,
             "0".repeat(64)

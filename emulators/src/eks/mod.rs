@@ -54,6 +54,9 @@ pub struct EksConfig {
     /// Clusters the account may have in the region ([`CLUSTER_QUOTA`] on EKS); a create
     /// beyond it fails with `ResourceLimitExceededException`, as on EKS.
     pub cluster_quota: usize,
+    /// STS endpoints (`http://127.0.0.1:5000`) tokens may be presigned for besides AWS's hosts
+    /// (a client whose STS is moto presigns for moto).
+    pub sts_endpoints: Vec<String>,
 }
 
 /// EKS's default quota of clusters per region and account.
@@ -71,6 +74,7 @@ impl EksConfig {
             ec2_endpoint: None,
             token_lifetime: token::TOKEN_LIFETIME,
             cluster_quota: CLUSTER_QUOTA,
+            sts_endpoints: Vec::new(),
         }
     }
 }

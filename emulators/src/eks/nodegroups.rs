@@ -310,10 +310,16 @@ impl Eks {
             return Err(bad("A resource can have at most 50 tags".into()));
         }
         let mut echoed = Map::new();
+        // EKS reports node auto repair off when the request left it out.
+        let repair = Some(
+            req.node_repair_config
+                .clone()
+                .unwrap_or_else(|| json!({"enabled": false})),
+        );
         for (k, v) in [
             ("remoteAccess", &req.remote_access),
             ("launchTemplate", &req.launch_template),
-            ("nodeRepairConfig", &req.node_repair_config),
+            ("nodeRepairConfig", &repair),
         ] {
             if let Some(v) = v {
                 echoed.insert(k.into(), v.clone());
@@ -350,6 +356,7 @@ impl Eks {
             echoed,
             tags,
             asg_name: format!("eks-{name}-{id}"),
+            group_made: false,
             life: Lifecycle::moving(Status::Creating, Status::Active, Instant::now(), delay),
             updates: Vec::new(),
             pending: None,

@@ -283,8 +283,11 @@ pub struct Cluster {
     pub subnets: Vec<String>,
     /// Additional security groups.
     pub security_groups: Vec<String>,
-    /// The cluster security group EKS creates.
+    /// The cluster security group EKS creates (in moto, with an EC2 endpoint: empty until the
+    /// cluster's provisioning made it, and again once its deletion removed it).
     pub cluster_security_group: String,
+    /// Whether the deletion of the cluster security group was started.
+    pub group_leaving: bool,
     /// VPC id.
     pub vpc_id: String,
     /// `endpointPublicAccess`.
@@ -368,7 +371,6 @@ impl Cluster {
             "resourcesVpcConfig": {
                 "subnetIds": self.subnets,
                 "securityGroupIds": self.security_groups,
-                "clusterSecurityGroupId": self.cluster_security_group,
                 "vpcId": self.vpc_id,
                 "endpointPublicAccess": self.public_access,
                 "endpointPrivateAccess": self.private_access,
@@ -390,6 +392,9 @@ impl Cluster {
         });
         if let Some(token) = &self.client_request_token {
             c["clientRequestToken"] = json!(token);
+        }
+        if !self.cluster_security_group.is_empty() {
+            c["resourcesVpcConfig"]["clusterSecurityGroupId"] = json!(self.cluster_security_group);
         }
         // Like EKS, the endpoint and CA appear once the control plane is up.
         if status != Status::Creating {
@@ -456,6 +461,8 @@ pub struct Nodegroup {
     pub tags: Tags,
     /// The Auto Scaling group's name.
     pub asg_name: String,
+    /// Whether its Auto Scaling group was made in moto (only with an EC2 endpoint).
+    pub group_made: bool,
     /// Status and transition.
     pub life: Lifecycle<Status>,
     /// Updates, oldest first.

@@ -21,8 +21,11 @@ use crate::kit::workload::NodeSpec;
 /// A side effect to run outside the state lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Effect {
-    /// Start the workload API server of a creating cluster.
+    /// Provision a creating cluster: its security group (with moto), its workload API server
+    /// (with workload servers).
     StartWorkload { cluster: String, id: String },
+    /// Delete a deleting cluster's security group (with moto), then let the deletion complete.
+    DeleteClusterGroup { cluster: String, group: String },
     /// Stop a deleted cluster's workload API server.
     StopWorkload { id: String },
     /// Bring a nodegroup's instances to its target.
@@ -42,6 +45,24 @@ struct Plan {
     tags: Vec<(String, String)>,
     version: String,
     taken_names: BTreeSet<String>,
+    /// The nodegroup's Auto Scaling group (in moto when configured).
+    group: Group,
+}
+
+/// A nodegroup's Auto Scaling group, as a reconcile needs it.
+#[derive(Debug)]
+struct Group {
+    name: String,
+    /// Whether it was created in moto.
+    exists: bool,
+    subnets: Vec<String>,
+    /// The nodegroup's maximum size.
+    max: i64,
+    /// Instances the nodegroup holds now (shutting-down ones included).
+    held: usize,
+    /// The tags EKS puts on a nodegroup's group (and nothing else: a client that keeps the
+    /// group's tags to EKS's list removes any other).
+    tags: Vec<(String, String)>,
 }
 
 impl Eks {
@@ -49,17 +70,34 @@ impl Eks {
     pub(super) fn tick(self: &Arc<Self>) {
         let now = Instant::now();
         let workload = self.config.workload.is_some();
+        let moto = self.ec2.is_some();
         let mut effects = Vec::new();
         {
             let mut st = self.lock();
             let mut gone_clusters = Vec::new();
             for cluster in st.clusters.values_mut() {
-                if workload && !cluster.start_requested && *cluster.life.state() == Status::Creating
+                if (workload || moto)
+                    && !cluster.start_requested
+                    && *cluster.life.state() == Status::Creating
                 {
                     cluster.start_requested = true;
                     effects.push(Effect::StartWorkload {
                         cluster: cluster.name.clone(),
                         id: cluster.workload_id.clone(),
+                    });
+                }
+                if moto
+                    && *cluster.life.state() == Status::Deleting
+                    && cluster.life.due(now)
+                    && !cluster.group_leaving
+                    && !cluster.cluster_security_group.is_empty()
+                {
+                    // The cluster is gone only once its security group is.
+                    cluster.group_leaving = true;
+                    cluster.life.hold();
+                    effects.push(Effect::DeleteClusterGroup {
+                        cluster: cluster.name.clone(),
+                        group: cluster.cluster_security_group.clone(),
                     });
                 }
                 tick_nodegroups(cluster, now, workload, &mut effects);
@@ -95,7 +133,14 @@ impl Eks {
 
     async fn run(self: Arc<Self>, effect: Effect) {
         match effect {
-            Effect::StartWorkload { cluster, id } => self.start_workload(&cluster, &id).await,
+            Effect::StartWorkload { cluster, id } => {
+                if self.make_cluster_group(&cluster).await {
+                    self.start_workload(&cluster, &id).await;
+                }
+            }
+            Effect::DeleteClusterGroup { cluster, group } => {
+                self.delete_cluster_group(&cluster, &group).await;
+            }
             Effect::StopWorkload { id } => {
                 if let Some(w) = &self.config.workload {
                     w.stop_cluster(&id).await;
@@ -103,6 +148,105 @@ impl Eks {
             }
             Effect::Reconcile { cluster, nodegroup } => self.reconcile(&cluster, &nodegroup).await,
             Effect::SyncNodes { cluster } => self.sync_nodes(&cluster).await,
+        }
+    }
+
+    /// Makes the cluster security group in moto (a no-op without EC2); false when the cluster
+    /// failed or went meanwhile.
+    async fn make_cluster_group(&self, cluster: &str) -> bool {
+        let Some(ec2) = &self.ec2 else {
+            return true;
+        };
+        let Some(vpc) = ({
+            let st = self.lock();
+            st.clusters.get(cluster).map(|c| c.vpc_id.clone())
+        }) else {
+            return false;
+        };
+        let name = format!("eks-cluster-sg-{cluster}-{}", lower_hex(10));
+        let tags = [
+            ("aws:eks:cluster-name".to_string(), cluster.to_string()),
+            ("Name".to_string(), name.clone()),
+            (
+                format!("kubernetes.io/cluster/{cluster}"),
+                "owned".to_string(),
+            ),
+        ];
+        let made = ec2
+            .create_security_group(
+                &vpc,
+                &name,
+                "EKS created security group applied to ENI that is attached to EKS Control Plane master nodes, as well as any managed workloads.",
+                &tags,
+            )
+            .await;
+        // Some(kept) when the cluster is still creating; None when it failed or went meanwhile.
+        let orphan = {
+            let mut st = self.lock();
+            match st
+                .clusters
+                .get_mut(cluster)
+                .filter(|c| *c.life.state() == Status::Creating)
+            {
+                None => made.ok().map(Err),
+                Some(c) => Some(Ok(match made {
+                    Ok(id) => {
+                        c.cluster_security_group = id;
+                        if self.config.workload.is_none() {
+                            c.life.release();
+                        }
+                        true
+                    }
+                    Err(e) => {
+                        tracing::error!(cluster, error = %e, "cluster security group could not be made");
+                        c.life.set(Status::Failed);
+                        c.issues.push(json!({
+                            "code": "Ec2SecurityGroupNotFound",
+                            "message": format!("The cluster security group could not be created: {e}"),
+                            "resourceIds": [cluster],
+                        }));
+                        false
+                    }
+                })),
+            }
+        };
+        match orphan {
+            Some(Ok(kept)) => kept,
+            Some(Err(id)) => {
+                // Deleted while it was made.
+                if let Err(e) = ec2.delete_security_group(&id).await {
+                    tracing::warn!(cluster, group = %id, error = %e, "cluster security group could not be deleted");
+                }
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Deletes the cluster security group, then lets the cluster's deletion complete (a group
+    /// still in use is tried again a few times; one that stays is left, and logged).
+    async fn delete_cluster_group(&self, cluster: &str, group: &str) {
+        if let Some(ec2) = &self.ec2 {
+            let mut attempt = 0;
+            loop {
+                match ec2.delete_security_group(group).await {
+                    Ok(()) => break,
+                    Err(e) if attempt < 5 => {
+                        attempt += 1;
+                        tracing::debug!(cluster, group, error = %e, "cluster security group not deleted yet");
+                        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(cluster, group, error = %e, "cluster security group could not be deleted");
+                        break;
+                    }
+                }
+            }
+        }
+        let mut st = self.lock();
+        if let Some(c) = st.clusters.get_mut(cluster) {
+            c.cluster_security_group.clear();
+            c.life.release();
         }
     }
 
@@ -152,7 +296,21 @@ impl Eks {
                 .and_then(|c| c.nodegroups.get(nodegroup).map(|n| plan(c, n)))
         };
         let Some(plan) = plan else { return };
-        let (launched, error) = self.launch(&plan, cluster, nodegroup).await;
+        let (launched, mut error) = self.launch(&plan, cluster, nodegroup).await;
+        // The group holds the instances before the nodegroup reports them (a client reads the
+        // provider IDs from the group once the nodegroup is ACTIVE), and exists even empty.
+        let mut group_made = plan.group.exists;
+        if let (Some(ec2), None, false) = (&self.ec2, &error, plan.deleting) {
+            match fill_group(ec2, &plan, &launched).await {
+                Ok(()) => group_made = true,
+                Err(e) => {
+                    error = Some(format!(
+                        "Auto Scaling group {} of {cluster}/{nodegroup}: {e}",
+                        plan.group.name
+                    ));
+                }
+            }
+        }
         let leaving = {
             let mut st = self.lock();
             let Some(n) = st.nodegroup_mut(cluster, nodegroup) else {
@@ -161,6 +319,7 @@ impl Eks {
             // A deletion that came while this pass launched holds the nodegroup itself
             // (`delete_nodegroup`); its own pass terminates what is left.
             let deleting_now = *n.life.state() == Status::Deleting;
+            n.group_made |= group_made;
             n.instances.extend(launched);
             n.reconciling = false;
             if let Some(e) = error {
@@ -205,7 +364,7 @@ impl Eks {
         tokio::time::sleep(Delays::duration(self.timing().instance_shutdown)).await;
         // Out of the emulator's list before EC2 terminates them, so the list never names an
         // instance that is already gone (the conformance suite judges C51 by it).
-        let removed: Vec<Instance> = {
+        let (removed, group): (Vec<Instance>, Option<String>) = {
             let mut st = self.lock();
             st.nodegroup_mut(cluster, nodegroup)
                 .map(|n| {
@@ -213,17 +372,29 @@ impl Eks {
                         .into_iter()
                         .partition(|i| ids.contains(&i.id));
                     n.instances = kept;
-                    gone
+                    (gone, n.group_made.then(|| n.asg_name.clone()))
                 })
                 .unwrap_or_default()
         };
         let result = match &self.ec2 {
-            Some(ec2) => ec2
-                .terminate_instances(&ids)
-                .await
-                .map_err(|e| format!("TerminateInstances for {cluster}/{nodegroup} failed: {e}")),
+            Some(ec2) => {
+                // Out of the group first, so the group never replaces what is terminated.
+                let detached = match &group {
+                    Some(g) => ec2.detach_instances(g, &ids).await.map_err(|e| {
+                        format!("DetachInstances from {g} for {cluster}/{nodegroup} failed: {e}")
+                    }),
+                    None => Ok(()),
+                };
+                match detached {
+                    Ok(()) => ec2.terminate_instances(&ids).await.map_err(|e| {
+                        format!("TerminateInstances for {cluster}/{nodegroup} failed: {e}")
+                    }),
+                    Err(e) => Err(e),
+                }
+            }
             None => Ok(()),
         };
+        let mut group_to_delete = None;
         {
             let mut st = self.lock();
             let Some(n) = st.nodegroup_mut(cluster, nodegroup) else {
@@ -241,11 +412,33 @@ impl Eks {
                     n.issues.push(json!({"code": "NodeTerminationFailure", "message": e, "resourceIds": [n.asg_name]}));
                 }
             } else if deleting {
-                if n.instances.is_empty() {
-                    n.life.release();
-                } else {
+                if !n.instances.is_empty() {
                     // Something was launched meanwhile: another pass terminates it.
                     n.applied = false;
+                } else if n.group_made && self.ec2.is_some() {
+                    group_to_delete = Some(n.asg_name.clone());
+                } else {
+                    n.life.release();
+                }
+            }
+        }
+        if let (Some(g), Some(ec2)) = (group_to_delete, &self.ec2) {
+            // The group goes with the nodegroup: the nodegroup is gone only after it.
+            let deleted = ec2.delete_auto_scaling_group(&g).await;
+            let mut st = self.lock();
+            if let Some(n) = st.nodegroup_mut(cluster, nodegroup) {
+                match deleted {
+                    Ok(()) => {
+                        n.group_made = false;
+                        n.life.release();
+                    }
+                    Err(e) => {
+                        let e = format!(
+                            "DeleteAutoScalingGroup {g} for {cluster}/{nodegroup} failed: {e}"
+                        );
+                        tracing::warn!(cluster, nodegroup, error = %e, "nodegroup's Auto Scaling group could not be deleted");
+                        fail_nodegroup(n, &e);
+                    }
                 }
             }
         }
@@ -600,7 +793,40 @@ fn plan(c: &Cluster, n: &Nodegroup) -> Plan {
         ],
         version: n.version.clone(),
         taken_names,
+        group: Group {
+            name: n.asg_name.clone(),
+            exists: n.group_made,
+            subnets: n.subnets.clone(),
+            max: n.scaling.max,
+            held: n.instances.len(),
+            tags: vec![
+                ("eks:cluster-name".into(), c.name.clone()),
+                ("eks:nodegroup-name".into(), n.name.clone()),
+                (
+                    format!("k8s.io/cluster-autoscaler/{}", c.name),
+                    "owned".into(),
+                ),
+                ("k8s.io/cluster-autoscaler/enabled".into(), "true".into()),
+                (format!("kubernetes.io/cluster/{}", c.name), "owned".into()),
+            ],
+        },
     }
+}
+
+/// Makes the nodegroup's Auto Scaling group exist in moto and puts `launched` into it.
+async fn fill_group(
+    ec2: &super::ec2::Ec2,
+    plan: &Plan,
+    launched: &[Instance],
+) -> Result<(), super::ec2::Ec2Error> {
+    let g = &plan.group;
+    if !g.exists {
+        ec2.create_auto_scaling_group(&g.name, &plan.instance_type, &g.subnets, g.max, &g.tags)
+            .await?;
+    }
+    let ids: Vec<String> = launched.iter().map(|i| i.id.clone()).collect();
+    let held = i64::try_from(g.held + ids.len()).unwrap_or(i64::MAX);
+    ec2.attach_instances(&g.name, &ids, g.max.max(held)).await
 }
 
 /// The Nodes of a cluster: one per instance of every nodegroup.

@@ -204,11 +204,22 @@ pub fn verify(
     credentials: &dyn Fn(&str) -> Option<String>,
     now: Timestamp,
 ) -> Result<CallerIdentity, TokenError> {
-    verify_within(token, expected_cluster, credentials, now, TOKEN_LIFETIME)
+    verify_within(
+        token,
+        expected_cluster,
+        credentials,
+        now,
+        TOKEN_LIFETIME,
+        &[],
+    )
 }
 
 /// [`verify`] with tokens living `lifetime` after their `X-Amz-Date` instead of EKS's fifteen
-/// minutes (tests shorten it to watch a provider refresh its tokens).
+/// minutes (tests shorten it to watch a provider refresh its tokens), and presigned for the STS
+/// endpoints `sts_endpoints` (`http://127.0.0.1:5000`: scheme and authority, as a client whose
+/// STS calls go to a local STS presigns) besides AWS's own hosts. A token for such an endpoint
+/// is checked like any other, its signature over that authority and its region taken from its
+/// credential scope.
 ///
 /// # Errors
 /// As [`verify`]; [`TokenError::Expired`] once `lifetime` has passed.
@@ -218,8 +229,9 @@ pub fn verify_within(
     credentials: &dyn Fn(&str) -> Option<String>,
     now: Timestamp,
     lifetime: SignedDuration,
+    sts_endpoints: &[String],
 ) -> Result<CallerIdentity, TokenError> {
-    let presigned = PresignedUrl::decode(token)?;
+    let presigned = PresignedUrl::decode(token, sts_endpoints)?;
     let p = presigned.check_params()?;
 
     if p.expires > MAX_EXPIRES_SECS {
@@ -270,7 +282,7 @@ pub fn verify_within(
 /// When the token stops being accepted: its `X-Amz-Date` plus [`TOKEN_LIFETIME`]. `None` if the
 /// token cannot be decoded. The signature is not checked.
 pub fn expires_at(token: &str) -> Option<Timestamp> {
-    let presigned = PresignedUrl::decode(token).ok()?;
+    let presigned = PresignedUrl::decode(token, &[]).ok()?;
     let date = presigned.param("x-amz-date")?;
     Some(parse_amz_date(date).ok()? + TOKEN_LIFETIME)
 }
@@ -279,6 +291,8 @@ pub fn expires_at(token: &str) -> Option<Timestamp> {
 struct PresignedUrl {
     host: String,
     params: Vec<(String, String)>,
+    /// Whether the host is one of the configured STS endpoints (not an AWS host).
+    configured: bool,
 }
 
 /// The checked parameters of a token.
@@ -309,7 +323,7 @@ impl Scope {
 }
 
 impl PresignedUrl {
-    fn decode(token: &str) -> Result<Self, TokenError> {
+    fn decode(token: &str, sts_endpoints: &[String]) -> Result<Self, TokenError> {
         if token.len() > MAX_TOKEN_LEN {
             return Err(TokenError::TooLong(token.len()));
         }
@@ -320,13 +334,24 @@ impl PresignedUrl {
             .decode(encoded)
             .map_err(|_| TokenError::NotBase64)?;
         let url = String::from_utf8(bytes).map_err(|_| TokenError::NotBase64)?;
-        Self::parse(&url)
+        Self::parse(&url, sts_endpoints)
     }
 
-    fn parse(url: &str) -> Result<Self, TokenError> {
-        let rest = url
-            .strip_prefix("https://")
-            .ok_or(TokenError::MalformedUrl("scheme is not https"))?;
+    fn parse(url: &str, sts_endpoints: &[String]) -> Result<Self, TokenError> {
+        // A configured endpoint: its exact scheme and authority, then the path.
+        let configured = sts_endpoints.iter().any(|e| {
+            let e = e.trim_end_matches('/');
+            e.contains("://")
+                && url
+                    .strip_prefix(e)
+                    .is_some_and(|rest| rest.starts_with(['/', '?']))
+        });
+        let rest = if configured {
+            url.split_once("://").map(|(_, rest)| rest).unwrap_or(url)
+        } else {
+            url.strip_prefix("https://")
+                .ok_or(TokenError::MalformedUrl("scheme is not https"))?
+        };
         if rest.contains('#') {
             return Err(TokenError::MalformedUrl("unexpected fragment"));
         }
@@ -341,7 +366,9 @@ impl PresignedUrl {
         if path != "/" {
             return Err(TokenError::MalformedUrl("unexpected path"));
         }
-        check_sts_host(authority)?;
+        if !configured {
+            check_sts_host(authority)?;
+        }
 
         let mut params = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -351,6 +378,7 @@ impl PresignedUrl {
         Ok(Self {
             host: authority.to_string(),
             params,
+            configured,
         })
     }
 
@@ -414,7 +442,7 @@ impl PresignedUrl {
         if scope.service != "sts" {
             return Err(TokenError::BadCredentialScope("service is not sts"));
         }
-        if scope.region != host_region(&self.host) {
+        if !self.configured && scope.region != host_region(&self.host) {
             return Err(TokenError::BadCredentialScope(
                 "region does not match the STS endpoint",
             ));
@@ -613,6 +641,18 @@ mod tests {
 
     /// Our own presigner, for unit tests only (the integration tests sign with `aws-sigv4`).
     fn mint(host: &str, region: &str, cluster: &str, at: &str, extra: &[(&str, &str)]) -> String {
+        mint_for(&format!("https://{host}"), region, cluster, at, extra)
+    }
+
+    /// [`mint`] for an endpoint given as `scheme://authority`.
+    fn mint_for(
+        origin: &str,
+        region: &str,
+        cluster: &str,
+        at: &str,
+        extra: &[(&str, &str)],
+    ) -> String {
+        let host = origin.split_once("://").map_or(origin, |(_, a)| a);
         let mut params: Vec<(String, String)> = vec![
             ("Action".into(), "GetCallerIdentity".into()),
             ("Version".into(), "2011-06-15".into()),
@@ -631,6 +671,7 @@ mod tests {
         let url = PresignedUrl {
             host: host.into(),
             params: params.clone(),
+            configured: false,
         };
         let canonical = canonical_request(
             "GET",
@@ -647,7 +688,7 @@ mod tests {
             .map(|(n, v)| format!("{}={}", sigv4_encode(n), sigv4_encode(v)))
             .collect();
         let url = format!(
-            "https://{host}/?{}&X-Amz-Signature={}",
+            "{origin}/?{}&X-Amz-Signature={}",
             query.join("&"),
             hex::encode(sig.as_ref())
         );
@@ -678,6 +719,7 @@ mod tests {
                 ("X-Amz-Expires".into(), "86400".into()),
                 ("X-Amz-SignedHeaders".into(), "host".into()),
             ],
+            configured: false,
         };
         let canonical = canonical_request(
             "GET",
@@ -701,6 +743,32 @@ mod tests {
             hex::encode(hmac::sign(&key, to_sign.as_bytes()).as_ref()),
             "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
         );
+    }
+
+    #[test]
+    fn a_token_for_a_configured_sts_endpoint_verifies_only_when_configured() {
+        let at = "20250102T030405Z";
+        let now = ts("2025-01-02T03:10:00Z");
+        let local = vec!["http://127.0.0.1:5000".to_string()];
+        // A client whose STS is moto signs over moto's authority, port included, with the
+        // region of its session (no region in the host).
+        let token = mint_for("http://127.0.0.1:5000", "us-west-2", "demo", at, &[]);
+        let id = verify_within(&token, "demo", &creds, now, TOKEN_LIFETIME, &local).unwrap();
+        assert_eq!(id.access_key_id, AKID);
+        assert!(matches!(
+            verify(&token, "demo", &creds, now),
+            Err(TokenError::MalformedUrl(_))
+        ));
+        // Another port is another endpoint; the signature still binds the cluster.
+        let other = mint_for("http://127.0.0.1:5001", "us-west-2", "demo", at, &[]);
+        assert!(verify_within(&other, "demo", &creds, now, TOKEN_LIFETIME, &local).is_err());
+        assert!(matches!(
+            verify_within(&token, "other", &creds, now, TOKEN_LIFETIME, &local),
+            Err(TokenError::SignatureMismatch)
+        ));
+        // A prefix of the authority is not the endpoint.
+        let longer = mint_for("http://127.0.0.1:50001", "us-west-2", "demo", at, &[]);
+        assert!(verify_within(&longer, "demo", &creds, now, TOKEN_LIFETIME, &local).is_err());
     }
 
     #[test]

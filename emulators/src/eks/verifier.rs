@@ -85,8 +85,15 @@ impl Eks {
             )
         };
         let secret_of = |k: &str| self.secret_of(k);
-        let who = token::verify_within(token, &name, &secret_of, now, self.config.token_lifetime)
-            .map_err(|e| e.to_string())?;
+        let who = token::verify_within(
+            token,
+            &name,
+            &secret_of,
+            now,
+            self.config.token_lifetime,
+            &self.config.sts_endpoints,
+        )
+        .map_err(|e| e.to_string())?;
         if bootstrap && creator.as_deref() == Some(who.access_key_id.as_str()) {
             return Ok(UserInfo {
                 username: "kubernetes-admin".into(),
