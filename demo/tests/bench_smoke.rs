@@ -1,5 +1,6 @@
 //! The benchmark's smoke size, so the command cannot rot: `bench --sizes 1,2 --rest-seconds 20`
-//! (P5 with one cluster kept CREATING for 5 s) with debug builds. It checks that every figure
+//! (P5 with one cluster kept CREATING for 5 s) with debug builds, and `bench --provider capa
+//! --sizes 1` for the Go peer. It checks that every figure
 //! the command claims was measured (numbers, not their values: speed is reported by the
 //! benchmark, never asserted by a test).
 
@@ -70,4 +71,63 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
         let svg = std::fs::read_to_string(out.path().join(plot)).unwrap();
         assert!(svg.contains("<polyline"), "{plot}");
     }
+}
+
+/// The Go peer through the same command: CAPA v2.13.0 (built once by `testbed/build-capa.sh`)
+/// brings one cluster on a brought network to ready against the same emulator and moto. It
+/// checks that CAPA's own call counter was read and that its path through the emulator's Auto
+/// Scaling group (where it reads its provider IDs) was taken.
+#[test]
+fn the_go_peer_runs_at_its_smoke_size_through_the_same_command() {
+    let out = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args([
+            "--provider",
+            "capa",
+            "--sizes",
+            "1",
+            "--rest-seconds",
+            "10",
+            "--timeout-seconds",
+            "600",
+            "--no-relist",
+            "--no-throttled",
+            "--active-clusters",
+            "0",
+            "--out",
+        ])
+        .arg(out.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "bench --provider capa failed: {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("capa-bench.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["provider"], "capa");
+    let f = &report["figures"];
+    for (figure, field) in [
+        ("P1", "idleRssMiB"),
+        ("P4", "secondsToReady"),
+        ("P8", "apiWritesAtRest"),
+        ("P10", "mCpuAtRest"),
+        ("P11", "applyToProvisionedSeconds"),
+        ("P12", "cloudCallsOneCluster"),
+    ] {
+        assert!(f[figure][field].is_number(), "{figure}.{field}: {f}");
+    }
+    assert!(f["P8"]["writesWhileCreating"].as_u64().unwrap() > 0, "{f}");
+    let calls = f["P12"]["byOperation"].as_object().unwrap();
+    for op in [
+        "EKS/CreateCluster",
+        "EKS/CreateNodegroup",
+        "Auto Scaling/DescribeAutoScalingGroups",
+    ] {
+        assert!(calls.contains_key(op), "{op} in {calls:?}");
+    }
+    assert_eq!(
+        report["series"].as_array().unwrap().len(),
+        2,
+        "0, 1 clusters"
+    );
 }
