@@ -150,8 +150,8 @@ pub fn start(
             "--feature-gates=EKS=true,EKSEnableIAM=false,EKSAllowAddRoles=false,MachinePool=true,EKSFargate=false",
             "--disable-controllers=unmanaged",
             "--leader-elect=false",
-            // CAPA refuses more than 10 minutes with EKS on; its own recommendation.
-            "--sync-period=5m",
+            // Its default --sync-period (10 minutes, the most it allows with EKS on) and
+            // concurrency (5 workers per kind) are kept: the peer runs as installed.
             &format!("--webhook-port={webhook_port}"),
             &format!("--webhook-cert-dir={}", certs.display()),
             "--health-addr=0",
