@@ -25,7 +25,13 @@
 //!   `active_delay`: per cluster, the emulator's ACTIVE (its ticker's milestone) to the control
 //!   plane's `controlPlaneInitialized` seen true (the bench polls every 200 ms); p50 and p99.
 //!
-//! Not measured here yet (the JSON says so): P6, and the Go peer.
+//! `--provider capa` measures the Go peer the same way (module docs of [`crate::peer`]): the same
+//! figures from the same management plane, emulator and moto, its cloud calls from its own
+//! counter (`aws_api_requests_total`), its pools ready by their `status.ready`. It needs real
+//! workload API servers (it reaches into every workload cluster) and a network brought by the
+//! user; `--byo-network --workload-servers` runs ours in that same scenario.
+//!
+//! Not measured here yet (the JSON says so): P6.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -151,7 +157,6 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
         })).collect::<Vec<_>>(),
         "notMeasured": [
             "P6 200 clusters with a 14-minute emulated delay",
-            "the Go peer (CAPA v2.13.0) on the same bed",
         ],
     });
     std::fs::create_dir_all(&options.out)?;

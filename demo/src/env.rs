@@ -770,22 +770,8 @@ fn start_provider(
     env: &[(&str, String)],
 ) -> Result<(Child, u16)> {
     let binary = provider_binary(cloud)?;
-    let log = std::fs::File::create(logs.join(format!("{}.log", cloud.binary())))?;
     let metrics_port = testbed::process::free_port()?;
-    // Its own user (in system:masters), so the API server's audit log tells its writes apart
-    // from core's.
-    let kubeconfig = logs
-        .parent()
-        .unwrap_or(logs)
-        .join(format!("{}.kubeconfig", cloud.binary()));
-    testbed::write_kubeconfig(
-        &kubeconfig,
-        plane.server(),
-        plane.ca().cert_pem(),
-        &testbed::KubeconfigAuth::ClientCertificate(
-            plane.ca().client(cloud.binary(), Some("system:masters"))?,
-        ),
-    )?;
+    let kubeconfig = own_kubeconfig(plane, logs.parent().unwrap_or(logs), cloud.binary())?;
     let mut command = testbed::process::command(&binary);
     command
         .args([
@@ -796,21 +782,54 @@ fn start_provider(
             "--poll-interval",
             poll,
         ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("KUBECONFIG", &kubeconfig)
         .env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
         );
+    let child = spawn_logged(
+        command,
+        &kubeconfig,
+        env,
+        &logs.join(format!("{}.log", cloud.binary())),
+    )
+    .with_context(|| format!("starting {}", binary.display()))?;
+    Ok((child, metrics_port))
+}
+
+/// A kubeconfig in `dir` for `user`, its own user (in `system:masters`), so the API server's
+/// audit log tells that program's writes apart from core's.
+pub(crate) fn own_kubeconfig(plane: &ManagementPlane, dir: &Path, user: &str) -> Result<PathBuf> {
+    let kubeconfig = dir.join(format!("{user}.kubeconfig"));
+    testbed::write_kubeconfig(
+        &kubeconfig,
+        plane.server(),
+        plane.ca().cert_pem(),
+        &testbed::KubeconfigAuth::ClientCertificate(
+            plane.ca().client(user, Some("system:masters"))?,
+        ),
+    )?;
+    Ok(kubeconfig)
+}
+
+/// Starts `command` with only `PATH`, `KUBECONFIG` and `env` in its environment, its output
+/// into `log`.
+pub(crate) fn spawn_logged(
+    mut command: tokio::process::Command,
+    kubeconfig: &Path,
+    env: &[(&str, String)],
+    log: &Path,
+) -> Result<Child> {
+    let log = std::fs::File::create(log)?;
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("KUBECONFIG", kubeconfig);
     for (k, v) in env {
         command.env(k, v);
     }
-    let child = command
+    Ok(command
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
-        .spawn()
-        .with_context(|| format!("starting {}", binary.display()))?;
-    Ok((child, metrics_port))
+        .spawn()?)
 }

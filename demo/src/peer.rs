@@ -124,15 +124,7 @@ pub fn start(
 ) -> Result<(Child, u16)> {
     let binary = assets.join("cluster-api-provider-aws");
     let user = "cluster-api-provider-aws";
-    let kubeconfig = run_dir.join(format!("{user}.kubeconfig"));
-    testbed::write_kubeconfig(
-        &kubeconfig,
-        plane.server(),
-        plane.ca().cert_pem(),
-        &testbed::KubeconfigAuth::ClientCertificate(
-            plane.ca().client(user, Some("system:masters"))?,
-        ),
-    )?;
+    let kubeconfig = crate::env::own_kubeconfig(plane, run_dir, user)?;
     // Its webhook server must start (it cannot be switched off) and needs a serving pair; no
     // webhook configuration points at it.
     let certs = run_dir.join("capa-webhook-certs");
@@ -142,36 +134,30 @@ pub fn start(
     std::fs::write(certs.join("tls.key"), &pair.key_pem)?;
     let metrics_port = testbed::process::free_port()?;
     let webhook_port = testbed::process::free_port()?;
-    let log = std::fs::File::create(logs.join(format!("{user}.log")))?;
     let mut command = testbed::process::command(&binary);
-    command
-        .args([
-            // EKS is on by default; IAM management off (roles made beforehand).
-            "--feature-gates=EKS=true,EKSEnableIAM=false,EKSAllowAddRoles=false,MachinePool=true,EKSFargate=false",
-            "--disable-controllers=unmanaged",
-            "--leader-elect=false",
-            // Its default --sync-period (10 minutes, the most it allows with EKS on) and
-            // concurrency (5 workers per kind) are kept: the peer runs as installed.
-            &format!("--webhook-port={webhook_port}"),
-            &format!("--webhook-cert-dir={}", certs.display()),
-            "--health-addr=0",
-            "--insecure-diagnostics",
-            &format!("--diagnostics-address=127.0.0.1:{metrics_port}"),
-            "-v=2",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", run_dir)
-        .env("KUBECONFIG", &kubeconfig);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("starting {}", binary.display()))?;
+    command.args([
+        // EKS is on by default; IAM management off (roles made beforehand).
+        "--feature-gates=EKS=true,EKSEnableIAM=false,EKSAllowAddRoles=false,MachinePool=true,EKSFargate=false",
+        "--disable-controllers=unmanaged",
+        "--leader-elect=false",
+        // Its default --sync-period (10 minutes, the most it allows with EKS on) and
+        // concurrency (5 workers per kind) are kept: the peer runs as installed.
+        &format!("--webhook-port={webhook_port}"),
+        &format!("--webhook-cert-dir={}", certs.display()),
+        "--health-addr=0",
+        "--insecure-diagnostics",
+        &format!("--diagnostics-address=127.0.0.1:{metrics_port}"),
+        "-v=2",
+    ]);
+    let mut env = env.to_vec();
+    env.push(("HOME", run_dir.display().to_string()));
+    let child = crate::env::spawn_logged(
+        command,
+        &kubeconfig,
+        &env,
+        &logs.join(format!("{user}.log")),
+    )
+    .with_context(|| format!("starting {}", binary.display()))?;
     Ok((child, metrics_port))
 }
 
