@@ -41,7 +41,11 @@ pub async fn assets() -> Result<PathBuf> {
         .await
         .with_context(|| format!("running {}", script.display()))?;
     if !out.status.success() {
-        bail!("{} failed", script.display());
+        bail!(
+            "building CAPA with {} failed (its log is above): it needs Go and the Go module proxy; \
+             CAPA_ASSETS can name a directory holding a prebuilt cluster-api-provider-aws and crds/",
+            script.display()
+        );
     }
     Ok(PathBuf::from(String::from_utf8(out.stdout)?.trim()))
 }

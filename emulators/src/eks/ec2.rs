@@ -105,10 +105,7 @@ impl Ec2 {
     /// # Errors
     /// EC2's error (e.g. `InvalidSubnetID.NotFound`) or a transport failure.
     pub async fn describe_subnets(&self, ids: &[String]) -> Result<Vec<Subnet>, Ec2Error> {
-        let mut params = Vec::new();
-        for (i, id) in ids.iter().enumerate() {
-            params.push((format!("SubnetId.{}", i + 1), id.clone()));
-        }
+        let params = numbered("SubnetId", ids);
         let xml = self.call("DescribeSubnets", params).await?;
         Ok(xml
             .path(&["subnetSet"])
@@ -228,11 +225,7 @@ impl Ec2 {
         if ids.is_empty() {
             return Ok(());
         }
-        let params = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (format!("InstanceId.{}", i + 1), id.clone()))
-            .collect();
+        let params = numbered("InstanceId", ids);
         self.call("TerminateInstances", params).await.map(|_| ())
     }
 
@@ -349,9 +342,7 @@ impl Ec2 {
         )
         .await?;
         let mut params = vec![("AutoScalingGroupName".to_string(), name.to_string())];
-        for (i, id) in ids.iter().enumerate() {
-            params.push((format!("InstanceIds.member.{}", i + 1), id.clone()));
-        }
+        params.extend(numbered("InstanceIds.member", ids));
         self.autoscaling("AttachInstances", params)
             .await
             .map(|_| ())
@@ -370,9 +361,7 @@ impl Ec2 {
             ("AutoScalingGroupName".to_string(), name.to_string()),
             ("ShouldDecrementDesiredCapacity".to_string(), "true".into()),
         ];
-        for (i, id) in ids.iter().enumerate() {
-            params.push((format!("InstanceIds.member.{}", i + 1), id.clone()));
-        }
+        params.extend(numbered("InstanceIds.member", ids));
         self.autoscaling("DetachInstances", params)
             .await
             .map(|_| ())
@@ -731,6 +720,15 @@ fn answer_within(action: &str) -> Duration {
     } else {
         Duration::from_secs(30)
     }
+}
+
+/// A Query-protocol list: `<prefix>.1=<first>`, `<prefix>.2=<second>`, ….
+fn numbered(prefix: &str, values: &[String]) -> Vec<(String, String)> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (format!("{prefix}.{}", i + 1), v.clone()))
+        .collect()
 }
 
 /// `TagSpecification.1.*` parameters putting `tags` on the created `resource_type`.

@@ -23,7 +23,7 @@ use crate::kit::workload::NodeSpec;
 enum Effect {
     /// Provision a creating cluster: its security group (with moto), its workload API server
     /// (with workload servers).
-    StartWorkload { cluster: String, id: String },
+    Provision { cluster: String, id: String },
     /// Delete a deleting cluster's security group (with moto), then let the deletion complete.
     DeleteClusterGroup { cluster: String, group: String },
     /// Stop a deleted cluster's workload API server.
@@ -81,7 +81,7 @@ impl Eks {
                     && *cluster.life.state() == Status::Creating
                 {
                     cluster.start_requested = true;
-                    effects.push(Effect::StartWorkload {
+                    effects.push(Effect::Provision {
                         cluster: cluster.name.clone(),
                         id: cluster.workload_id.clone(),
                     });
@@ -133,7 +133,7 @@ impl Eks {
 
     async fn run(self: Arc<Self>, effect: Effect) {
         match effect {
-            Effect::StartWorkload { cluster, id } => {
+            Effect::Provision { cluster, id } => {
                 if self.make_cluster_group(&cluster).await {
                     self.start_workload(&cluster, &id).await;
                 }
