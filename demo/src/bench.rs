@@ -66,6 +66,11 @@ pub struct BenchOptions {
     pub active_clusters: usize,
     /// P5: how long each stays CREATING.
     pub active_delay: Duration,
+    /// P6: how many clusters are created at once with the emulator keeping each CREATING for
+    /// `delayed_for` (0 skips P6).
+    pub delayed_clusters: usize,
+    /// P6: how long each stays CREATING (performance.md: 14 minutes, like a real EKS create).
+    pub delayed_for: Duration,
     /// How long one size may take to be ready.
     pub timeout: Duration,
     /// Where the JSON and the plots go.
@@ -81,6 +86,18 @@ pub struct BenchOptions {
 }
 
 impl BenchOptions {
+    /// Every cluster the run creates (none is deleted before it ends): the emulated account's
+    /// quota is raised to this when it exceeds EKS's default of 100, as Service Quotas would.
+    pub fn clusters_needed(&self) -> usize {
+        let largest = self.sizes.iter().copied().max().unwrap_or(0);
+        let throttled = if self.throttled {
+            self.sizes.first().copied().unwrap_or(0)
+        } else {
+            0
+        };
+        1 + largest + throttled + 2 * self.active_clusters + self.delayed_clusters
+    }
+
     /// The stem of the files a run writes: `eks`, `eks-byo` (ours on a brought network) or
     /// `capa`.
     pub fn stem(&self) -> &'static str {
@@ -118,6 +135,7 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
         audit_writes: true,
         eks_provider: options.provider,
         byo_network: options.byo_network,
+        eks_cluster_quota: options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA),
     })
     .await?;
     let outcome = measure(&mut env, options).await;
@@ -148,6 +166,7 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             "network": if options.byo_network || options.provider == EksProvider::Capa { "brought by the user" } else { "made by the provider" },
             "poolsPerCluster": 1,
             "nodesPerPool": 1,
+            "eksClusterQuota": options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA),
         },
         "figures": figures,
         "series": series.iter().map(|p| json!({
@@ -155,9 +174,6 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             "rssMiB": round(p.rss_mib),
             "secondsToReady": round(p.seconds_to_ready),
         })).collect::<Vec<_>>(),
-        "notMeasured": [
-            "P6 200 clusters with a 14-minute emulated delay",
-        ],
     });
     std::fs::create_dir_all(&options.out)?;
     std::fs::write(
@@ -437,95 +453,89 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
     };
 
     // P5: clusters created at once while the emulator keeps each CREATING for `active_delay`;
-    // for each, the time from the emulator's ACTIVE (its ticker's milestone) to the control
-    // plane's `status.initialization.controlPlaneInitialized` seen true (polled every 200 ms).
+    // for each, the time from the emulator's ACTIVE to its control plane initialized. Twice:
+    // the first batch meets a provider that has never seen a create take that long, the second
+    // one that has (ours paces its looks by what earlier creates took: `contract::pace`).
     let active = if options.active_clusters > 0 {
+        let first = active_batch(env, &client, options, "bench-active", "a").await?;
+        let second = active_batch(env, &client, options, "bench-active-again", "b").await?;
+        let mut figure = first;
+        figure["again"] = second;
+        figure["target"] = json!("p50 ≤ 2 s, p99 ≤ 10 s (100 at once)");
+        figure
+    } else {
+        Value::Null
+    };
+
+    // P6: clusters created at once while the emulator keeps each CREATING for `delayed_for`
+    // (performance.md: 200 for 14 minutes, a real EKS create): the time to all ready, and
+    // whether a worker was held through the wait, from the provider's own reconcile-duration
+    // histogram over the run (a provider that waits on the cloud inside a reconcile shows
+    // reconciles as long as the create).
+    let delayed = if options.delayed_clusters > 0 {
         let kit = env.eks_kit().context("EKS is not emulated here")?;
-        let ns = "bench-active";
+        let ns = "bench-delayed";
         test_namespace(&client, ns).await?;
-        let n = options.active_clusters;
-        let yaml = batch(env, ns, "a", 0..n).await?;
+        let n = options.delayed_clusters;
+        let yaml = batch(env, ns, "d", 0..n).await?;
         let before = kit.timing();
         let mut slow = before;
-        slow.cluster.create = options.active_delay.as_secs_f64();
+        slow.cluster.create = options.delayed_for.as_secs_f64();
         kit.set_timing(slow);
-        env.apply_yaml(&yaml, ns).await?;
-        let control_planes: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            ns,
-            &ApiResource::from_gvk(&GroupVersionKind::gvk(
-                "controlplane.cluster.x-k8s.io",
-                "v1alpha1",
-                "EKSControlPlane",
-            )),
-        );
+        let reconciles_before = reconcile_durations(&metrics, options.provider).await?;
+        let calls_before = cloud_calls(&metrics, options.provider).await?;
         let start = Instant::now();
-        let mut initialized: BTreeMap<String, u64> = BTreeMap::new();
+        env.apply_yaml(&yaml, ns).await?;
+        let mut provisioned_after = None;
         let outcome = loop {
             env.ensure_provider_running()?;
-            let now = unix_millis();
-            for cp in control_planes.list(&ListParams::default()).await? {
-                if cp.data["status"]["initialization"]["controlPlaneInitialized"] == true {
-                    let cluster = cluster_of(&cp);
-                    let cloud = contract::naming::derive_cloud_name(
-                        ns,
-                        &cluster,
-                        &contract::naming::EKS_CLUSTER,
-                    );
-                    initialized.entry(cloud).or_insert(now);
-                }
+            let state = readiness(&client, ns, options.provider).await?;
+            if provisioned_after.is_none() && state.provisioned == n {
+                provisioned_after = Some(start.elapsed().as_secs_f64());
             }
-            if initialized.len() == n {
-                break Ok(());
+            if state.ready == n {
+                break Ok(start.elapsed().as_secs_f64());
             }
-            if start.elapsed() > options.timeout {
+            if start.elapsed() > options.timeout + options.delayed_for {
                 break Err(anyhow::anyhow!(
-                    "{} of {n} control planes initialized after {:?}",
-                    initialized.len(),
-                    options.timeout
+                    "{} of {n} delayed clusters ready after {:?}",
+                    state.ready,
+                    options.timeout + options.delayed_for
                 ));
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(Duration::from_secs(2)).await;
         };
         kit.set_timing(before);
-        outcome?;
-        let active_at: BTreeMap<String, u64> = kit
-            .milestones
-            .all()
-            .into_iter()
-            .filter(|m| m.state == "ACTIVE")
-            .filter_map(|m| {
-                Some((
-                    m.resource.strip_prefix("cluster/")?.to_string(),
-                    m.at_millis,
-                ))
-            })
-            .collect();
-        let mut overheads: Vec<f64> = initialized
-            .iter()
-            .filter_map(|(name, done)| {
-                let at = active_at.get(name)?;
-                Some(done.saturating_sub(*at) as f64 / 1000.0)
-            })
-            .collect();
-        overheads.sort_by(f64::total_cmp);
-        let p50 = percentile(&overheads, 0.5);
-        let p99 = percentile(&overheads, 0.99);
+        let seconds = outcome?;
+        let reconciles = reconcile_durations(&metrics, options.provider)
+            .await?
+            .since(&reconciles_before);
+        let calls = diff(
+            &calls_before,
+            &cloud_calls(&metrics, options.provider).await?,
+        );
+        let over = reconciles.over(10.0);
         eprintln!(
-            "bench: P5 {n} clusters CREATING {:.0}s each: ACTIVE → initialized p50 {:.1}s, p99 {:.1}s ({} of {n} matched)",
-            options.active_delay.as_secs_f64(),
-            p50.unwrap_or(f64::NAN),
-            p99.unwrap_or(f64::NAN),
-            overheads.len()
+            "bench: P6 {n} clusters CREATING {:.0}s each: all ready after {seconds:.1}s; {} reconciles, {} of them over {:.0}s, the longest {}",
+            options.delayed_for.as_secs_f64(),
+            reconciles.count(),
+            over.1,
+            over.0,
+            reconciles.longest_text()
         );
         json!({
             "clusters": n,
-            "matched": overheads.len(),
-            "creatingSeconds": options.active_delay.as_secs_f64(),
-            "p50Seconds": p50.map(round),
-            "p99Seconds": p99.map(round),
-            "maxSeconds": overheads.last().copied().map(round),
-            "target": "p50 ≤ 2 s, p99 ≤ 10 s (100 at once)",
+            "creatingSeconds": options.delayed_for.as_secs_f64(),
+            "secondsToProvisioned": provisioned_after.map(round),
+            "secondsToReady": round(seconds),
+            "overheadSeconds": round(seconds - options.delayed_for.as_secs_f64()),
+            "reconciles": reconciles.count(),
+            "reconcilesOverSeconds": {"seconds": over.0, "count": over.1},
+            "longestReconcile": reconciles.longest_text(),
+            "reconcileHistogram": reconciles.to_json(),
+            "cloudCalls": calls.values().sum::<u64>(),
+            "cloudCallsPerCluster": round(calls.values().sum::<u64>() as f64 / n as f64),
+            "target": "200 clusters, 14 minutes each: all ready ≤ 15 min; no worker blocked on cloud I/O",
         })
     } else {
         Value::Null
@@ -570,6 +580,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             "target": "0 (kubeconfig refreshes excepted and counted)",
         },
         "P5": active,
+        "P6": delayed,
         "P9": throttled,
         "P10": {"mCpuAtRest": round(cpu / seconds * 1000.0), "target": "≤ 50 mCPU"},
         "P11": {"applyToProvisionedSeconds": round(p11), "applyToReadySeconds": round(one_ready), "target": "≤ 10 s"},
@@ -580,6 +591,133 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         },
     });
     Ok((figures, series))
+}
+
+/// One P5 batch in `ns`: `active_clusters` applied at once while the emulator keeps each
+/// CREATING for `active_delay`; for each, the emulator's ACTIVE (its ticker's milestone) to the
+/// control plane seen initialized (polled every 200 ms); p50, p99 and the longest.
+async fn active_batch(
+    env: &mut Environment,
+    client: &kube::Client,
+    options: &BenchOptions,
+    ns: &str,
+    prefix: &str,
+) -> Result<Value> {
+    let kit = env.eks_kit().context("EKS is not emulated here")?;
+    {
+        test_namespace(client, ns).await?;
+        let n = options.active_clusters;
+        let yaml = batch(env, ns, prefix, 0..n).await?;
+        let before = kit.timing();
+        let mut slow = before;
+        slow.cluster.create = options.active_delay.as_secs_f64();
+        kit.set_timing(slow);
+        env.apply_yaml(&yaml, ns).await?;
+        let start = Instant::now();
+        let mut initialized: BTreeMap<String, u64> = BTreeMap::new();
+        let outcome = loop {
+            env.ensure_provider_running()?;
+            let now = unix_millis();
+            for cloud in initialized_control_planes(client, ns, options.provider).await? {
+                initialized.entry(cloud).or_insert(now);
+            }
+            if initialized.len() == n {
+                break Ok(());
+            }
+            if start.elapsed() > options.timeout {
+                break Err(anyhow::anyhow!(
+                    "{} of {n} control planes initialized after {:?}",
+                    initialized.len(),
+                    options.timeout
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        kit.set_timing(before);
+        outcome?;
+        let active_at: BTreeMap<String, u64> = kit
+            .milestones
+            .all()
+            .into_iter()
+            .filter(|m| m.state == "ACTIVE")
+            .filter_map(|m| {
+                Some((
+                    m.resource.strip_prefix("cluster/")?.to_string(),
+                    m.at_millis,
+                ))
+            })
+            .collect();
+        let mut overheads: Vec<f64> = initialized
+            .iter()
+            .filter_map(|(name, done)| {
+                let at = active_at.get(name)?;
+                Some(done.saturating_sub(*at) as f64 / 1000.0)
+            })
+            .collect();
+        overheads.sort_by(f64::total_cmp);
+        let p50 = percentile(&overheads, 0.5);
+        let p99 = percentile(&overheads, 0.99);
+        eprintln!(
+            "bench: P5 ({ns}) {n} clusters CREATING {:.0}s each: ACTIVE → initialized p50 {:.1}s, p99 {:.1}s ({} of {n} matched)",
+            options.active_delay.as_secs_f64(),
+            p50.unwrap_or(f64::NAN),
+            p99.unwrap_or(f64::NAN),
+            overheads.len()
+        );
+        Ok(json!({
+            "clusters": n,
+            "matched": overheads.len(),
+            "creatingSeconds": options.active_delay.as_secs_f64(),
+            "p50Seconds": p50.map(round),
+            "p99Seconds": p99.map(round),
+            "maxSeconds": overheads.last().copied().map(round),
+        }))
+    }
+}
+
+/// The cloud names of the clusters of `ns` whose control plane reports itself initialized:
+/// ours on its EKSControlPlane (`status.initialization.controlPlaneInitialized`, the v1beta2
+/// contract), CAPA on its AWSManagedControlPlane (`status.initialized`, the v1beta1 contract).
+async fn initialized_control_planes(
+    client: &kube::Client,
+    ns: &str,
+    provider: EksProvider,
+) -> Result<Vec<String>> {
+    let (version, kind) = match provider {
+        EksProvider::Ours => ("v1alpha1", "EKSControlPlane"),
+        EksProvider::Capa => ("v1beta2", "AWSManagedControlPlane"),
+    };
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        ns,
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "controlplane.cluster.x-k8s.io",
+            version,
+            kind,
+        )),
+    );
+    let mut out = Vec::new();
+    for cp in api.list(&ListParams::default()).await? {
+        match provider {
+            EksProvider::Ours => {
+                if cp.data["status"]["initialization"]["controlPlaneInitialized"] == true {
+                    out.push(contract::naming::derive_cloud_name(
+                        ns,
+                        &cluster_of(&cp),
+                        &contract::naming::EKS_CLUSTER,
+                    ));
+                }
+            }
+            EksProvider::Capa => {
+                if cp.data["status"]["initialized"] == true
+                    && let Some(name) = cp.data["spec"]["eksClusterName"].as_str()
+                {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// How many clusters of a namespace are `Provisioned` (with the control plane initialized),
@@ -664,18 +802,23 @@ async fn test_namespace(client: &kube::Client, name: &str) -> Result<()> {
 /// The provider's own count of its cloud calls by `service/operation`, every outcome summed:
 /// ours `capi_provider_cloud_calls_total`, CAPA's `aws_api_requests_total`.
 async fn cloud_calls(url: &str, provider: EksProvider) -> Result<BTreeMap<String, u64>> {
+    let text = metrics_page(url).await?;
+    let metric = match provider {
+        EksProvider::Ours => "capi_provider_cloud_calls_total",
+        EksProvider::Capa => "aws_api_requests_total",
+    };
+    Ok(parse_cloud_calls(&text, metric))
+}
+
+/// The provider's metrics page.
+async fn metrics_page(url: &str) -> Result<String> {
     let port: u16 = url
         .trim_start_matches("http://127.0.0.1:")
         .split('/')
         .next()
         .and_then(|p| p.parse().ok())
         .with_context(|| format!("no port in {url}"))?;
-    let text = testbed::process::http_get(port, "/metrics").await?;
-    let metric = match provider {
-        EksProvider::Ours => "capi_provider_cloud_calls_total",
-        EksProvider::Capa => "aws_api_requests_total",
-    };
-    Ok(parse_cloud_calls(&text, metric))
+    testbed::process::http_get(port, "/metrics").await
 }
 
 fn parse_cloud_calls(text: &str, metric: &str) -> BTreeMap<String, u64> {
@@ -700,6 +843,115 @@ fn parse_cloud_calls(text: &str, metric: &str) -> BTreeMap<String, u64> {
             .or_insert(0) += count;
     }
     out
+}
+
+/// A provider's reconcile-duration histogram, every label set summed: cumulative counts by
+/// upper bound (seconds; the last is `+Inf`).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Durations(Vec<(f64, u64)>);
+
+impl Durations {
+    /// From a Prometheus text page: the `<metric>_bucket` lines.
+    fn parse(text: &str, metric: &str) -> Self {
+        let prefix = format!("{metric}_bucket{{");
+        let mut by_bound: Vec<(f64, u64)> = Vec::new();
+        for line in text.lines() {
+            let Some((labels, value)) = line
+                .strip_prefix(prefix.as_str())
+                .and_then(|rest| rest.split_once("} "))
+            else {
+                continue;
+            };
+            let Some(bound) = labels
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("le=\""))
+                .and_then(|v| v.trim_end_matches('"').parse::<f64>().ok())
+            else {
+                continue;
+            };
+            let count = value.trim().parse::<f64>().unwrap_or(0.0) as u64;
+            match by_bound.iter_mut().find(|(b, _)| *b == bound) {
+                Some((_, n)) => *n += count,
+                None => by_bound.push((bound, count)),
+            }
+        }
+        by_bound.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Self(by_bound)
+    }
+
+    /// What was counted after `before`.
+    fn since(&self, before: &Self) -> Self {
+        Self(
+            self.0
+                .iter()
+                .map(|(bound, n)| {
+                    let was = before
+                        .0
+                        .iter()
+                        .find(|(b, _)| b == bound)
+                        .map_or(0, |(_, n)| *n);
+                    (*bound, n.saturating_sub(was))
+                })
+                .collect(),
+        )
+    }
+
+    /// Every reconcile counted.
+    fn count(&self) -> u64 {
+        self.0.last().map_or(0, |(_, n)| *n)
+    }
+
+    /// The smallest bucket bound of at least `seconds`, and how many reconciles took longer.
+    fn over(&self, seconds: f64) -> (f64, u64) {
+        self.0
+            .iter()
+            .find(|(bound, _)| *bound >= seconds)
+            .map_or((seconds, 0), |(bound, n)| (*bound, self.count() - n))
+    }
+
+    /// The bound the longest reconcile fell under: "≤ 0.64 s", or "> 81.92 s" past the largest
+    /// finite bucket.
+    fn longest_text(&self) -> String {
+        let total = self.count();
+        if total == 0 {
+            return "none".into();
+        }
+        match self.0.iter().find(|(_, n)| *n == total) {
+            Some((bound, _)) if bound.is_finite() => format!("≤ {bound} s"),
+            _ => {
+                let largest = self
+                    .0
+                    .iter()
+                    .rev()
+                    .find(|(b, _)| b.is_finite())
+                    .map_or(0.0, |(b, _)| *b);
+                format!("> {largest} s")
+            }
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        Value::Array(
+            self.0
+                .iter()
+                .map(|(bound, n)| {
+                    json!({"le": if bound.is_finite() { json!(bound) } else { json!("+Inf") }, "count": n})
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The provider's reconcile-duration histogram: ours
+/// `capi_provider_reconcile_duration_seconds`, CAPA's (controller-runtime's)
+/// `controller_runtime_reconcile_time_seconds`.
+async fn reconcile_durations(url: &str, provider: EksProvider) -> Result<Durations> {
+    let text = metrics_page(url).await?;
+    let metric = match provider {
+        EksProvider::Ours => "capi_provider_reconcile_duration_seconds",
+        EksProvider::Capa => "controller_runtime_reconcile_time_seconds",
+    };
+    Ok(Durations::parse(&text, metric))
 }
 
 fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -950,6 +1202,40 @@ fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reconcile_durations_are_summed_over_label_sets_and_differenced() {
+        let page = |fast: u64, slow: u64| {
+            format!(
+                "# TYPE m histogram\n\
+                 m_bucket{{kind=\"A\",le=\"1.0\"}} {fast}\n\
+                 m_bucket{{kind=\"A\",le=\"10.0\"}} {fast}\n\
+                 m_bucket{{kind=\"A\",le=\"+Inf\"}} {}\n\
+                 m_bucket{{le=\"1.0\",kind=\"B\"}} 2\n\
+                 m_bucket{{le=\"10.0\",kind=\"B\"}} 3\n\
+                 m_bucket{{le=\"+Inf\",kind=\"B\"}} 3\n\
+                 m_sum{{kind=\"A\"}} 9\n\
+                 other_bucket{{le=\"1.0\"}} 99\n",
+                fast + slow
+            )
+        };
+        let before = Durations::parse(&page(4, 0), "m");
+        assert_eq!(before.count(), 7);
+        assert_eq!(before.over(5.0), (10.0, 0));
+        assert_eq!(before.longest_text(), "≤ 10 s");
+        let after = Durations::parse(&page(6, 2), "m");
+        let run = after.since(&before);
+        assert_eq!(run.count(), 4);
+        assert_eq!(run.over(10.0), (10.0, 2));
+        assert_eq!(run.longest_text(), "> 10 s");
+        assert_eq!(
+            Durations::parse(&page(3, 0), "m")
+                .since(&Durations::parse(&page(3, 0), "m"))
+                .longest_text(),
+            "none"
+        );
+        assert_eq!(run.to_json()[2], json!({"le": "+Inf", "count": 4}));
+    }
 
     #[test]
     fn cloud_calls_are_summed_over_outcomes_and_split_into_reads_and_writes() {

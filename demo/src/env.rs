@@ -136,6 +136,10 @@ pub struct EnvOptions {
     /// EKS clusters on a network the user brings (a VPC and two subnets made in moto, IAM
     /// roles made beforehand) instead of one the provider makes; always so for CAPA.
     pub byo_network: bool,
+    /// EKS clusters the emulated account may hold in its region: EKS's default of 100
+    /// ([`emulators::eks::CLUSTER_QUOTA`]) unless raised, as Service Quotas raises it for an
+    /// account that asks (benchmarks beyond 100 clusters).
+    pub eks_cluster_quota: usize,
 }
 
 impl Default for EnvOptions {
@@ -149,6 +153,7 @@ impl Default for EnvOptions {
             audit_writes: false,
             eks_provider: EksProvider::Ours,
             byo_network: false,
+            eks_cluster_quota: emulators::eks::CLUSTER_QUOTA,
         }
     }
 }
@@ -318,6 +323,7 @@ impl Environment {
         )?);
         let mut config = EksConfig::new(REGION, "123456789012");
         config.credentials = vec![(ACCESS_KEY_ID.into(), SECRET_ACCESS_KEY.into())];
+        config.cluster_quota = options.eks_cluster_quota;
         if workload_servers {
             config.workload = Some(workload.clone());
         }

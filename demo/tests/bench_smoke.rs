@@ -1,6 +1,6 @@
 //! The benchmark's smoke size, so the command cannot rot: `bench --sizes 1,2 --rest-seconds 20`
-//! (P5 with one cluster kept CREATING for 5 s) with debug builds, and `bench --provider capa
-//! --sizes 1` for the Go peer. It checks that every figure
+//! (P5 and P6 with one cluster kept CREATING for 5 s each) with debug builds, and `bench
+//! --provider capa --sizes 1` (with the same P5 and P6) for the Go peer. It checks that every figure
 //! the command claims was measured (numbers, not their values: speed is reported by the
 //! benchmark, never asserted by a test).
 
@@ -22,6 +22,10 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
             "--active-clusters",
             "1",
             "--active-delay-seconds",
+            "5",
+            "--delayed-clusters",
+            "1",
+            "--delayed-seconds",
             "5",
             "--out",
         ])
@@ -56,6 +60,9 @@ fn the_benchmark_runs_at_its_smoke_size_and_reports_every_figure() {
     assert!(f["P8"]["writesWhileCreating"].as_u64().unwrap() > 0, "{f}");
     // P5 matched its cluster's ACTIVE milestone to its initialization.
     assert_eq!(f["P5"]["matched"], 1, "{f}");
+    // P6 read the provider's reconcile histogram over its cluster's creation.
+    assert!(f["P6"]["secondsToReady"].is_number(), "{f}");
+    assert!(f["P6"]["reconciles"].as_u64().unwrap() > 0, "{f}");
     // The throttled batch met the fault (its first two answers are 429 for certain).
     assert!(f["P9"]["answered429"].as_u64().unwrap() >= 2, "{f}");
     // One cluster's creation reached both clouds' APIs.
@@ -93,7 +100,13 @@ fn the_go_peer_runs_at_its_smoke_size_through_the_same_command() {
             "--no-relist",
             "--no-throttled",
             "--active-clusters",
-            "0",
+            "1",
+            "--active-delay-seconds",
+            "5",
+            "--delayed-clusters",
+            "1",
+            "--delayed-seconds",
+            "5",
             "--out",
         ])
         .arg(out.path())
@@ -117,6 +130,10 @@ fn the_go_peer_runs_at_its_smoke_size_through_the_same_command() {
         assert!(f[figure][field].is_number(), "{figure}.{field}: {f}");
     }
     assert!(f["P8"]["writesWhileCreating"].as_u64().unwrap() > 0, "{f}");
+    // Its control plane's `status.initialized` (the v1beta1 contract) matched to the
+    // emulator's ACTIVE by its `eksClusterName`, and controller-runtime's histogram read.
+    assert_eq!(f["P5"]["matched"], 1, "{f}");
+    assert!(f["P6"]["reconciles"].as_u64().unwrap() > 0, "{f}");
     let calls = f["P12"]["byOperation"].as_object().unwrap();
     for op in [
         "EKS/CreateCluster",

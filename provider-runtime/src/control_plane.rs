@@ -378,12 +378,17 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
 pub struct ControlPlaneReconciler<C> {
     cloud: C,
     provider: &'static str,
+    pacer: crate::pace::Pacer,
 }
 
 impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
     /// A reconciler for `cloud`; `provider` is the provider's short name (the ownership tag's).
     pub fn new(provider: &'static str, cloud: C) -> Self {
-        Self { cloud, provider }
+        Self {
+            cloud,
+            provider,
+            pacer: crate::pace::Pacer::default(),
+        }
     }
 
     /// The cloud.
@@ -569,12 +574,15 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
                 let op = previous
                     .filter(|op| op.kind == OperationKind::Create)
                     .unwrap_or_else(|| Operation::new(id, OperationKind::Create, now));
-                let after = op.look_again_after(now, profile.settle(), profile.poll);
+                let after = self
+                    .pacer
+                    .look_again_after(&op, now, profile.settle(), profile.poll);
                 Acted::new(OperationChange::Set(op)).requeue(after)
             }
             Plan::Wait(Wait::Updating { .. } | Wait::Pending(_)) => {
                 let after = previous.as_ref().map_or(profile.poll, |op| {
-                    op.look_again_after(now, profile.settle(), profile.poll)
+                    self.pacer
+                        .look_again_after(op, now, profile.settle(), profile.poll)
                 });
                 Acted::new(OperationChange::Keep).requeue(after)
             }
@@ -769,6 +777,12 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             OperationChange::Set(op) => Some(op.clone()),
             OperationChange::Clear => None,
         };
+        self.pacer.passed(
+            previous.operation.as_ref(),
+            operation.as_ref(),
+            serving,
+            ctx.now,
+        );
         let overrides = acted
             .overrides
             .clone()

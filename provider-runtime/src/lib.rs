@@ -56,6 +56,7 @@ pub mod leader;
 pub mod machine_pool;
 pub mod metrics;
 mod operator;
+mod pace;
 pub mod reconcile;
 pub mod shutdown;
 pub mod telemetry;

@@ -314,12 +314,17 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
 pub struct MachinePoolReconciler<C> {
     cloud: C,
     provider: &'static str,
+    pacer: crate::pace::Pacer,
 }
 
 impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
     /// A reconciler for `cloud`; `provider` is the provider's short name (the ownership tag's).
     pub fn new(provider: &'static str, cloud: C) -> Self {
-        Self { cloud, provider }
+        Self {
+            cloud,
+            provider,
+            pacer: crate::pace::Pacer::default(),
+        }
     }
 }
 
@@ -647,9 +652,17 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             operation: acted.operation.clone().or(carried),
             conditions: Vec::new(),
         };
-        // While the cloud works on an operation: soon after it started, then later and later.
+        // While the cloud works on an operation: soon after it started, then later and later,
+        // and close together where earlier ones of its kind finished (`contract::pace`).
+        self.pacer.passed(
+            previous.operation.as_ref(),
+            status_common.operation.as_ref(),
+            provisioned_now,
+            ctx.now,
+        );
         let busy = status_common.operation.as_ref().map_or(profile.poll, |op| {
-            op.look_again_after(ctx.now, profile.settle(), profile.poll)
+            self.pacer
+                .look_again_after(op, ctx.now, profile.settle(), profile.poll)
         });
         let overrides = acted
             .overrides

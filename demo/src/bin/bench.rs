@@ -15,7 +15,7 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(
     name = "bench",
-    about = "P1–P4, P7, P8, P10–P12 of performance.md for the EKS provider"
+    about = "P1–P12 of performance.md for the EKS provider, or for the Go peer (CAPA)"
 )]
 struct Args {
     /// Cumulative cluster counts, comma-separated (each size adds clusters up to it, applied at
@@ -40,6 +40,13 @@ struct Args {
     /// P5: seconds each stays CREATING.
     #[arg(long, default_value_t = 60)]
     active_delay_seconds: u64,
+    /// P6: clusters created at once, each kept CREATING for --delayed-seconds (0 skips P6;
+    /// performance.md's P6 is 200 for 840 s).
+    #[arg(long, default_value_t = 0)]
+    delayed_clusters: usize,
+    /// P6: seconds each stays CREATING.
+    #[arg(long, default_value_t = 840)]
+    delayed_seconds: u64,
     /// Seconds one size may take to be ready.
     #[arg(long, default_value_t = 3600)]
     timeout_seconds: u64,
@@ -78,6 +85,8 @@ async fn main() -> Result<()> {
         throttled: !args.no_throttled,
         active_clusters: args.active_clusters,
         active_delay: Duration::from_secs(args.active_delay_seconds),
+        delayed_clusters: args.delayed_clusters,
+        delayed_for: Duration::from_secs(args.delayed_seconds),
         timeout: Duration::from_secs(args.timeout_seconds),
         out: args.out.clone(),
         provider: match args.provider {
