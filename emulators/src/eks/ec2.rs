@@ -20,8 +20,11 @@ const AUTOSCALING_VERSION: &str = "2011-01-01";
 /// IAM's Query API version.
 const IAM_VERSION: &str = "2010-05-08";
 
-/// How many times a request that got no answer from moto is sent again.
-const SEND_RETRIES: u32 = 3;
+/// How many times a request that got no answer from moto is sent again (after 1, 2, 4, 8 and
+/// 16 s). With a few hundred provider-built networks in it, moto (one Python process) took over
+/// 30 s to answer for minutes at a time; three tries then failed node groups (CREATE_FAILED),
+/// which real EKS does not do when its own EC2 calls are slow.
+const SEND_RETRIES: u32 = 5;
 /// RFC 3986 unreserved characters stay; everything else is percent-encoded.
 const FORM: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
