@@ -11,6 +11,8 @@
 //!   transitions, retries with jittered backoff honouring `Retry-After`;
 //! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait;
 //! - [`machine_pool`]: the InfraMachinePool role written once, over a narrow per-cloud trait;
+//!   both look at a running cloud operation close together only where earlier ones of its kind
+//!   finished (`contract::pace`, one memory per reconciler);
 //! - [`infra_cluster`]: the InfraCluster role written once, over a narrow per-cloud trait;
 //! - [`walker`]: the InfraCluster's ordered-service walker;
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
