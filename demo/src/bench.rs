@@ -488,14 +488,12 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         test_namespace(&client, ns).await?;
         let n = options.delayed_clusters;
         let yaml = batch(env, ns, "d", 0..n).await?;
-        let before = kit.timing();
-        let mut slow = before;
-        slow.cluster.create = options.delayed_for.as_secs_f64();
-        kit.set_timing(slow);
+        let before = hold_creates(&kit, options.delayed_for);
         let reconciles_before = reconcile_durations(&metrics, options.provider).await?;
         let calls_before = cloud_calls(&metrics, options.provider).await?;
         let start = Instant::now();
         env.apply_yaml(&yaml, ns).await?;
+        let limit = options.timeout + options.delayed_for;
         let mut provisioned_after = None;
         let outcome = loop {
             env.ensure_provider_running()?;
@@ -506,11 +504,10 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             if state.ready == n {
                 break Ok(start.elapsed().as_secs_f64());
             }
-            if start.elapsed() > options.timeout + options.delayed_for {
+            if start.elapsed() > limit {
                 break Err(anyhow::anyhow!(
-                    "{} of {n} delayed clusters ready after {:?}",
-                    state.ready,
-                    options.timeout + options.delayed_for
+                    "{} of {n} delayed clusters ready after {limit:?}",
+                    state.ready
                 ));
             }
             tokio::time::sleep(Duration::from_secs(2)).await;
@@ -614,75 +611,80 @@ async fn active_batch(
     prefix: &str,
 ) -> Result<Value> {
     let kit = env.eks_kit().context("EKS is not emulated here")?;
-    {
-        test_namespace(client, ns).await?;
-        let n = options.active_clusters;
-        let yaml = batch(env, ns, prefix, 0..n).await?;
-        let before = kit.timing();
-        let mut slow = before;
-        slow.cluster.create = options.active_delay.as_secs_f64();
-        kit.set_timing(slow);
-        env.apply_yaml(&yaml, ns).await?;
-        let start = Instant::now();
-        let mut initialized: BTreeMap<String, u64> = BTreeMap::new();
-        let outcome = loop {
-            env.ensure_provider_running()?;
-            let now = unix_millis();
-            for cloud in initialized_control_planes(client, ns, options.provider).await? {
-                initialized.entry(cloud).or_insert(now);
-            }
-            if initialized.len() == n {
-                break Ok(());
-            }
-            if start.elapsed() > options.timeout {
-                break Err(anyhow::anyhow!(
-                    "{} of {n} control planes initialized after {:?}",
-                    initialized.len(),
-                    options.timeout
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        kit.set_timing(before);
-        outcome?;
-        let active_at: BTreeMap<String, u64> = kit
-            .milestones
-            .all()
-            .into_iter()
-            .filter(|m| m.state == "ACTIVE")
-            .filter_map(|m| {
-                Some((
-                    m.resource.strip_prefix("cluster/")?.to_string(),
-                    m.at_millis,
-                ))
-            })
-            .collect();
-        let mut overheads: Vec<f64> = initialized
-            .iter()
-            .filter_map(|(name, done)| {
-                let at = active_at.get(name)?;
-                Some(done.saturating_sub(*at) as f64 / 1000.0)
-            })
-            .collect();
-        overheads.sort_by(f64::total_cmp);
-        let p50 = percentile(&overheads, 0.5);
-        let p99 = percentile(&overheads, 0.99);
-        eprintln!(
-            "bench: P5 ({ns}) {n} clusters CREATING {:.0}s each: ACTIVE → initialized p50 {:.1}s, p99 {:.1}s ({} of {n} matched)",
-            options.active_delay.as_secs_f64(),
-            p50.unwrap_or(f64::NAN),
-            p99.unwrap_or(f64::NAN),
-            overheads.len()
-        );
-        Ok(json!({
-            "clusters": n,
-            "matched": overheads.len(),
-            "creatingSeconds": options.active_delay.as_secs_f64(),
-            "p50Seconds": p50.map(round),
-            "p99Seconds": p99.map(round),
-            "maxSeconds": overheads.last().copied().map(round),
-        }))
-    }
+    test_namespace(client, ns).await?;
+    let n = options.active_clusters;
+    let yaml = batch(env, ns, prefix, 0..n).await?;
+    let before = hold_creates(&kit, options.active_delay);
+    env.apply_yaml(&yaml, ns).await?;
+    let start = Instant::now();
+    let mut initialized: BTreeMap<String, u64> = BTreeMap::new();
+    let outcome = loop {
+        env.ensure_provider_running()?;
+        let now = unix_millis();
+        for cloud in initialized_control_planes(client, ns, options.provider).await? {
+            initialized.entry(cloud).or_insert(now);
+        }
+        if initialized.len() == n {
+            break Ok(());
+        }
+        if start.elapsed() > options.timeout {
+            break Err(anyhow::anyhow!(
+                "{} of {n} control planes initialized after {:?}",
+                initialized.len(),
+                options.timeout
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    kit.set_timing(before);
+    outcome?;
+    let active_at: BTreeMap<String, u64> = kit
+        .milestones
+        .all()
+        .into_iter()
+        .filter(|m| m.state == "ACTIVE")
+        .filter_map(|m| {
+            Some((
+                m.resource.strip_prefix("cluster/")?.to_string(),
+                m.at_millis,
+            ))
+        })
+        .collect();
+    let mut overheads: Vec<f64> = initialized
+        .iter()
+        .filter_map(|(name, done)| {
+            let at = active_at.get(name)?;
+            Some(done.saturating_sub(*at) as f64 / 1000.0)
+        })
+        .collect();
+    overheads.sort_by(f64::total_cmp);
+    let p50 = percentile(&overheads, 0.5);
+    let p99 = percentile(&overheads, 0.99);
+    eprintln!(
+        "bench: P5 ({ns}) {n} clusters CREATING {:.0}s each: ACTIVE → initialized p50 {:.1}s, p99 {:.1}s ({} of {n} matched)",
+        options.active_delay.as_secs_f64(),
+        p50.unwrap_or(f64::NAN),
+        p99.unwrap_or(f64::NAN),
+        overheads.len()
+    );
+    Ok(json!({
+        "clusters": n,
+        "matched": overheads.len(),
+        "creatingSeconds": options.active_delay.as_secs_f64(),
+        "p50Seconds": p50.map(round),
+        "p99Seconds": p99.map(round),
+        "maxSeconds": overheads.last().copied().map(round),
+    }))
+}
+
+/// Makes the EKS emulator keep every cluster created from now on CREATING for `delay`; returns
+/// the timing to put back.
+fn hold_creates(kit: &emulators::kit::Kit, delay: Duration) -> emulators::kit::Timing {
+    let before = kit.timing();
+    let mut slow = before;
+    slow.cluster.create = delay.as_secs_f64();
+    kit.set_timing(slow);
+    before
 }
 
 /// The cloud names of the clusters of `ns` whose control plane reports itself initialized:
