@@ -11,10 +11,13 @@
 //! - for each size N (cumulative): N clusters in all, the new ones applied at once, timed to all
 //!   ready (**P4** at the largest size); resident memory after each (**P2**: the slope of a
 //!   least-squares line through them, the idle point left out: the first cluster also pays for
-//!   what is loaded once);
+//!   what is loaded once). A batch is rendered by `clusterctl` first, then applied eight
+//!   clusters at a time; readiness is listed every second, or every `N / 100` s past 100
+//!   clusters, so the bench's own lists do not load the API server it measures against;
 //! - at rest, over `rest`: cloud reads and writes per cluster per hour (**P7**), the provider's
 //!   writes to kube-apiserver (**P8**, from its audit log: the provider runs as its own user;
-//!   kubeconfig Secret refreshes counted apart), its CPU (**P10**, from `/proc/<pid>/stat`);
+//!   kubeconfig Secret refreshes counted apart), its CPU (**P10**, from `/proc/<pid>/stat`); a
+//!   `rest` of zero leaves these three out;
 //! - **P3**: kube-apiserver restarted (every watch drops and relists), resident memory sampled
 //!   every 100 ms for 30 s: its peak against the steady value before;
 //! - **P9**: the first size's count again, applied at once while the next two and then 10 % of
@@ -32,6 +35,10 @@
 //!   provider's own reconcile-duration histogram over it (ours
 //!   `capi_provider_reconcile_duration_seconds`, CAPA's `controller_runtime_reconcile_time_seconds`):
 //!   a worker held through a cloud wait shows as a reconcile as long as the wait.
+//!
+//! **Several runs** (`run_many`, `bench --runs N`): each in a fresh environment (management
+//! plane, emulators, provider), each run's files kept under `run-<k>/`; the report beside them
+//! holds every figure's median over the runs and its range (`figuresRange`), see [`medians`].
 //!
 //! The emulated account's EKS cluster quota (100, like EKS's default) is raised to what the run
 //! creates when that is more, as Service Quotas raises it for an account that asks; the JSON
@@ -56,6 +63,9 @@ use crate::env::{Cloud, EksProvider, EnvOptions, Environment};
 /// The share of EKS answers P9 throttles, and the `Retry-After` they carry (seconds).
 const THROTTLE_RATE: f64 = 0.1;
 const THROTTLE_RETRY_AFTER: u64 = 2;
+
+/// How many clusters of a batch are being applied at any moment.
+const APPLY_CONCURRENCY: usize = 8;
 
 /// What a benchmark run does.
 #[derive(Debug, Clone)]
@@ -185,10 +195,54 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             "secondsToReady": round(p.seconds_to_ready),
         })).collect::<Vec<_>>(),
     });
+    write_report(options, &report)?;
+    Ok(report)
+}
+
+/// Runs the benchmark `runs` times, each in a fresh environment, writing each run's files
+/// under `<out>/run-<k>/` and, in `<out>`, a report of the medians (module docs: "Several
+/// runs"), which it returns.
+///
+/// # Errors
+/// As [`run`], for any of the runs.
+pub async fn run_many(options: &BenchOptions, runs: usize) -> Result<Value> {
+    let mut reports = Vec::with_capacity(runs);
+    for k in 1..=runs {
+        eprintln!("bench: run {k} of {runs}");
+        let mut one = options.clone();
+        one.out = options.out.join(format!("run-{k}"));
+        reports.push(run(&one).await?);
+    }
+    let mut report = medians(&reports);
+    report["runs"] = json!(runs);
+    report["runFiles"] = json!(
+        (1..=runs)
+            .map(|k| format!("run-{k}/{}-bench.json", options.stem()))
+            .collect::<Vec<_>>()
+    );
+    write_report(options, &report)?;
+    Ok(report)
+}
+
+/// Writes a report's JSON and its two plots (from its `series`) into `options.out`.
+fn write_report(options: &BenchOptions, report: &Value) -> Result<()> {
+    let series: Vec<Point> = report["series"]
+        .as_array()
+        .map(|points| {
+            points
+                .iter()
+                .map(|p| Point {
+                    clusters: p["clusters"].as_u64().unwrap_or(0) as usize,
+                    rss_mib: p["rssMiB"].as_f64().unwrap_or(0.0),
+                    seconds_to_ready: p["secondsToReady"].as_f64().unwrap_or(0.0),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     std::fs::create_dir_all(&options.out)?;
     std::fs::write(
         options.out.join(format!("{}-bench.json", options.stem())),
-        serde_json::to_string_pretty(&report)?,
+        serde_json::to_string_pretty(report)?,
     )?;
     let plots = [
         (
@@ -217,7 +271,116 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             svg_plot(&title, x_label, y_label, &points),
         )?;
     }
-    Ok(report)
+    Ok(())
+}
+
+/// The report of several runs: every figure and series value the median of the runs' (for
+/// an even count, the mean of the middle two), beside `figuresRange`, the same tree with each
+/// number's `[least, greatest]`. A number a run reports as `null` (not measured) is left out of
+/// that median; a key absent from a run's object counts as 0 there (only the per-operation and
+/// per-resource counts have keys that vary between runs: an operation a run never called).
+/// Text that differs between runs (e.g. P6's longest reconcile) becomes the list of each run's.
+pub fn medians(reports: &[Value]) -> Value {
+    let Some(first) = reports.first() else {
+        return Value::Null;
+    };
+    let mut report = first.clone();
+    for key in ["figures", "series"] {
+        let values: Vec<&Value> = reports.iter().map(|r| &r[key]).collect();
+        report[key] = combine(&values, Combine::Median);
+    }
+    report["figuresRange"] = combine(
+        &reports.iter().map(|r| &r["figures"]).collect::<Vec<_>>(),
+        Combine::Range,
+    );
+    report["dates"] = json!(
+        reports
+            .iter()
+            .map(|r| r["date"].clone())
+            .collect::<Vec<_>>()
+    );
+    report
+}
+
+#[derive(Clone, Copy)]
+enum Combine {
+    Median,
+    Range,
+}
+
+/// One node of [`medians`]: the runs' values at the same place in their reports.
+fn combine(values: &[&Value], how: Combine) -> Value {
+    let present: Vec<&Value> = values.iter().copied().filter(|v| !v.is_null()).collect();
+    let Some(first) = present.first() else {
+        return Value::Null;
+    };
+    if present.iter().any(|v| v.is_object()) {
+        let keys: std::collections::BTreeSet<&String> = present
+            .iter()
+            .filter_map(|v| v.as_object())
+            .flat_map(|o| o.keys())
+            .collect();
+        let zero = json!(0);
+        let mut out = serde_json::Map::new();
+        for key in keys {
+            let at: Vec<&Value> = present
+                .iter()
+                .map(|v| match v.get(key.as_str()) {
+                    Some(inner) => inner,
+                    None if v.is_object() => &zero,
+                    None => &Value::Null,
+                })
+                .collect();
+            let combined = combine(&at, how);
+            if !(matches!(how, Combine::Range) && combined.is_null()) {
+                out.insert(key.clone(), combined);
+            }
+        }
+        return Value::Object(out);
+    }
+    if present.iter().any(|v| v.is_array()) {
+        let longest = present
+            .iter()
+            .filter_map(|v| v.as_array())
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0);
+        return Value::Array(
+            (0..longest)
+                .map(|i| {
+                    let at: Vec<&Value> = present
+                        .iter()
+                        .map(|v| v.get(i).unwrap_or(&Value::Null))
+                        .collect();
+                    combine(&at, how)
+                })
+                .collect(),
+        );
+    }
+    let mut numbers: Vec<f64> = present.iter().filter_map(|v| v.as_f64()).collect();
+    if numbers.len() == present.len() {
+        numbers.sort_by(f64::total_cmp);
+        let integers = present.iter().all(|v| v.is_u64());
+        let number = |x: f64| {
+            if integers && x.fract() == 0.0 {
+                json!(x as u64)
+            } else {
+                json!(round(x))
+            }
+        };
+        return match how {
+            Combine::Median => {
+                let n = numbers.len();
+                number((numbers[(n - 1) / 2] + numbers[n / 2]) / 2.0)
+            }
+            Combine::Range => json!([number(numbers[0]), number(numbers[numbers.len() - 1])]),
+        };
+    }
+    match how {
+        Combine::Range => Value::Null,
+        Combine::Median if present.iter().all(|v| v == first) => (*first).clone(),
+        Combine::Median => Value::Array(present.into_iter().cloned().collect()),
+    }
 }
 
 async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value, Vec<Point>)> {
@@ -279,9 +442,9 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         if size <= made {
             continue;
         }
-        let yaml = batch(env, ns, "c", made..size).await?;
+        let clusters = batch(env, ns, "c", made..size).await?;
         let start = Instant::now();
-        env.apply_yaml(&yaml, ns).await?;
+        apply_batch(env, &clusters, ns).await?;
         loop {
             env.ensure_provider_running()?;
             let state = readiness(&client, ns, options.provider).await?;
@@ -295,7 +458,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
                     options.timeout
                 );
             }
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            tokio::time::sleep(poll_every(size)).await;
         }
         let seconds = start.elapsed().as_secs_f64();
         made = size;
@@ -343,6 +506,8 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
     .sum();
     let (reads, cloud_writes) = split_reads(&at_rest);
     let per_cluster_hour = |n: u64| round(n as f64 / total as f64 * 3600.0 / seconds);
+    // `--rest-seconds 0` leaves the at-rest figures out (runs for the other figures only).
+    let at_rest_measured = !options.rest.is_zero();
     let kubeconfig_refreshes: u64 = writes
         .iter()
         .filter(|(what, _)| what.starts_with("secrets "))
@@ -392,7 +557,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             let kit = env.eks_kit().context("EKS is not emulated here")?;
             let ns = "bench-throttled";
             test_namespace(&client, ns).await?;
-            let yaml = batch(env, ns, "t", 0..free.clusters).await?;
+            let clusters = batch(env, ns, "t", 0..free.clusters).await?;
             let answered = |kit: &emulators::kit::Kit| -> u64 {
                 kit.calls
                     .snapshot()
@@ -413,7 +578,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
                 }))?);
             }
             let start = Instant::now();
-            env.apply_yaml(&yaml, ns).await?;
+            apply_batch(env, &clusters, ns).await?;
             let outcome = loop {
                 env.ensure_provider_running()?;
                 let state = readiness(&client, ns, options.provider).await?;
@@ -428,7 +593,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
                         options.timeout
                     ));
                 }
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tokio::time::sleep(poll_every(free.clusters)).await;
             };
             kit.faults.clear();
             let seconds = outcome?;
@@ -487,12 +652,12 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
         let ns = "bench-delayed";
         test_namespace(&client, ns).await?;
         let n = options.delayed_clusters;
-        let yaml = batch(env, ns, "d", 0..n).await?;
+        let clusters = batch(env, ns, "d", 0..n).await?;
         let before = hold_creates(&kit, options.delayed_for);
         let reconciles_before = reconcile_durations(&metrics, options.provider).await?;
         let calls_before = cloud_calls(&metrics, options.provider).await?;
         let start = Instant::now();
-        env.apply_yaml(&yaml, ns).await?;
+        apply_batch(env, &clusters, ns).await?;
         let limit = options.timeout + options.delayed_for;
         let mut provisioned_after = None;
         let outcome = loop {
@@ -510,7 +675,7 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
                     state.ready
                 ));
             }
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            tokio::time::sleep(poll_every(n).max(Duration::from_secs(2))).await;
         };
         kit.set_timing(before);
         let seconds = outcome?;
@@ -571,25 +736,29 @@ async fn measure(env: &mut Environment, options: &BenchOptions) -> Result<(Value
             "secondsToReady": largest.map(|p| round(p.seconds_to_ready)),
             "target": "1,000 clusters ≤ 10 min",
         },
-        "P7": {
+        "P7": at_rest_measured.then(|| json!({
             "cloudReadsPerClusterHour": per_cluster_hour(reads),
             "cloudWritesAtRest": cloud_writes,
             "byOperation": at_rest,
             "target": "≤ 6 reads, 0 writes",
-        },
-        "P8": {
-            "apiWritesAtRest": api_writes,
-            "kubeconfigRefreshes": kubeconfig_refreshes,
-            "writesWhileCreating": writes_creating,
-            "byResource": writes,
-            "windowSeconds": round(seconds),
-            "clusters": total,
-            "target": "0 (kubeconfig refreshes excepted and counted)",
+        })),
+        "P8": if at_rest_measured {
+            json!({
+                "apiWritesAtRest": api_writes,
+                "kubeconfigRefreshes": kubeconfig_refreshes,
+                "writesWhileCreating": writes_creating,
+                "byResource": writes,
+                "windowSeconds": round(seconds),
+                "clusters": total,
+                "target": "0 (kubeconfig refreshes excepted and counted)",
+            })
+        } else {
+            json!({"writesWhileCreating": writes_creating})
         },
         "P5": active,
         "P6": delayed,
         "P9": throttled,
-        "P10": {"mCpuAtRest": round(cpu / seconds * 1000.0), "target": "≤ 50 mCPU"},
+        "P10": at_rest_measured.then(|| json!({"mCpuAtRest": round(cpu / seconds * 1000.0), "target": "≤ 50 mCPU"})),
         "P11": {"applyToProvisionedSeconds": round(p11), "applyToReadySeconds": round(one_ready), "target": "≤ 10 s"},
         "P12": {
             "cloudCallsOneCluster": one_calls.values().sum::<u64>(),
@@ -613,9 +782,9 @@ async fn active_batch(
     let kit = env.eks_kit().context("EKS is not emulated here")?;
     test_namespace(client, ns).await?;
     let n = options.active_clusters;
-    let yaml = batch(env, ns, prefix, 0..n).await?;
+    let clusters = batch(env, ns, prefix, 0..n).await?;
     let before = hold_creates(&kit, options.active_delay);
-    env.apply_yaml(&yaml, ns).await?;
+    apply_batch(env, &clusters, ns).await?;
     let start = Instant::now();
     let mut initialized: BTreeMap<String, u64> = BTreeMap::new();
     let outcome = loop {
@@ -1172,16 +1341,37 @@ async fn batch(
     ns: &str,
     prefix: &str,
     range: std::ops::Range<usize>,
-) -> Result<String> {
-    let mut yaml = String::new();
-    for i in range {
-        yaml.push_str(
-            &env.generate_cluster(&format!("{prefix}{i}"), ns, "v1.31.0", 1)
-                .await?,
-        );
-        yaml.push_str("\n---\n");
-    }
-    Ok(yaml)
+) -> Result<Vec<String>> {
+    use futures::{StreamExt, TryStreamExt};
+    // Rendered a few at a time (each is a clusterctl process), kept in order.
+    futures::stream::iter(range)
+        .map(|i| async move {
+            env.generate_cluster(&format!("{prefix}{i}"), ns, "v1.31.0", 1)
+                .await
+        })
+        .buffered(APPLY_CONCURRENCY)
+        .try_collect()
+        .await
+}
+
+/// How often the bench lists a namespace of `clusters` clusters to see how many are ready:
+/// every second up to 100, then every `clusters / 100` seconds. A list of 1,000 Clusters is
+/// ~14 MB of JSON; listing them and their pools every second kept kube-apiserver — the one the
+/// provider measured writes to — busy most of a core, and slowed what it measures.
+fn poll_every(clusters: usize) -> Duration {
+    Duration::from_millis(10 * clusters as u64).max(Duration::from_secs(1))
+}
+
+/// Applies a batch's clusters "at once": a few at a time over their own connections, as a
+/// user's tooling (or `kubectl apply` of a directory) would; a thousand clusters' objects are
+/// thousands of requests, which one after the other would spread "at once" over minutes.
+async fn apply_batch(env: &Environment, clusters: &[String], ns: &str) -> Result<()> {
+    use futures::TryStreamExt;
+    futures::stream::iter(clusters.iter().map(Ok))
+        .try_for_each_concurrent(APPLY_CONCURRENCY, |yaml| async move {
+            env.apply_yaml(yaml, ns).await.map(drop)
+        })
+        .await
 }
 
 /// The Cluster an object belongs to, from its `cluster.x-k8s.io/cluster-name` label.
@@ -1318,6 +1508,60 @@ capi_provider_reconciles_total{kind=\"EKSCluster\"} 9\n";
         let svg = svg_plot("a <b>", "x", "y", &[(0.0, 1.0), (10.0, 5.0)]);
         assert!(svg.starts_with("<svg") && svg.contains("a &lt;b&gt;"));
         assert!(svg.contains("<polyline"));
+    }
+
+    #[test]
+    fn several_runs_report_medians_ranges_and_what_differs() {
+        let run = |date: &str, rss: f64, calls: u64, extra: Option<u64>, longest: &str| {
+            let mut by_operation = json!({"eks/DescribeCluster": calls});
+            if let Some(n) = extra {
+                by_operation["ec2/DescribeSubnets"] = json!(n);
+            }
+            json!({
+                "provider": "eks",
+                "date": date,
+                "figures": {
+                    "P1": {"idleRssMiB": rss, "target": "≤ 12 MiB"},
+                    "P3": null,
+                    "P7": {"byOperation": by_operation},
+                    "P6": {"secondsToProvisioned": if rss > 14.0 { json!(null) } else { json!(rss) },
+                           "longestReconcile": longest},
+                },
+                "series": [{"clusters": 0, "rssMiB": rss}, {"clusters": 5, "rssMiB": rss + 1.0}],
+            })
+        };
+        let report = medians(&[
+            run("d1", 15.0, 10, Some(4), "≤ 5.12 s"),
+            run("d2", 13.0, 30, None, "≤ 5.12 s"),
+            run("d3", 14.0, 20, Some(2), "≤ 10.24 s"),
+        ]);
+        let figures = &report["figures"];
+        assert_eq!(
+            figures["P1"],
+            json!({"idleRssMiB": 14.0, "target": "≤ 12 MiB"})
+        );
+        assert_eq!(figures["P3"], Value::Null);
+        // A count absent from a run is that run's 0: the median of 4, 0 and 2.
+        assert_eq!(
+            figures["P7"]["byOperation"],
+            json!({"eks/DescribeCluster": 20, "ec2/DescribeSubnets": 2})
+        );
+        // null is "not measured": the median of the two measured.
+        assert_eq!(figures["P6"]["secondsToProvisioned"], json!(13.5));
+        assert_eq!(
+            figures["P6"]["longestReconcile"],
+            json!(["≤ 5.12 s", "≤ 5.12 s", "≤ 10.24 s"])
+        );
+        assert_eq!(report["series"][1], json!({"clusters": 5, "rssMiB": 15.0}));
+        let range = &report["figuresRange"];
+        assert_eq!(range["P1"], json!({"idleRssMiB": [13.0, 15.0]}));
+        assert_eq!(
+            range["P7"]["byOperation"]["ec2/DescribeSubnets"],
+            json!([0, 4])
+        );
+        assert_eq!(report["dates"], json!(["d1", "d2", "d3"]));
+        assert_eq!(report["provider"], "eks");
+        assert_eq!(medians(&[]), Value::Null);
     }
 
     #[test]

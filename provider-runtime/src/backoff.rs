@@ -36,6 +36,19 @@ pub fn retry_delay(attempt: u32, retry_after: Option<Duration>, jitter: f64) -> 
     }
 }
 
+/// The wait of a pass that sent nothing because its service is held until a `Retry-After` is
+/// over: the time left, plus 100 ms and a jittered margin of up to 400 ms, so the passes held
+/// together come back spread out rather than in the same instant. No failure is counted: the
+/// object's backoff does not grow while another's `Retry-After` holds it.
+pub fn after_hold(left: Duration, jitter: f64) -> Duration {
+    let jitter = if jitter.is_finite() {
+        jitter.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    left + Duration::from_millis(100) + Duration::from_millis(400).mul_f64(jitter)
+}
+
 /// A fresh jitter value in `[0, 1)` from the standard library's randomly keyed hasher.
 pub fn jitter() -> f64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -190,6 +203,18 @@ mod tests {
         assert_eq!(
             retry_delay(5, Some(Duration::from_secs(1)), 0.0),
             Duration::from_secs(32)
+        );
+    }
+
+    #[test]
+    fn a_held_pass_comes_back_just_after_the_hold_spread_out() {
+        let left = Duration::from_millis(1500);
+        assert_eq!(after_hold(left, 0.0), Duration::from_millis(1600));
+        assert_eq!(after_hold(left, 0.5), Duration::from_millis(1800));
+        assert!(after_hold(left, 0.999) < Duration::from_millis(2000));
+        assert_eq!(
+            after_hold(Duration::ZERO, f64::NAN),
+            Duration::from_millis(100)
         );
     }
 

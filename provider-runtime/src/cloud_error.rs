@@ -31,6 +31,14 @@ pub enum CloudError {
         /// From the `Retry-After` header.
         retry_after: Option<Duration>,
     },
+    /// Not sent: the service answered 429 with a `Retry-After` that is not over yet, so
+    /// [`crate::CloudCalls::admit`] held the call back. Nothing failed; the pass waits `left`.
+    Held {
+        /// Which service is held and for how much longer.
+        message: String,
+        /// What is left of the service's `Retry-After`.
+        left: Duration,
+    },
     /// The credentials were refused.
     Unauthorized(String),
     /// Anything transient: 5xx, timeouts, dropped connections.
@@ -47,7 +55,8 @@ impl std::fmt::Display for CloudError {
             | CloudError::Unauthorized(m)
             | CloudError::Transient(m)
             | CloudError::Invalid { message: m, .. }
-            | CloudError::Throttled { message: m, .. } => f.write_str(m),
+            | CloudError::Throttled { message: m, .. }
+            | CloudError::Held { message: m, .. } => f.write_str(m),
         }
     }
 }
@@ -62,7 +71,7 @@ impl CloudError {
     pub fn call_outcome(&self) -> CallOutcome {
         match self {
             CloudError::NotFound(_) => CallOutcome::NotFound,
-            CloudError::Throttled { .. } => CallOutcome::Throttled,
+            CloudError::Throttled { .. } | CloudError::Held { .. } => CallOutcome::Throttled,
             _ => CallOutcome::Error,
         }
     }
@@ -87,6 +96,7 @@ impl From<CloudError> for ProviderError {
                 message,
                 retry_after,
             } => ProviderError::throttled(message, retry_after),
+            CloudError::Held { message, left } => ProviderError::held(message, left),
             CloudError::Transient(message) => ProviderError::cloud("cloud_transient", message),
             CloudError::InUse(message) => ProviderError::Transient {
                 reason: Reason::WaitingForCloud,

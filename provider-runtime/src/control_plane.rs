@@ -17,6 +17,12 @@
 //!    assembles the shared status (the cloud adds its own block), reports the whole condition
 //!    set ([`contract::plan::control_plane_conditions`]) and chooses when to look again.
 //!
+//! At rest, a look is good for the rest interval: a pass that comes sooner (the kubeconfig's
+//! token refresh, which the cloud's token lifetime sets, or a change of the Cluster) while the
+//! control plane is ready, idle and unchanged (same generation) plans from the last look
+//! instead of describing the cluster again ([`Looks`]); if that plan would change anything, the
+//! pass looks again before acting. So the token refresh costs no cloud read.
+//!
 //! Deletion follows one policy ([`CleanupContext::cluster_to_clean`]): only a cluster tagged as
 //! ours is deleted; one that is not is left in place with a warning event.
 //!
@@ -375,10 +381,87 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
 }
 
 /// The generic ControlPlane reconciler over the cloud `C`.
-pub struct ControlPlaneReconciler<C> {
+pub struct ControlPlaneReconciler<C: ControlPlaneCloud> {
     cloud: C,
     provider: &'static str,
     pacer: crate::pace::Pacer,
+    looks: Looks<Observed<C::Detail, C::Extra>>,
+}
+
+/// The last look at each control plane that found it serving with nothing to do, by UID: what
+/// was observed, when, and at which generation of the object. In memory (a restart looks
+/// again); one entry per control plane, dropped when it is deleted or no longer at rest.
+pub(crate) struct Looks<T> {
+    looks: std::sync::Mutex<std::collections::HashMap<String, Look<T>>>,
+}
+
+struct Look<T> {
+    at: std::time::Instant,
+    generation: Option<i64>,
+    observed: Arc<T>,
+}
+
+impl<T> Default for Looks<T> {
+    fn default() -> Self {
+        Self {
+            looks: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+}
+
+impl<T> Looks<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Look<T>>> {
+        self.looks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The last look at `uid` and its age, when it was taken at `generation` less than `good_for`
+    /// ago.
+    pub(crate) fn recent(
+        &self,
+        uid: &str,
+        generation: Option<i64>,
+        good_for: Duration,
+        now: std::time::Instant,
+    ) -> Option<(Arc<T>, Duration)> {
+        let looks = self.lock();
+        let look = looks.get(uid)?;
+        let age = now.checked_duration_since(look.at)?;
+        (look.generation == generation && age < good_for).then(|| (look.observed.clone(), age))
+    }
+
+    /// Remembers a look at `uid`; looks older than `forget_after` are dropped on the way (their
+    /// control planes were deleted, or left rest without a pass since).
+    pub(crate) fn remember(
+        &self,
+        uid: &str,
+        generation: Option<i64>,
+        observed: Arc<T>,
+        now: std::time::Instant,
+        forget_after: Duration,
+    ) {
+        let mut looks = self.lock();
+        looks.retain(|_, l| now.saturating_duration_since(l.at) < forget_after);
+        looks.insert(
+            uid.to_owned(),
+            Look {
+                at: now,
+                generation,
+                observed,
+            },
+        );
+    }
+
+    /// Forgets the look at `uid`.
+    pub(crate) fn forget(&self, uid: &str) {
+        self.lock().remove(uid);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
 }
 
 impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
@@ -388,6 +471,7 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
             cloud,
             provider,
             pacer: crate::pace::Pacer::default(),
+            looks: Looks::default(),
         }
     }
 
@@ -704,9 +788,6 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         let name = self.cloud.name(&scope).to_string();
         let owner = Owner::new(self.provider, &namespace, &cluster_name);
 
-        let observed = self
-            .observe(&scope, &cp, &owner, previous.operation.as_ref())
-            .await?;
         let intent = ControlPlaneIntent {
             cloud: profile.cloud,
             name: &name,
@@ -715,21 +796,52 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             version,
             minors_only: profile.minors_only,
         };
-        let facts = observed.cluster.as_ref().map(|c| ClusterFacts {
-            id: &c.id,
-            lifecycle: &c.lifecycle,
-            version: &c.version,
-            tags: &c.tags,
-        });
-        let plan = plan::control_plane(
-            facts,
-            observed.tracked.as_ref(),
-            &intent,
-            || match &observed.cluster {
-                Some(c) => self.cloud.diff(&cp, c, &observed.extra),
-                None => CloudStep::Nothing,
-            },
-        );
+        let plan_from = |observed: &Observed<C::Detail, C::Extra>| {
+            let facts = observed.cluster.as_ref().map(|c| ClusterFacts {
+                id: &c.id,
+                lifecycle: &c.lifecycle,
+                version: &c.version,
+                tags: &c.tags,
+            });
+            plan::control_plane(
+                facts,
+                observed.tracked.as_ref(),
+                &intent,
+                || match &observed.cluster {
+                    Some(c) => self.cloud.diff(&cp, c, &observed.extra),
+                    None => CloudStep::Nothing,
+                },
+            )
+        };
+        // At rest, the last look is good for the rest interval (module docs); a plan from it
+        // that would change anything is made again from a fresh look.
+        let uid = cp.uid().unwrap_or_default();
+        let generation = cp.meta().generation;
+        let clock = std::time::Instant::now();
+        let at_rest = previous.ready && previous.operation.is_none();
+        let mut reused = at_rest
+            .then(|| self.looks.recent(&uid, generation, profile.rest, clock))
+            .flatten();
+        let mut plan = None;
+        if let Some((observed, _)) = &reused {
+            let from_look = plan_from(observed);
+            if matches!(from_look, Plan::Nothing) {
+                plan = Some(from_look);
+            } else {
+                reused = None;
+            }
+        }
+        let (observed, plan) = match (reused.as_ref(), plan) {
+            (Some((observed, _)), Some(plan)) => (observed.clone(), plan),
+            _ => {
+                let observed = Arc::new(
+                    self.observe(&scope, &cp, &owner, previous.operation.as_ref())
+                        .await?,
+                );
+                let plan = plan_from(&observed);
+                (observed, plan)
+            }
+        };
 
         let request = Request::new(
             owner.tags(self.cloud.additional_tags(&scope)),
@@ -771,6 +883,27 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         }
         let kubeconfig_ready = expires_at.is_some();
         let ready = serving && kubeconfig_ready;
+        let settled = ready
+            && matches!(plan, Plan::Nothing)
+            && acted.error.is_none()
+            && kubeconfig_error.is_none();
+        let look_age = match (&reused, settled) {
+            (Some((_, age)), true) => Some(*age),
+            (None, true) => {
+                self.looks.remember(
+                    &uid,
+                    generation,
+                    observed.clone(),
+                    clock,
+                    profile.rest.saturating_mul(2),
+                );
+                Some(Duration::ZERO)
+            }
+            (_, false) => {
+                self.looks.forget(&uid);
+                None
+            }
+        };
         let initialized = ready || previous.initialized;
         let operation = match &acted.operation {
             OperationChange::Keep => previous.operation.clone(),
@@ -835,7 +968,11 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             pass = pass.spec_fields(&json!({ "controlPlaneEndpoint": endpoint }));
         }
         let mut requeue = acted.requeue.unwrap_or(if matches!(plan, Plan::Nothing) {
-            profile.rest
+            // The next look when the last one's rest interval is over.
+            profile
+                .rest
+                .saturating_sub(look_age.unwrap_or_default())
+                .max(Duration::from_secs(1))
         } else {
             profile.poll
         });
@@ -855,6 +992,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         cp: Arc<C::Object>,
         ctx: &CleanupContext,
     ) -> Result<Cleanup, ProviderError> {
+        self.looks.forget(&cp.uid().unwrap_or_default());
         let profile = self.cloud.profile();
         let previous = cp.status_common();
         let created_something =
@@ -930,6 +1068,35 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_look_serves_its_object_at_its_generation_for_its_time_then_is_forgotten() {
+        let looks = Looks::<&str>::default();
+        let t0 = std::time::Instant::now();
+        let rest = Duration::from_secs(900);
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        assert!(looks.recent("a", Some(1), rest, t0).is_none());
+        looks.remember("a", Some(1), Arc::new("seen"), t0, rest * 2);
+        let (seen, age) = looks.recent("a", Some(1), rest, at(600)).expect("recent");
+        assert_eq!((*seen, age), ("seen", Duration::from_secs(600)));
+        assert!(
+            looks.recent("a", Some(2), rest, at(1)).is_none(),
+            "spec changed"
+        );
+        assert!(
+            looks.recent("b", Some(1), rest, at(1)).is_none(),
+            "another object"
+        );
+        assert!(
+            looks.recent("a", Some(1), rest, at(900)).is_none(),
+            "too old"
+        );
+        // Remembering drops looks past their use; forgetting drops one.
+        looks.remember("b", Some(1), Arc::new("b"), at(1_800), rest * 2);
+        assert_eq!(looks.len(), 1);
+        looks.forget("b");
+        assert_eq!(looks.len(), 0);
+    }
 
     #[test]
     fn a_delete_request_s_outcome_is_started_gone_blocked_or_an_error() {

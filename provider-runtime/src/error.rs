@@ -43,6 +43,9 @@ pub enum ProviderError {
     Kube(#[from] kube::Error),
 }
 
+/// The metric category of a pass held back by another's `Retry-After`.
+const HELD: &str = "held";
+
 impl ProviderError {
     /// The cloud throttled us; retry no sooner than `retry_after` when it said so.
     pub fn throttled(message: impl Into<String>, retry_after: Option<Duration>) -> Self {
@@ -52,6 +55,23 @@ impl ProviderError {
             message: message.into(),
             retry_after,
         }
+    }
+
+    /// A pass that sent nothing because its cloud service's `Retry-After` is not over (another
+    /// pass was answered 429): it waits `left`, and its backoff does not grow, since nothing it
+    /// sent was refused.
+    pub fn held(message: impl Into<String>, left: Duration) -> Self {
+        Self::Transient {
+            reason: Reason::Throttled,
+            category: HELD,
+            message: message.into(),
+            retry_after: Some(left),
+        }
+    }
+
+    /// Whether this is a pass held back by another's `Retry-After` ([`ProviderError::held`]).
+    pub fn is_held(&self) -> bool {
+        matches!(self, Self::Transient { category, .. } if *category == HELD)
     }
 
     /// A retryable cloud failure (5xx, timeout, connection); `category` is its metric label.

@@ -231,7 +231,7 @@ impl CloudCalls {
         Metrics::new("test").cloud_calls()
     }
 
-    /// Before a call to `service`: `Err(Throttled)` with the time left, sending nothing, while
+    /// Before a call to `service`: `Err(Held)` with the time left, sending nothing, while
     /// the service's last `Retry-After` is not over ([`CloudCalls::answered`] keeps it).
     ///
     /// # Errors
@@ -247,12 +247,12 @@ impl CloudCalls {
             .and_then(|end| end.checked_duration_since(std::time::Instant::now()))
             .filter(|left| !left.is_zero())
         {
-            Some(left) => Err(CloudError::Throttled {
+            Some(left) => Err(CloudError::Held {
                 message: format!(
                     "{service} asked to wait (Retry-After); not calling it for another {:.1}s",
                     left.as_secs_f64()
                 ),
-                retry_after: Some(left),
+                left,
             }),
             None => Ok(()),
         }
@@ -342,10 +342,7 @@ mod tests {
         );
         // Another pass's handle is held too, and told how long is left.
         match pool.admit("arm") {
-            Err(CloudError::Throttled {
-                retry_after: Some(left),
-                message,
-            }) => {
+            Err(CloudError::Held { left, message }) => {
                 assert!(left > Duration::from_millis(1500) && left <= Duration::from_secs(2));
                 assert!(message.contains("arm"), "{message}");
             }

@@ -107,6 +107,9 @@ struct XksState {
     clusters: BTreeMap<String, XksCluster>,
     /// Every call that changes something, in order.
     writes: Vec<String>,
+    /// Passes that got as far as the cloud (each connects), and the describes among them.
+    connects: usize,
+    describes: usize,
 }
 
 type Xks = support::Cloud<XksState>;
@@ -175,6 +178,7 @@ impl ControlPlaneCloud for Xks {
         _: &CloudCalls,
         cluster_name: &str,
     ) -> Result<String, ProviderError> {
+        self.with(|s| s.connects += 1);
         Ok(cp
             .spec
             .common
@@ -192,6 +196,7 @@ impl ControlPlaneCloud for Xks {
     async fn describe(&self, name: &String) -> Result<Option<ManagedCluster<()>>, ProviderError> {
         Ok(self
             .with(|s| {
+                s.describes += 1;
                 let c = s.clusters.get_mut(name)?;
                 // The cloud moves one step per look.
                 if c.lifecycle == Lifecycle::Creating {
@@ -446,6 +451,26 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
         .expect("c1-user-kubeconfig");
     let user = String::from_utf8(user.data.unwrap()["value"].0.clone()).unwrap();
     assert!(user.contains("get-token"), "{user}");
+
+    // At rest, a pass within the rest interval (here one an annotation triggers; in life the
+    // token refresh) plans from the last look: it reaches the cloud but does not describe.
+    let describes = xks.with(|s| s.describes);
+    for n in 0..3 {
+        let connects = xks.with(|s| s.connects);
+        let poke = json!({"metadata": {"annotations": {"example.com/poke": n.to_string()}}});
+        cps.patch("cp1", &PatchParams::default(), &Patch::Merge(&poke))
+            .await
+            .unwrap();
+        eventually("cp1 passes again", Duration::from_secs(30), || async {
+            (xks.with(|s| s.connects) > connects).then_some(())
+        })
+        .await;
+    }
+    assert_eq!(
+        xks.with(|s| s.describes),
+        describes,
+        "a pass at rest within the rest interval describes nothing"
+    );
 
     // Not ours: nothing touched, the whole set says so.
     let cp2 = eventually(

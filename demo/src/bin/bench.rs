@@ -4,7 +4,8 @@
 //!     cargo build --release -p provider-aws -p demo
 //!     target/release/bench --sizes 100,200,400 --rest-seconds 600
 //!
-//! Writes `<out>/eks-bench.json`, `eks-rss.svg` and `eks-time.svg` and prints the JSON.
+//! Writes `<out>/eks-bench.json`, `eks-rss.svg` and `eks-time.svg` and prints the JSON; with
+//! `--runs N`, each run's under `<out>/run-<k>/` and the medians in `<out>`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,7 +23,7 @@ struct Args {
     /// once).
     #[arg(long, value_delimiter = ',', default_values_t = [10, 25])]
     sizes: Vec<usize>,
-    /// Seconds the settled clusters are watched at rest (P7, P8, P10).
+    /// Seconds the settled clusters are watched at rest (P7, P8, P10; 0 leaves them out).
     #[arg(long, default_value_t = 600)]
     rest_seconds: u64,
     /// The provider's --poll-interval (its default: 30s).
@@ -47,6 +48,10 @@ struct Args {
     /// P6: seconds each stays CREATING.
     #[arg(long, default_value_t = 840)]
     delayed_seconds: u64,
+    /// Runs of the whole benchmark, each in a fresh environment: with more than one, each run's
+    /// files go to `<out>/run-<k>/` and `<out>` gets the medians (and each figure's range).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    runs: u16,
     /// Seconds one size may take to be ready.
     #[arg(long, default_value_t = 3600)]
     timeout_seconds: u64,
@@ -77,7 +82,7 @@ enum Provider {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    let report = demo::bench::run(&demo::bench::BenchOptions {
+    let options = demo::bench::BenchOptions {
         sizes: args.sizes,
         rest: Duration::from_secs(args.rest_seconds),
         poll_interval: args.poll_interval,
@@ -95,8 +100,11 @@ async fn main() -> Result<()> {
         },
         byo_network: args.byo_network,
         workload_servers: args.workload_servers,
-    })
-    .await?;
+    };
+    let report = match args.runs {
+        1 => demo::bench::run(&options).await?,
+        runs => demo::bench::run_many(&options, usize::from(runs)).await?,
+    };
     println!("{}", serde_json::to_string_pretty(&report)?);
     eprintln!(
         "bench: wrote {}",

@@ -299,16 +299,18 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
 ) -> Action {
     let key = object_key(obj.as_ref());
     let delay = retry_delay_after(error, &engine.backoffs, &key, engine.env.sync_period);
+    // The other objects of the cluster wait for what the cloud said, not for this object's
+    // own backoff, which may have grown past it.
     if let EngineError::Provider(ProviderError::Transient {
         category: "throttled",
-        retry_after: Some(_),
+        retry_after: Some(wait),
         ..
     }) = error
     {
         engine
             .env
             .holds
-            .hold(&hold_scope(engine.kind, obj.meta()), Instant::now() + delay);
+            .hold(&hold_scope(engine.kind, obj.meta()), Instant::now() + *wait);
     }
     if !matches!(error, EngineError::CleanupPending(_)) {
         let category = error.category();
@@ -316,7 +318,11 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
         let namespace = obj.namespace().unwrap_or_default();
         let name = obj.name_any();
         engine.env.metrics.reconcile_failed(kind, category);
-        tracing::warn!(kind, namespace, name, category, retry_in = ?delay, %error, "reconcile failed");
+        if matches!(error, EngineError::Provider(e) if e.is_held()) {
+            tracing::debug!(kind, namespace, name, retry_in = ?delay, %error, "held until the cloud's Retry-After is over");
+        } else {
+            tracing::warn!(kind, namespace, name, category, retry_in = ?delay, %error, "reconcile failed");
+        }
     }
     Action::requeue(delay)
 }
@@ -341,6 +347,12 @@ pub(crate) fn retry_delay_after(
             backoffs.reset(key);
             sync_period
         }
+        EngineError::Provider(
+            held @ ProviderError::Transient {
+                retry_after: Some(left),
+                ..
+            },
+        ) if held.is_held() => crate::backoff::after_hold(*left, crate::backoff::jitter()),
         EngineError::Provider(ProviderError::Transient { retry_after, .. }) => {
             backoffs.next(key, *retry_after)
         }
@@ -753,6 +765,19 @@ mod tests {
             assert!(retry_delay_after(&throttled, &b, "ns/a", hour) >= Duration::from_secs(40));
         }
         assert_eq!(b.attempts("ns/a"), 3);
+        // Held back by another pass's Retry-After: the time left, and no failure counted.
+        let held = EngineError::Provider(ProviderError::held(
+            "eks asked to wait",
+            Duration::from_secs(2),
+        ));
+        for _ in 0..3 {
+            let d = retry_delay_after(&held, &b, "ns/h", hour);
+            assert!(
+                d >= Duration::from_secs(2) && d <= Duration::from_millis(2500),
+                "{d:?}"
+            );
+        }
+        assert_eq!(b.attempts("ns/h"), 0);
         let cloud = EngineError::Provider(ProviderError::cloud("cloud_5xx", "boom"));
         let first = retry_delay_after(&cloud, &b, "ns/b", hour);
         let second = retry_delay_after(&cloud, &b, "ns/b", hour);
