@@ -17,7 +17,8 @@
 //!    assembles the shared status (the cloud adds its own block), reports the whole condition
 //!    set ([`contract::plan::control_plane_conditions`]) and chooses when to look again.
 //!
-//! At rest, a look is good for the rest interval: a pass that comes sooner (the kubeconfig's
+//! At rest, a look is good for the rest interval (or `--sync-period`, when shorter: the user's
+//! bound on how long a settled object goes without a look): a pass that comes sooner (the kubeconfig's
 //! token refresh, which the cloud's token lifetime sets, or a change of the Cluster) while the
 //! control plane is ready, idle and unchanged (same generation) plans from the last look
 //! instead of describing the cluster again ([`Looks`]); if that plan would change anything, the
@@ -819,8 +820,9 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         let generation = cp.meta().generation;
         let clock = std::time::Instant::now();
         let at_rest = previous.ready && previous.operation.is_none();
+        let good_for = profile.rest.min(ctx.sync_period);
         let mut reused = at_rest
-            .then(|| self.looks.recent(&uid, generation, profile.rest, clock))
+            .then(|| self.looks.recent(&uid, generation, good_for, clock))
             .flatten();
         let mut plan = None;
         if let Some((observed, _)) = &reused {
@@ -895,7 +897,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
                     generation,
                     observed.clone(),
                     clock,
-                    profile.rest.saturating_mul(2),
+                    good_for.saturating_mul(2),
                 );
                 Some(Duration::ZERO)
             }
@@ -969,8 +971,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         }
         let mut requeue = acted.requeue.unwrap_or(if matches!(plan, Plan::Nothing) {
             // The next look when the last one's rest interval is over.
-            profile
-                .rest
+            good_for
                 .saturating_sub(look_age.unwrap_or_default())
                 .max(Duration::from_secs(1))
         } else {

@@ -8,8 +8,12 @@
 //!   metrics and health addresses, logging);
 //! - [`reconcile`]: the engine — watch filter, owner and pause gates, finalizer, one
 //!   server-side-apply status write per pass (skipped at rest), condition maths, events on
-//!   transitions, retries with jittered backoff honouring `Retry-After`;
-//! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait;
+//!   transitions, retries with jittered backoff honouring `Retry-After` (a 429 holds its
+//!   service and its cluster until then; a pass held back by another's waits just that, its own
+//!   backoff unchanged);
+//! - [`control_plane`]: the ControlPlane role written once, over a narrow per-cloud trait; at
+//!   rest a look at the cloud serves the passes of its rest interval (the token refresh reads
+//!   nothing);
 //! - [`machine_pool`]: the InfraMachinePool role written once, over a narrow per-cloud trait;
 //!   both look at a running cloud operation close together only where earlier ones of its kind
 //!   finished (`contract::pace`, one memory per reconciler);

@@ -461,6 +461,7 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
             events: events.clone(),
             now,
             field_manager: self.env.provider,
+            sync_period: self.env.sync_period,
         };
         let (mut pass, carry_previous, error) =
             match self.reconciler.reconcile(obj.clone(), &ctx).await {

@@ -254,6 +254,9 @@ pub struct PassContext {
     pub now: jiff::Timestamp,
     /// The field manager for server-side apply of anything the provider writes.
     pub field_manager: &'static str,
+    /// `--sync-period`: no settled object waits longer than this for its next pass, and at rest
+    /// none goes longer without a look at the cloud.
+    pub sync_period: std::time::Duration,
 }
 
 /// What a cleanup pass may use besides the object.
