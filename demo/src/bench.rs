@@ -226,46 +226,37 @@ pub async fn run_many(options: &BenchOptions, runs: usize) -> Result<Value> {
 
 /// Writes a report's JSON and its two plots (from its `series`) into `options.out`.
 fn write_report(options: &BenchOptions, report: &Value) -> Result<()> {
-    let series: Vec<Point> = report["series"]
-        .as_array()
-        .map(|points| {
-            points
-                .iter()
-                .map(|p| Point {
-                    clusters: p["clusters"].as_u64().unwrap_or(0) as usize,
-                    rss_mib: p["rssMiB"].as_f64().unwrap_or(0.0),
-                    seconds_to_ready: p["secondsToReady"].as_f64().unwrap_or(0.0),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     std::fs::create_dir_all(&options.out)?;
     std::fs::write(
         options.out.join(format!("{}-bench.json", options.stem())),
         serde_json::to_string_pretty(report)?,
     )?;
+    // (clusters, the point's `field`) for each point of the series.
+    let points = |field: &str| -> Vec<(f64, f64)> {
+        report["series"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| Some((p["clusters"].as_f64()?, p[field].as_f64()?)))
+            .collect()
+    };
     let plots = [
         (
             format!("{}-rss.svg", options.stem()),
             format!("{} resident memory", options.provider.binary()),
             "clusters",
             "RSS (MiB)",
-            series.iter().map(|p| p.rss_mib).collect::<Vec<_>>(),
+            points("rssMiB"),
         ),
         (
             format!("{}-time.svg", options.stem()),
             "clusters applied at once → all ready".to_string(),
             "clusters in all",
             "seconds",
-            series.iter().map(|p| p.seconds_to_ready).collect(),
+            points("secondsToReady"),
         ),
     ];
-    for (file, title, x_label, y_label, ys) in plots {
-        let points: Vec<(f64, f64)> = series
-            .iter()
-            .zip(ys)
-            .map(|(p, y)| (p.clusters as f64, y))
-            .collect();
+    for (file, title, x_label, y_label, points) in plots {
         std::fs::write(
             options.out.join(file),
             svg_plot(&title, x_label, y_label, &points),
