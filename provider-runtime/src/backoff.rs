@@ -36,10 +36,10 @@ pub fn retry_delay(attempt: u32, retry_after: Option<Duration>, jitter: f64) -> 
     }
 }
 
-/// The wait of a pass that sent nothing because its service is held until a `Retry-After` is
-/// over: the time left, plus 100 ms and a jittered margin of up to 400 ms, so the passes held
-/// together come back spread out rather than in the same instant. No failure is counted: the
-/// object's backoff does not grow while another's `Retry-After` holds it.
+/// The wait of a pass that sent nothing because its call's target is held until a
+/// `Retry-After` is over: the time left, plus 100 ms and a jittered margin of up to 400 ms, so
+/// the passes held together come back spread out rather than in the same instant. No failure
+/// is counted: the object's backoff does not grow while another's `Retry-After` holds it.
 pub fn after_hold(left: Duration, jitter: f64) -> Duration {
     let jitter = if jitter.is_finite() {
         jitter.clamp(0.0, 1.0)

@@ -31,12 +31,12 @@ pub enum CloudError {
         /// From the `Retry-After` header.
         retry_after: Option<Duration>,
     },
-    /// Not sent: the service answered 429 with a `Retry-After` that is not over yet, so
-    /// [`crate::CloudCalls::admit`] held the call back. Nothing failed; the pass waits `left`.
+    /// Not sent: the call's target was answered 429 with a `Retry-After` that is not over yet,
+    /// so [`crate::CloudCalls::admit`] held the call back. Nothing failed; the pass waits `left`.
     Held {
-        /// Which service is held and for how much longer.
+        /// Which target is held and for how much longer.
         message: String,
-        /// What is left of the service's `Retry-After`.
+        /// What is left of the target's `Retry-After`.
         left: Duration,
     },
     /// The credentials were refused.

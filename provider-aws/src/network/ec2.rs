@@ -30,15 +30,17 @@ impl Ec2 {
     }
 
     /// Sends one request built on [`Ec2::sdk`], counts it as `operation` and classifies its error.
+    /// A `Retry-After` holds the action: EC2 is a Query API (every request is `POST /`) and
+    /// throttles per action.
     pub async fn call<T, E, F>(&self, operation: &'static str, request: F) -> Result<T, CloudError>
     where
         F: Future<Output = Result<T, SdkError<E, Response>>>,
         E: ProvideErrorMetadata + std::error::Error,
     {
-        self.calls.admit("ec2")?;
+        self.calls.admit("ec2", operation)?;
         let result = request.await.map_err(classify);
         self.calls
-            .answered("ec2", operation, result.as_ref().map(|_| ()));
+            .answered("ec2", operation, operation, result.as_ref().map(|_| ()));
         if let Err(error) = &result {
             tracing::debug!(operation, ?error, "EC2 call failed");
         }

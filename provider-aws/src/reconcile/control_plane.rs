@@ -335,13 +335,14 @@ impl ControlPlaneCloud for EksControlPlane {
                 counted(
                     api.calls,
                     "CreateCluster",
+                    api.name,
                     call.customize()
                         .mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch))
                         .send(),
                 )
                 .await
             }
-            None => counted(api.calls, "CreateCluster", call.send()).await,
+            None => counted(api.calls, "CreateCluster", api.name, call.send()).await,
         }?;
         let cluster = sent.cluster().map(mapping::observed_cluster);
         Ok(Created {
@@ -482,24 +483,28 @@ impl ControlPlaneCloud for EksControlPlane {
 // EKS calls
 // ---------------------------------------------------------------------------------------------
 
-/// Awaits an SDK call, counts it by outcome, and classifies its error.
+/// Awaits an SDK call of `operation` on `cluster`, counts it by outcome, and classifies its
+/// error. A `Retry-After` holds the operation on that cluster (EKS's paths name both; calls on
+/// one cluster's add-ons or access entries share it).
 async fn counted<T, E>(
     calls: &CloudCalls,
     operation: &'static str,
+    cluster: &str,
     call: impl Future<Output = Result<T, SdkError<E, Response>>>,
 ) -> Result<T, CloudError>
 where
     E: ProvideErrorMetadata + std::error::Error,
 {
-    calls.admit(SERVICE)?;
+    let target = format!("{operation} {cluster}");
+    calls.admit(SERVICE, &target)?;
     match call.await {
         Ok(out) => {
-            calls.answered(SERVICE, operation, Ok(()));
+            calls.answered(SERVICE, operation, &target, Ok(()));
             Ok(out)
         }
         Err(e) => {
             let e = classify(e);
-            calls.answered(SERVICE, operation, Err(&e));
+            calls.answered(SERVICE, operation, &target, Err(&e));
             Err(e)
         }
     }
@@ -539,6 +544,7 @@ impl EksApi<'_> {
             counted(
                 self.calls,
                 "DescribeCluster",
+                self.name,
                 self.client.describe_cluster().name(self.name).send(),
             )
             .await,
@@ -553,7 +559,8 @@ impl EksApi<'_> {
             .name(self.name)
             .update_id(id)
             .send();
-        let out = absent_if_not_found(counted(self.calls, "DescribeUpdate", call).await)?;
+        let out =
+            absent_if_not_found(counted(self.calls, "DescribeUpdate", self.name, call).await)?;
         Ok(out.and_then(|o| o.update().map(mapping::update_state)))
     }
 
@@ -564,7 +571,7 @@ impl EksApi<'_> {
             .cluster_name(self.name)
             .addon_name(addon)
             .send();
-        let out = absent_if_not_found(counted(self.calls, "DescribeAddon", call).await)?;
+        let out = absent_if_not_found(counted(self.calls, "DescribeAddon", self.name, call).await)?;
         Ok(out.and_then(|o| o.addon().map(mapping::observed_addon)))
     }
 
@@ -578,7 +585,7 @@ impl EksApi<'_> {
                 .cluster_name(self.name)
                 .set_next_token(next.take())
                 .send();
-            let page = counted(self.calls, "ListAccessEntries", call).await?;
+            let page = counted(self.calls, "ListAccessEntries", self.name, call).await?;
             principals.extend(page.access_entries().iter().cloned());
             match page.next_token() {
                 Some(token) if !token.is_empty() => next = Some(token.to_string()),
@@ -599,7 +606,7 @@ impl EksApi<'_> {
                 .principal_arn(principal)
                 .set_next_token(next.take())
                 .send();
-            let page = counted(self.calls, "ListAssociatedAccessPolicies", call).await?;
+            let page = counted(self.calls, "ListAssociatedAccessPolicies", self.name, call).await?;
             policies.extend(
                 page.associated_access_policies()
                     .iter()
@@ -617,6 +624,7 @@ impl EksApi<'_> {
         counted(
             self.calls,
             "TagResource",
+            self.name,
             self.client
                 .tag_resource()
                 .resource_arn(arn)
@@ -636,7 +644,7 @@ impl EksApi<'_> {
             .version(version)
             .client_request_token(token)
             .send();
-        let out = counted(self.calls, "UpdateClusterVersion", call).await?;
+        let out = counted(self.calls, "UpdateClusterVersion", self.name, call).await?;
         update_id("UpdateClusterVersion", out.update())
     }
 
@@ -656,7 +664,7 @@ impl EksApi<'_> {
             ConfigUpdate::Logging(logging) => request.logging(logging),
             ConfigUpdate::Access(access) => request.access_config(access),
         };
-        let out = counted(self.calls, "UpdateClusterConfig", request.send()).await?;
+        let out = counted(self.calls, "UpdateClusterConfig", self.name, request.send()).await?;
         update_id("UpdateClusterConfig", out.update())
     }
 
@@ -677,7 +685,7 @@ impl EksApi<'_> {
             .set_tags(Some(tags))
             .client_request_token(token)
             .send();
-        counted(self.calls, "CreateAddon", call).await?;
+        counted(self.calls, "CreateAddon", self.name, call).await?;
         Ok(())
     }
 
@@ -696,7 +704,7 @@ impl EksApi<'_> {
             .resolve_conflicts(eks::ResolveConflicts::Overwrite)
             .client_request_token(token)
             .send();
-        counted(self.calls, "UpdateAddon", call).await?;
+        counted(self.calls, "UpdateAddon", self.name, call).await?;
         Ok(())
     }
 
@@ -718,7 +726,7 @@ impl EksApi<'_> {
             .set_tags(Some(tags))
             .client_request_token(token)
             .send();
-        counted(self.calls, "CreateAccessEntry", call).await?;
+        counted(self.calls, "CreateAccessEntry", self.name, call).await?;
         Ok(())
     }
 
@@ -734,7 +742,7 @@ impl EksApi<'_> {
             .policy_arn(policy)
             .access_scope(scope)
             .send();
-        counted(self.calls, "AssociateAccessPolicy", call).await?;
+        counted(self.calls, "AssociateAccessPolicy", self.name, call).await?;
         Ok(())
     }
 
@@ -742,6 +750,7 @@ impl EksApi<'_> {
         counted(
             self.calls,
             "DeleteCluster",
+            self.name,
             self.client.delete_cluster().name(self.name).send(),
         )
         .await?;

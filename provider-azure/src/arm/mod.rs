@@ -166,11 +166,14 @@ impl Arm {
     ) -> Result<Answer, Failure> {
         let sep = if path.contains('?') { '&' } else { '?' };
         let url = format!("{}{path}{sep}api-version={api_version}", self.endpoint);
-        calls.admit(SERVICE).map_err(Failure::held)?;
+        // A `Retry-After` holds the request it answered: this method on this path.
+        let target = format!("{method} {path}");
+        calls.admit(SERVICE, &target).map_err(Failure::held)?;
         let result = self.send(method, &url, body, if_match).await;
         calls.answered(
             SERVICE,
             operation,
+            &target,
             result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result
@@ -199,13 +202,15 @@ impl Arm {
                 status: 0,
             });
         };
-        calls.admit(SERVICE).map_err(Failure::held)?;
+        let target = format!("GET {path}");
+        calls.admit(SERVICE, &target).map_err(Failure::held)?;
         let result = self
             .send(Method::GET, &format!("{}{path}", self.endpoint), None, None)
             .await;
         calls.answered(
             SERVICE,
             operation,
+            &target,
             result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result

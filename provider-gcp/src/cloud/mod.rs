@@ -93,20 +93,21 @@ impl Clients {
 }
 
 /// Awaits a Google client call, counts it under `service`/`operation` by outcome, and
-/// classifies its error.
+/// classifies its error. A `Retry-After` holds the method (the client hides its paths; Google
+/// meters a project's calls per method).
 pub async fn counted<T>(
     calls: &provider_runtime::CloudCalls,
     service: &'static str,
     operation: &'static str,
     call: impl std::future::Future<Output = Result<T, google_cloud_gax::error::Error>>,
 ) -> Result<T, Failure> {
-    calls.admit(service).map_err(|error| Failure {
+    calls.admit(service, operation).map_err(|error| Failure {
         error,
         already_exists: false,
     })?;
     match call.await {
         Ok(out) => {
-            calls.answered(service, operation, Ok(()));
+            calls.answered(service, operation, operation, Ok(()));
             Ok(out)
         }
         Err(e) => {
@@ -116,7 +117,7 @@ pub async fn counted<T>(
                     .is_some_and(|s| s.code == google_cloud_gax::error::rpc::Code::AlreadyExists),
                 error: classify(&e),
             };
-            calls.answered(service, operation, Err(&failure.error));
+            calls.answered(service, operation, operation, Err(&failure.error));
             Err(failure)
         }
     }

@@ -42,6 +42,9 @@ pub const REPLICAS_MANAGER: &str = "gke";
 
 const SERVICE: &str = "container";
 
+/// The Compute method that lists a pool's instances (counted, and held by its `Retry-After`).
+const LIST_MANAGED_INSTANCES: &str = "instanceGroupManagers.listManagedInstances";
+
 /// The GKEMachinePool reconciler: the generic one over GKE.
 pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<GkeMachinePool> {
     MachinePoolReconciler::new(scope::PROVIDER, GkeMachinePool { shared })
@@ -569,7 +572,7 @@ impl MachinePoolCloud for GkeMachinePool {
         let mut ids = Vec::new();
         for url in &pool.instance_group_urls {
             let (zone, group) = group_of(url);
-            scope.calls.admit("compute")?;
+            scope.calls.admit("compute", LIST_MANAGED_INSTANCES)?;
             let mut items = scope
                 .clients
                 .groups
@@ -595,7 +598,8 @@ impl MachinePoolCloud for GkeMachinePool {
                         let failure = crate::cloud::classify(&e);
                         scope.calls.answered(
                             "compute",
-                            "instanceGroupManagers.listManagedInstances",
+                            LIST_MANAGED_INSTANCES,
+                            LIST_MANAGED_INSTANCES,
                             Err(&failure),
                         );
                         if failure.is_not_found() {
@@ -607,7 +611,8 @@ impl MachinePoolCloud for GkeMachinePool {
             }
             scope.calls.answered(
                 "compute",
-                "instanceGroupManagers.listManagedInstances",
+                LIST_MANAGED_INSTANCES,
+                LIST_MANAGED_INSTANCES,
                 Ok(()),
             );
         }

@@ -260,7 +260,9 @@ impl Oci {
     /// # Errors
     /// The classified failure.
     pub async fn call(&self, calls: &CloudCalls, call: Call<'_>) -> Result<Answer, Failure> {
-        calls.admit(SERVICE).map_err(|error| Failure {
+        // A `Retry-After` holds the request it answered: this method on this path.
+        let target = format!("{} {}", call.method, call.path);
+        calls.admit(SERVICE, &target).map_err(|error| Failure {
             error,
             code: "RetryAfterNotOver".into(),
             status: 0,
@@ -269,6 +271,7 @@ impl Oci {
         calls.answered(
             SERVICE,
             call.operation,
+            &target,
             result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result

@@ -30,14 +30,18 @@ impl<'a> NodegroupApi<'a> {
         Self { clients, calls }
     }
 
+    /// Counts a call of `operation` to `target` (what its `Retry-After` holds: the operation
+    /// and the resource it names for EKS, whose paths name them; the action for EC2, whose every
+    /// request is `POST /`).
     fn count<T>(
         &self,
         service: &'static str,
         operation: &'static str,
+        target: &str,
         result: Result<T, CloudError>,
     ) -> Result<T, CloudError> {
         self.calls
-            .answered(service, operation, result.as_ref().map(|_| ()));
+            .answered(service, operation, target, result.as_ref().map(|_| ()));
         result
     }
 
@@ -47,7 +51,8 @@ impl<'a> NodegroupApi<'a> {
         cluster: &str,
         nodegroup: &str,
     ) -> Result<Option<NodegroupView>, CloudError> {
-        self.calls.admit("eks")?;
+        let target = format!("DescribeNodegroup {cluster}/{nodegroup}");
+        self.calls.admit("eks", &target)?;
         let result = self
             .clients
             .eks
@@ -58,7 +63,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|out| out.nodegroup().map(NodegroupView::from_sdk));
-        match self.count("eks", "DescribeNodegroup", result) {
+        match self.count("eks", "DescribeNodegroup", &target, result) {
             Err(CloudError::NotFound(_)) => Ok(None),
             other => other,
         }
@@ -71,7 +76,8 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         id: &str,
     ) -> Result<Option<UpdateView>, CloudError> {
-        self.calls.admit("eks")?;
+        let target = format!("DescribeUpdate {cluster}/{nodegroup}/{id}");
+        self.calls.admit("eks", &target)?;
         let result = self
             .clients
             .eks
@@ -83,7 +89,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|out| out.update().map(UpdateView::from_sdk));
-        match self.count("eks", "DescribeUpdate", result) {
+        match self.count("eks", "DescribeUpdate", &target, result) {
             Err(CloudError::NotFound(_)) => Ok(None),
             other => other,
         }
@@ -114,7 +120,7 @@ impl<'a> NodegroupApi<'a> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            self.calls.admit("ec2")?;
+            self.calls.admit("ec2", "DescribeInstances")?;
             let result = self
                 .clients
                 .ec2
@@ -124,7 +130,7 @@ impl<'a> NodegroupApi<'a> {
                 .send()
                 .await
                 .map_err(classify);
-            let page = self.count("ec2", "DescribeInstances", result)?;
+            let page = self.count("ec2", "DescribeInstances", "DescribeInstances", result)?;
             for instance in page.reservations().iter().flat_map(|r| r.instances()) {
                 let state = instance
                     .state()
@@ -158,7 +164,7 @@ impl<'a> NodegroupApi<'a> {
         &self,
         ids: &[String],
     ) -> Result<BTreeMap<String, String>, CloudError> {
-        self.calls.admit("ec2")?;
+        self.calls.admit("ec2", "DescribeSubnets")?;
         let result = self
             .clients
             .ec2
@@ -167,7 +173,7 @@ impl<'a> NodegroupApi<'a> {
             .send()
             .await
             .map_err(classify);
-        let out = self.count("ec2", "DescribeSubnets", result)?;
+        let out = self.count("ec2", "DescribeSubnets", "DescribeSubnets", result)?;
         Ok(out
             .subnets()
             .iter()
@@ -212,13 +218,17 @@ impl<'a> NodegroupApi<'a> {
         if let Some(patch) = contract::overrides::effective(overrides).cloned() {
             call = call.mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch));
         }
-        self.calls.admit("eks")?;
+        let target = format!(
+            "CreateNodegroup {}/{}",
+            request.cluster_name, request.nodegroup_name
+        );
+        self.calls.admit("eks", &target)?;
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
                 CloudError::Transient("CreateNodegroup answered without the node group".into())
             })
         });
-        self.count("eks", "CreateNodegroup", result)
+        self.count("eks", "CreateNodegroup", &target, result)
     }
 
     /// UpdateNodegroupConfig.
@@ -249,7 +259,8 @@ impl<'a> NodegroupApi<'a> {
                 )
                 .build()
         });
-        self.calls.admit("eks")?;
+        let target = format!("UpdateNodegroupConfig {cluster}/{nodegroup}");
+        self.calls.admit("eks", &target)?;
         let result = self
             .clients
             .eks
@@ -266,7 +277,7 @@ impl<'a> NodegroupApi<'a> {
             .and_then(|out| {
                 started_update("UpdateNodegroupConfig", out.update()).map(UpdateView::from_sdk)
             });
-        self.count("eks", "UpdateNodegroupConfig", result)
+        self.count("eks", "UpdateNodegroupConfig", &target, result)
     }
 
     /// UpdateNodegroupVersion to `version` (EKS picks the AMI release).
@@ -276,7 +287,8 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         version: &KubeVersion,
     ) -> Result<UpdateView, CloudError> {
-        self.calls.admit("eks")?;
+        let target = format!("UpdateNodegroupVersion {cluster}/{nodegroup}");
+        self.calls.admit("eks", &target)?;
         let result = self
             .clients
             .eks
@@ -290,12 +302,13 @@ impl<'a> NodegroupApi<'a> {
             .and_then(|out| {
                 started_update("UpdateNodegroupVersion", out.update()).map(UpdateView::from_sdk)
             });
-        self.count("eks", "UpdateNodegroupVersion", result)
+        self.count("eks", "UpdateNodegroupVersion", &target, result)
     }
 
     /// TagResource.
     pub async fn tag(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), CloudError> {
-        self.calls.admit("eks")?;
+        let target = format!("TagResource {arn}");
+        self.calls.admit("eks", &target)?;
         let result = self
             .clients
             .eks
@@ -306,7 +319,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|_| ());
-        self.count("eks", "TagResource", result)
+        self.count("eks", "TagResource", &target, result)
     }
 
     /// DeleteNodegroup; `None` when it is already gone.
@@ -315,7 +328,8 @@ impl<'a> NodegroupApi<'a> {
         cluster: &str,
         nodegroup: &str,
     ) -> Result<Option<NodegroupView>, CloudError> {
-        self.calls.admit("eks")?;
+        let target = format!("DeleteNodegroup {cluster}/{nodegroup}");
+        self.calls.admit("eks", &target)?;
         let result = self
             .clients
             .eks
@@ -326,7 +340,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|out| out.nodegroup().map(NodegroupView::from_sdk));
-        match self.count("eks", "DeleteNodegroup", result) {
+        match self.count("eks", "DeleteNodegroup", &target, result) {
             Err(CloudError::NotFound(_)) => Ok(None),
             other => other,
         }
