@@ -41,6 +41,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let shared = Arc::new(Shared {
         poll_interval: cli.poll_interval,
+        rest_interval: cli.common.rest_interval,
         token_lifetime: cli.token_lifetime,
         ..Shared::default()
     });

@@ -25,7 +25,7 @@ pub struct Shared {
     pub clients: ClientCache,
     /// How soon to look again while the cloud is busy (creating, updating, deleting).
     pub poll_interval: std::time::Duration,
-    /// How soon to look again at rest (drift detection; also the resync's upper bound).
+    /// How soon to look again at rest (`--rest-interval`: drift detection).
     pub rest_interval: std::time::Duration,
     /// How long the workload cluster accepts an EKS token: [`TOKEN_LIFETIME`] on EKS, shorter
     /// only against an emulator configured so. The kubeconfig Secret's token is replaced when a
@@ -40,7 +40,7 @@ impl Default for Shared {
         Self {
             clients: ClientCache::default(),
             poll_interval: std::time::Duration::from_secs(30),
-            rest_interval: std::time::Duration::from_secs(15 * 60),
+            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
             token_lifetime: crate::cloud::token::TOKEN_LIFETIME,
         }
     }

@@ -31,7 +31,7 @@ pub struct Shared {
     pub clients: ClientCache,
     /// How soon to look again while AKS is busy.
     pub poll_interval: std::time::Duration,
-    /// How soon to look again at rest.
+    /// How soon to look again at rest (`--rest-interval`: drift detection).
     pub rest_interval: std::time::Duration,
     /// How long the workload cluster accepts an Entra token (Entra: 60–90 minutes); the
     /// kubeconfig Secret's token is replaced when a third of it is left.
@@ -60,7 +60,7 @@ impl Shared {
         Self {
             clients: ClientCache::new(endpoint),
             poll_interval: std::time::Duration::from_secs(15),
-            rest_interval: std::time::Duration::from_secs(15 * 60),
+            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
             token_lifetime: std::time::Duration::from_secs(3600),
             access: std::sync::Mutex::new(BTreeMap::new()),
         }

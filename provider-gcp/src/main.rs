@@ -55,6 +55,7 @@ async fn run() -> anyhow::Result<()> {
     };
     let shared = Arc::new(Shared {
         poll_interval: cli.poll_interval,
+        rest_interval: cli.common.rest_interval,
         token_lifetime: cli.token_lifetime,
         ..Shared::new(endpoints)
     });

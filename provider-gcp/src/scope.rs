@@ -33,7 +33,7 @@ pub struct Shared {
     pub clients: ClientCache,
     /// How soon to look again while GKE is busy (creating, updating, deleting).
     pub poll_interval: std::time::Duration,
-    /// How soon to look again at rest.
+    /// How soon to look again at rest (`--rest-interval`: drift detection).
     pub rest_interval: std::time::Duration,
     /// The HTTP client of token exchanges.
     pub http: reqwest::Client,
@@ -49,7 +49,7 @@ impl Shared {
         Self {
             clients: ClientCache::with_endpoints(endpoints),
             poll_interval: std::time::Duration::from_secs(15),
-            rest_interval: std::time::Duration::from_secs(15 * 60),
+            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
             http: reqwest::Client::new(),
             token_lifetime: crate::cloud::token::TOKEN_LIFETIME,
         }

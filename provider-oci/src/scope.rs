@@ -36,7 +36,7 @@ pub struct Shared {
     pub clients: ClientCache,
     /// How soon to look again while OKE is busy.
     pub poll_interval: Duration,
-    /// How soon to look again at rest.
+    /// How soon to look again at rest (`--rest-interval`: drift detection).
     pub rest_interval: Duration,
     /// How long a cluster accepts a token after its date (OCI's clock skew: five minutes); the
     /// kubeconfig Secret's token is replaced when a third of it is left.
@@ -55,7 +55,7 @@ impl Shared {
         Self {
             clients: ClientCache::new(endpoint),
             poll_interval: Duration::from_secs(15),
-            rest_interval: Duration::from_secs(15 * 60),
+            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
             token_lifetime: Duration::from_secs(300),
             cas: Expiring::new(CA_TTL),
             domains: Expiring::new(DOMAINS_TTL),

@@ -508,7 +508,7 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
             // The resync period bounds every wait, a provider's rest interval included: it is
             // how long an object at rest goes unlooked-at (`--sync-period`). It did not bound
             // the rest interval before, so a node group deleted behind the provider's back
-            // went unnoticed for the 15 minutes of EKS's rest interval whatever the flag said.
+            // went unnoticed for the whole rest interval whatever the flag said.
             None => Ok(Action::requeue(next_look(
                 pass.requeue_after,
                 self.env.sync_period,
