@@ -484,8 +484,9 @@ impl ControlPlaneCloud for EksControlPlane {
 // ---------------------------------------------------------------------------------------------
 
 /// Awaits an SDK call of `operation` on `cluster`, counts it by outcome, and classifies its
-/// error. A `Retry-After` holds the operation on that cluster (EKS's paths name both; calls on
-/// one cluster's add-ons or access entries share it).
+/// error. A `Retry-After` holds the request it answered, method and path: EKS's paths name the
+/// operation's cluster (calls on one cluster's add-ons or access entries share its hold), except
+/// CreateCluster's, `POST /clusters`, which every create shares.
 async fn counted<T, E>(
     calls: &CloudCalls,
     operation: &'static str,
@@ -495,7 +496,11 @@ async fn counted<T, E>(
 where
     E: ProvideErrorMetadata + std::error::Error,
 {
-    let target = format!("{operation} {cluster}");
+    let target = if operation == "CreateCluster" {
+        operation.to_owned()
+    } else {
+        format!("{operation} {cluster}")
+    };
     calls.admit(SERVICE, &target)?;
     match call.await {
         Ok(out) => {

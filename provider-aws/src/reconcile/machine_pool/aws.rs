@@ -30,9 +30,9 @@ impl<'a> NodegroupApi<'a> {
         Self { clients, calls }
     }
 
-    /// Counts a call of `operation` to `target` (what its `Retry-After` holds: the operation
-    /// and the resource it names for EKS, whose paths name them; the action for EC2, whose every
-    /// request is `POST /`).
+    /// Counts a call of `operation` to `target` (what its `Retry-After` holds: for EKS the
+    /// request's method and path, named by the operation and the resources in the path; for
+    /// EC2 the action, every request being `POST /`).
     fn count<T>(
         &self,
         service: &'static str,
@@ -218,10 +218,8 @@ impl<'a> NodegroupApi<'a> {
         if let Some(patch) = contract::overrides::effective(overrides).cloned() {
             call = call.mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch));
         }
-        let target = format!(
-            "CreateNodegroup {}/{}",
-            request.cluster_name, request.nodegroup_name
-        );
+        // `POST /clusters/{name}/node-groups`: one target for the cluster's creates.
+        let target = format!("CreateNodegroup {}", request.cluster_name);
         self.calls.admit("eks", &target)?;
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
