@@ -94,7 +94,7 @@ macro_rules! provider_object {
 }
 pub use error::ProviderError;
 pub use flags::CommonArgs;
-pub use metrics::{CallOutcome, CloudCalls, Metrics};
+pub use metrics::{Admitted, CallOutcome, CloudCalls, Metrics};
 pub use operator::{Operator, ProviderSpec, shutdown_signal};
 pub use reconcile::{
     Cleanup, CleanupContext, ClusterRef, ObjectEvents, Pass, PassContext, ProviderObject,

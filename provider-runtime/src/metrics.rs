@@ -225,7 +225,7 @@ pub struct CloudCalls {
 /// held in its turn; the engine's hold of the whole cluster ([`crate::backoff::Holds`]) keeps the
 /// throttled cluster's other objects away meanwhile.
 #[derive(Debug, Default)]
-struct Waits(std::sync::Mutex<std::collections::HashMap<(String, String), std::time::Instant>>);
+struct Waits(std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>);
 
 impl fmt::Debug for CloudCalls {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -240,20 +240,27 @@ impl CloudCalls {
     }
 
     /// Before a call to `target` of `service`: `Err(Held)` with the time left, sending nothing,
-    /// while the target's last `Retry-After` is not over ([`CloudCalls::answered`] keeps it).
-    /// The provider names the target as its cloud scopes a `Retry-After` ([`Waits`]):
+    /// while the target's last `Retry-After` is not over; else the admitted call, whose
+    /// [`Admitted::answered`] counts the answer and keeps its `Retry-After`. The provider names
+    /// the target as its cloud scopes a `Retry-After` ([`Waits`]):
     /// `"GET /subscriptions/…/managedClusters/a"`, `"DescribeCluster a"`, `"CreateTags"`.
     ///
     /// # Errors
     /// [`CloudError::Held`] while the wait lasts.
-    pub fn admit(&self, service: &str, target: &str) -> Result<(), CloudError> {
+    pub fn admit(
+        &self,
+        service: &'static str,
+        target: impl Into<String>,
+    ) -> Result<Admitted<'_>, CloudError> {
+        let target = target.into();
+        let key = format!("{service} {target}");
         let waits = self
             .waits
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match waits
-            .get(&(service.to_owned(), target.to_owned()))
+            .get(&key)
             .and_then(|end| end.checked_duration_since(std::time::Instant::now()))
             .filter(|left| !left.is_zero())
         {
@@ -264,46 +271,11 @@ impl CloudCalls {
                 ),
                 left,
             }),
-            None => Ok(()),
-        }
-    }
-
-    /// After a call of `operation` to `target` ([`CloudCalls::admit`]): counts it by outcome,
-    /// and when the cloud answered 429 with `Retry-After`, holds every call to that target of
-    /// `service` until then.
-    pub fn answered(
-        &self,
-        service: &'static str,
-        operation: impl Into<Cow<'static, str>>,
-        target: &str,
-        result: Result<(), &CloudError>,
-    ) {
-        match result {
-            Ok(()) => self.record(service, operation, CallOutcome::Success),
-            Err(error) => {
-                self.record(service, operation, error.call_outcome());
-                if let CloudError::Throttled {
-                    retry_after: Some(wait),
-                    ..
-                } = error
-                {
-                    let now = std::time::Instant::now();
-                    let until = now + *wait;
-                    let mut waits = self
-                        .waits
-                        .0
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    // Targets are many (one per cloud resource): keep only the waits in force.
-                    waits.retain(|_, end| *end > now);
-                    if until > now {
-                        let end = waits
-                            .entry((service.to_owned(), target.to_owned()))
-                            .or_insert(until);
-                        *end = (*end).max(until);
-                    }
-                }
-            }
+            None => Ok(Admitted {
+                calls: self,
+                service,
+                key,
+            }),
         }
     }
 
@@ -341,6 +313,52 @@ impl CloudCalls {
     }
 }
 
+/// A call [`CloudCalls::admit`] let through: one per request sent.
+#[must_use = "a sent call's answer is counted with `answered`"]
+pub struct Admitted<'a> {
+    calls: &'a CloudCalls,
+    service: &'static str,
+    /// The service and the target, as the waits are kept.
+    key: String,
+}
+
+impl Admitted<'_> {
+    /// After the call, as `operation`: counts it by outcome, and when the cloud answered 429
+    /// with `Retry-After`, holds every call to the same target until then.
+    pub fn answered(
+        self,
+        operation: impl Into<Cow<'static, str>>,
+        result: Result<(), &CloudError>,
+    ) {
+        let calls = self.calls;
+        match result {
+            Ok(()) => calls.record(self.service, operation, CallOutcome::Success),
+            Err(error) => {
+                calls.record(self.service, operation, error.call_outcome());
+                if let CloudError::Throttled {
+                    retry_after: Some(wait),
+                    ..
+                } = error
+                {
+                    let now = std::time::Instant::now();
+                    let until = now + *wait;
+                    let mut waits = calls
+                        .waits
+                        .0
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    // Targets are many (one per cloud resource): keep only the waits in force.
+                    waits.retain(|_, end| *end > now);
+                    if until > now {
+                        let end = waits.entry(self.key).or_insert(until);
+                        *end = (*end).max(until);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -358,13 +376,15 @@ mod tests {
         let m = Metrics::new("aks");
         let (control_plane, pool) = (m.cloud_calls(), m.cloud_calls());
         let cluster = "GET /subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/a";
-        assert!(pool.admit("arm", cluster).is_ok());
-        control_plane.answered(
-            "arm",
-            "ManagedClusters_Get",
-            cluster,
-            Err(&throttled(Duration::from_secs(2))),
-        );
+        // A pool's call sent before the 429 below came back.
+        let in_flight = pool.admit("arm", cluster).expect("nothing held yet");
+        control_plane
+            .admit("arm", cluster)
+            .expect("nothing held yet")
+            .answered(
+                "ManagedClusters_Get",
+                Err(&throttled(Duration::from_secs(2))),
+            );
         // Another pass's handle is held too, and told how long is left and before what.
         match pool.admit("arm", cluster) {
             Err(CloudError::Held { left, message }) => {
@@ -374,41 +394,38 @@ mod tests {
                     "{message}"
                 );
             }
-            other => panic!("not held: {other:?}"),
+            Ok(_) => panic!("not held"),
+            Err(other) => panic!("not held: {other:?}"),
         }
         // Other targets of the service, and other services, are not held.
         let other_cluster = cluster.replace("managedClusters/a", "managedClusters/b");
-        assert!(pool.admit("arm", &other_cluster).is_ok());
+        assert!(pool.admit("arm", other_cluster).is_ok());
         assert!(pool.admit("compute", cluster).is_ok());
-        // A later, shorter Retry-After does not shorten the wait; one without any holds nothing.
-        pool.answered(
-            "arm",
+        // The call in flight answered later with a shorter Retry-After does not shorten the
+        // wait; one without any holds nothing.
+        in_flight.answered(
             "ManagedClusters_Get",
-            cluster,
             Err(&throttled(Duration::from_millis(1))),
         );
         assert!(pool.admit("arm", cluster).is_err());
-        pool.answered(
-            "oci",
-            "GetCluster",
-            "GET /clusters/x",
-            Err(&CloudError::Throttled {
-                message: "slow down".into(),
-                retry_after: None,
-            }),
-        );
+        pool.admit("oci", "GET /clusters/x")
+            .expect("not held")
+            .answered(
+                "GetCluster",
+                Err(&CloudError::Throttled {
+                    message: "slow down".into(),
+                    retry_after: None,
+                }),
+            );
         assert!(pool.admit("oci", "GET /clusters/x").is_ok());
         assert_eq!(
             pool.count("arm", "ManagedClusters_Get", CallOutcome::Throttled),
             2
         );
         // A wait that is over holds nothing, and is not kept.
-        pool.answered(
-            "eks",
-            "DescribeCluster",
-            "DescribeCluster a",
-            Err(&throttled(Duration::ZERO)),
-        );
+        pool.admit("eks", "DescribeCluster a")
+            .expect("not held")
+            .answered("DescribeCluster", Err(&throttled(Duration::ZERO)));
         assert!(pool.admit("eks", "DescribeCluster a").is_ok());
         let kept = m.cloud_calls().waits.0.lock().unwrap().len();
         assert_eq!(kept, 1, "only the ARM cluster's wait is in force");

@@ -37,10 +37,9 @@ impl Ec2 {
         F: Future<Output = Result<T, SdkError<E, Response>>>,
         E: ProvideErrorMetadata + std::error::Error,
     {
-        self.calls.admit("ec2", operation)?;
+        let sent = self.calls.admit("ec2", operation)?;
         let result = request.await.map_err(classify);
-        self.calls
-            .answered("ec2", operation, operation, result.as_ref().map(|_| ()));
+        sent.answered(operation, result.as_ref().map(|_| ()));
         if let Err(error) = &result {
             tracing::debug!(operation, ?error, "EC2 call failed");
         }

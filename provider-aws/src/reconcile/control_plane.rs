@@ -501,15 +501,15 @@ where
     } else {
         format!("{operation} {cluster}")
     };
-    calls.admit(SERVICE, &target)?;
+    let sent = calls.admit(SERVICE, target)?;
     match call.await {
         Ok(out) => {
-            calls.answered(SERVICE, operation, &target, Ok(()));
+            sent.answered(operation, Ok(()));
             Ok(out)
         }
         Err(e) => {
             let e = classify(e);
-            calls.answered(SERVICE, operation, &target, Err(&e));
+            sent.answered(operation, Err(&e));
             Err(e)
         }
     }

@@ -167,15 +167,11 @@ impl Arm {
         let sep = if path.contains('?') { '&' } else { '?' };
         let url = format!("{}{path}{sep}api-version={api_version}", self.endpoint);
         // A `Retry-After` holds the request it answered: this method on this path.
-        let target = format!("{method} {path}");
-        calls.admit(SERVICE, &target).map_err(Failure::held)?;
+        let sent = calls
+            .admit(SERVICE, format!("{method} {path}"))
+            .map_err(Failure::held)?;
         let result = self.send(method, &url, body, if_match).await;
-        calls.answered(
-            SERVICE,
-            operation,
-            &target,
-            result.as_ref().map(|_| ()).map_err(|f| &f.error),
-        );
+        sent.answered(operation, result.as_ref().map(|_| ()).map_err(|f| &f.error));
         result
     }
 
@@ -202,17 +198,13 @@ impl Arm {
                 status: 0,
             });
         };
-        let target = format!("GET {path}");
-        calls.admit(SERVICE, &target).map_err(Failure::held)?;
+        let sent = calls
+            .admit(SERVICE, format!("GET {path}"))
+            .map_err(Failure::held)?;
         let result = self
             .send(Method::GET, &format!("{}{path}", self.endpoint), None, None)
             .await;
-        calls.answered(
-            SERVICE,
-            operation,
-            &target,
-            result.as_ref().map(|_| ()).map_err(|f| &f.error),
-        );
+        sent.answered(operation, result.as_ref().map(|_| ()).map_err(|f| &f.error));
         result
     }
 

@@ -101,13 +101,13 @@ pub async fn counted<T>(
     operation: &'static str,
     call: impl std::future::Future<Output = Result<T, google_cloud_gax::error::Error>>,
 ) -> Result<T, Failure> {
-    calls.admit(service, operation).map_err(|error| Failure {
+    let sent = calls.admit(service, operation).map_err(|error| Failure {
         error,
         already_exists: false,
     })?;
     match call.await {
         Ok(out) => {
-            calls.answered(service, operation, operation, Ok(()));
+            sent.answered(operation, Ok(()));
             Ok(out)
         }
         Err(e) => {
@@ -117,7 +117,7 @@ pub async fn counted<T>(
                     .is_some_and(|s| s.code == google_cloud_gax::error::rpc::Code::AlreadyExists),
                 error: classify(&e),
             };
-            calls.answered(service, operation, operation, Err(&failure.error));
+            sent.answered(operation, Err(&failure.error));
             Err(failure)
         }
     }

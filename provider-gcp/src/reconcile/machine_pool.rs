@@ -572,7 +572,7 @@ impl MachinePoolCloud for GkeMachinePool {
         let mut ids = Vec::new();
         for url in &pool.instance_group_urls {
             let (zone, group) = group_of(url);
-            scope.calls.admit("compute", LIST_MANAGED_INSTANCES)?;
+            let sent = scope.calls.admit("compute", LIST_MANAGED_INSTANCES)?;
             let mut items = scope
                 .clients
                 .groups
@@ -581,10 +581,9 @@ impl MachinePoolCloud for GkeMachinePool {
                 .set_zone(zone)
                 .set_instance_group_manager(group)
                 .by_item();
-            loop {
-                let next = items.next().await;
-                match next {
-                    None => break,
+            let listed = loop {
+                match items.next().await {
+                    None => break Ok(()),
                     Some(Ok(item)) => {
                         if let Some(instance) = item.instance.as_deref() {
                             let instance_name = instance.rsplit('/').next().unwrap_or_default();
@@ -594,27 +593,15 @@ impl MachinePoolCloud for GkeMachinePool {
                             ));
                         }
                     }
-                    Some(Err(e)) => {
-                        let failure = crate::cloud::classify(&e);
-                        scope.calls.answered(
-                            "compute",
-                            LIST_MANAGED_INSTANCES,
-                            LIST_MANAGED_INSTANCES,
-                            Err(&failure),
-                        );
-                        if failure.is_not_found() {
-                            break;
-                        }
-                        return Err(failure.into());
-                    }
+                    Some(Err(e)) => break Err(crate::cloud::classify(&e)),
                 }
+            };
+            // One listing, counted once (a group gone counted a failure and a success before).
+            sent.answered(LIST_MANAGED_INSTANCES, listed.as_ref().copied());
+            match listed {
+                Err(failure) if !failure.is_not_found() => return Err(failure.into()),
+                _ => {}
             }
-            scope.calls.answered(
-                "compute",
-                LIST_MANAGED_INSTANCES,
-                LIST_MANAGED_INSTANCES,
-                Ok(()),
-            );
         }
         Ok(provider_id_list(
             ids.iter().map(|id| (id.as_str(), InstanceLife::Present)),

@@ -261,17 +261,16 @@ impl Oci {
     /// The classified failure.
     pub async fn call(&self, calls: &CloudCalls, call: Call<'_>) -> Result<Answer, Failure> {
         // A `Retry-After` holds the request it answered: this method on this path.
-        let target = format!("{} {}", call.method, call.path);
-        calls.admit(SERVICE, &target).map_err(|error| Failure {
-            error,
-            code: "RetryAfterNotOver".into(),
-            status: 0,
-        })?;
+        let sent = calls
+            .admit(SERVICE, format!("{} {}", call.method, call.path))
+            .map_err(|error| Failure {
+                error,
+                code: "RetryAfterNotOver".into(),
+                status: 0,
+            })?;
         let result = self.send(&call).await;
-        calls.answered(
-            SERVICE,
+        sent.answered(
             call.operation,
-            &target,
             result.as_ref().map(|_| ()).map_err(|f| &f.error),
         );
         result

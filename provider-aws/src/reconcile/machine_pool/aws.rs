@@ -7,7 +7,7 @@ use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, NodegroupScalingConfig, NodegroupUpdateConfig, Taint, TaintEffect,
     UpdateLabelsPayload, UpdateTaintsPayload,
 };
-use provider_runtime::CloudCalls;
+use provider_runtime::{Admitted, CloudCalls};
 use serde_json::Value;
 
 use super::mapping::{
@@ -30,18 +30,15 @@ impl<'a> NodegroupApi<'a> {
         Self { clients, calls }
     }
 
-    /// Counts a call of `operation` to `target` (what its `Retry-After` holds: for EKS the
-    /// request's method and path, named by the operation and the resources in the path; for
-    /// EC2 the action, every request being `POST /`).
+    /// Counts the answer of a call `sent` as `operation` (its target, what its `Retry-After`
+    /// holds: for EKS the request's method and path, named by the operation and the resources
+    /// in the path; for EC2 the action, every request being `POST /`).
     fn count<T>(
-        &self,
-        service: &'static str,
+        sent: Admitted<'_>,
         operation: &'static str,
-        target: &str,
         result: Result<T, CloudError>,
     ) -> Result<T, CloudError> {
-        self.calls
-            .answered(service, operation, target, result.as_ref().map(|_| ()));
+        sent.answered(operation, result.as_ref().map(|_| ()));
         result
     }
 
@@ -51,8 +48,9 @@ impl<'a> NodegroupApi<'a> {
         cluster: &str,
         nodegroup: &str,
     ) -> Result<Option<NodegroupView>, CloudError> {
-        let target = format!("DescribeNodegroup {cluster}/{nodegroup}");
-        self.calls.admit("eks", &target)?;
+        let sent = self
+            .calls
+            .admit("eks", format!("DescribeNodegroup {cluster}/{nodegroup}"))?;
         let result = self
             .clients
             .eks
@@ -63,7 +61,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|out| out.nodegroup().map(NodegroupView::from_sdk));
-        match self.count("eks", "DescribeNodegroup", &target, result) {
+        match Self::count(sent, "DescribeNodegroup", result) {
             Err(CloudError::NotFound(_)) => Ok(None),
             other => other,
         }
@@ -76,8 +74,9 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         id: &str,
     ) -> Result<Option<UpdateView>, CloudError> {
-        let target = format!("DescribeUpdate {cluster}/{nodegroup}/{id}");
-        self.calls.admit("eks", &target)?;
+        let sent = self
+            .calls
+            .admit("eks", format!("DescribeUpdate {cluster}/{nodegroup}/{id}"))?;
         let result = self
             .clients
             .eks
@@ -89,7 +88,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|out| out.update().map(UpdateView::from_sdk));
-        match self.count("eks", "DescribeUpdate", &target, result) {
+        match Self::count(sent, "DescribeUpdate", result) {
             Err(CloudError::NotFound(_)) => Ok(None),
             other => other,
         }
@@ -120,7 +119,7 @@ impl<'a> NodegroupApi<'a> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            self.calls.admit("ec2", "DescribeInstances")?;
+            let sent = self.calls.admit("ec2", "DescribeInstances")?;
             let result = self
                 .clients
                 .ec2
@@ -130,7 +129,7 @@ impl<'a> NodegroupApi<'a> {
                 .send()
                 .await
                 .map_err(classify);
-            let page = self.count("ec2", "DescribeInstances", "DescribeInstances", result)?;
+            let page = Self::count(sent, "DescribeInstances", result)?;
             for instance in page.reservations().iter().flat_map(|r| r.instances()) {
                 let state = instance
                     .state()
@@ -164,7 +163,7 @@ impl<'a> NodegroupApi<'a> {
         &self,
         ids: &[String],
     ) -> Result<BTreeMap<String, String>, CloudError> {
-        self.calls.admit("ec2", "DescribeSubnets")?;
+        let sent = self.calls.admit("ec2", "DescribeSubnets")?;
         let result = self
             .clients
             .ec2
@@ -173,7 +172,7 @@ impl<'a> NodegroupApi<'a> {
             .send()
             .await
             .map_err(classify);
-        let out = self.count("ec2", "DescribeSubnets", "DescribeSubnets", result)?;
+        let out = Self::count(sent, "DescribeSubnets", result)?;
         Ok(out
             .subnets()
             .iter()
@@ -219,14 +218,15 @@ impl<'a> NodegroupApi<'a> {
             call = call.mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch));
         }
         // `POST /clusters/{name}/node-groups`: one target for the cluster's creates.
-        let target = format!("CreateNodegroup {}", request.cluster_name);
-        self.calls.admit("eks", &target)?;
+        let sent = self
+            .calls
+            .admit("eks", format!("CreateNodegroup {}", request.cluster_name))?;
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
                 CloudError::Transient("CreateNodegroup answered without the node group".into())
             })
         });
-        self.count("eks", "CreateNodegroup", &target, result)
+        Self::count(sent, "CreateNodegroup", result)
     }
 
     /// UpdateNodegroupConfig.
@@ -257,8 +257,10 @@ impl<'a> NodegroupApi<'a> {
                 )
                 .build()
         });
-        let target = format!("UpdateNodegroupConfig {cluster}/{nodegroup}");
-        self.calls.admit("eks", &target)?;
+        let sent = self.calls.admit(
+            "eks",
+            format!("UpdateNodegroupConfig {cluster}/{nodegroup}"),
+        )?;
         let result = self
             .clients
             .eks
@@ -275,7 +277,7 @@ impl<'a> NodegroupApi<'a> {
             .and_then(|out| {
                 started_update("UpdateNodegroupConfig", out.update()).map(UpdateView::from_sdk)
             });
-        self.count("eks", "UpdateNodegroupConfig", &target, result)
+        Self::count(sent, "UpdateNodegroupConfig", result)
     }
 
     /// UpdateNodegroupVersion to `version` (EKS picks the AMI release).
@@ -285,8 +287,10 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         version: &KubeVersion,
     ) -> Result<UpdateView, CloudError> {
-        let target = format!("UpdateNodegroupVersion {cluster}/{nodegroup}");
-        self.calls.admit("eks", &target)?;
+        let sent = self.calls.admit(
+            "eks",
+            format!("UpdateNodegroupVersion {cluster}/{nodegroup}"),
+        )?;
         let result = self
             .clients
             .eks
@@ -300,13 +304,12 @@ impl<'a> NodegroupApi<'a> {
             .and_then(|out| {
                 started_update("UpdateNodegroupVersion", out.update()).map(UpdateView::from_sdk)
             });
-        self.count("eks", "UpdateNodegroupVersion", &target, result)
+        Self::count(sent, "UpdateNodegroupVersion", result)
     }
 
     /// TagResource.
     pub async fn tag(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), CloudError> {
-        let target = format!("TagResource {arn}");
-        self.calls.admit("eks", &target)?;
+        let sent = self.calls.admit("eks", format!("TagResource {arn}"))?;
         let result = self
             .clients
             .eks
@@ -317,7 +320,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|_| ());
-        self.count("eks", "TagResource", &target, result)
+        Self::count(sent, "TagResource", result)
     }
 
     /// DeleteNodegroup; `None` when it is already gone.
@@ -326,8 +329,9 @@ impl<'a> NodegroupApi<'a> {
         cluster: &str,
         nodegroup: &str,
     ) -> Result<Option<NodegroupView>, CloudError> {
-        let target = format!("DeleteNodegroup {cluster}/{nodegroup}");
-        self.calls.admit("eks", &target)?;
+        let sent = self
+            .calls
+            .admit("eks", format!("DeleteNodegroup {cluster}/{nodegroup}"))?;
         let result = self
             .clients
             .eks
@@ -338,7 +342,7 @@ impl<'a> NodegroupApi<'a> {
             .await
             .map_err(classify)
             .map(|out| out.nodegroup().map(NodegroupView::from_sdk));
-        match self.count("eks", "DeleteNodegroup", &target, result) {
+        match Self::count(sent, "DeleteNodegroup", result) {
             Err(CloudError::NotFound(_)) => Ok(None),
             other => other,
         }
