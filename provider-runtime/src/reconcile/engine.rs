@@ -74,6 +74,12 @@ pub(crate) enum EngineError {
     Provider(ProviderError),
     #[error("kubernetes API: {0}")]
     Kube(#[from] kube::Error),
+    /// The finalizer's JSON patch was refused because its `test` of `/metadata/finalizers` did
+    /// not hold: the copy it was built from was stale (the API server answers a failed test 422
+    /// with no field causes). A conflict like a 409, not an invalid request: retried on the
+    /// fresh copy.
+    #[error("kubernetes API: the finalizer patch was built from a stale copy: {0}")]
+    StaleFinalizer(kube::Error),
     /// Not an error: cleanup is in progress and the finalizer must stay.
     #[error("cleanup in progress")]
     CleanupPending(Duration),
@@ -86,6 +92,7 @@ impl EngineError {
         match self {
             Self::Provider(e) => e.category(),
             Self::Kube(e) => kube_category(e),
+            Self::StaleFinalizer(_) => "kube_conflict",
             Self::CleanupPending(_) => "cleanup_pending",
             Self::Internal(_) => "internal",
         }
@@ -320,11 +327,29 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
         engine.env.metrics.reconcile_failed(kind, category);
         if matches!(error, EngineError::Provider(e) if e.is_held()) {
             tracing::debug!(kind, namespace, name, retry_in = ?delay, %error, "held until the cloud's Retry-After is over");
+        } else if category == "kube_conflict" {
+            // Another writer was first; the next pass works from the fresh copy.
+            tracing::debug!(kind, namespace, name, retry_in = ?delay, %error, "conflict; retrying");
         } else {
             tracing::warn!(kind, namespace, name, category, retry_in = ?delay, %error, "reconcile failed");
         }
     }
     Action::requeue(delay)
+}
+
+/// A refused finalizer patch: kube-runtime's patch tests `/metadata/finalizers` against the
+/// cached copy first, and the API server answers a failed test 422 Invalid with no causes; that
+/// is a stale copy (another writer was first), not a request this provider built wrong.
+fn finalizer_patch_error(e: kube::Error) -> EngineError {
+    match &e {
+        kube::Error::Api(status)
+            if status.code == 422
+                && status.details.as_ref().is_none_or(|d| d.causes.is_empty()) =>
+        {
+            EngineError::StaleFinalizer(e)
+        }
+        _ => EngineError::Kube(e),
+    }
 }
 
 /// How long a settled pass waits before the next: what the pass asked for, never longer than
@@ -358,6 +383,7 @@ pub(crate) fn retry_delay_after(
         }
         EngineError::Provider(ProviderError::Kube(_))
         | EngineError::Kube(_)
+        | EngineError::StaleFinalizer(_)
         | EngineError::Internal(_) => backoffs.next(key, None),
     }
 }
@@ -418,7 +444,7 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
                     }
                     Err(
                         finalizer::Error::AddFinalizer(e) | finalizer::Error::RemoveFinalizer(e),
-                    ) => Err(EngineError::Kube(e)),
+                    ) => Err(finalizer_patch_error(e)),
                     Err(other) => Err(EngineError::Internal(other.to_string())),
                 }
             }
@@ -808,6 +834,34 @@ mod tests {
         })));
         assert!(retry_delay_after(&kube, &b, "ns/d", hour) <= Duration::from_secs(2));
         assert_eq!(kube.category(), "kube_conflict");
+    }
+
+    #[test]
+    fn a_refused_finalizer_test_is_a_conflict_and_a_refused_field_is_not() {
+        let status = |code, causes: serde_json::Value| {
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                details: Some(serde_json::from_value(json!({ "causes": causes })).unwrap()),
+                ..Default::default()
+            }))
+        };
+        let stale = finalizer_patch_error(status(422, json!([])));
+        assert!(matches!(stale, EngineError::StaleFinalizer(_)), "{stale:?}");
+        assert_eq!(stale.category(), "kube_conflict");
+        let b = Backoffs::default();
+        assert!(
+            retry_delay_after(&stale, &b, "ns/e", Duration::from_secs(3600))
+                <= Duration::from_secs(2)
+        );
+        let invalid = finalizer_patch_error(status(
+            422,
+            json!([{ "field": "metadata.finalizers", "message": "bad" }]),
+        ));
+        assert_eq!(invalid.category(), "kube_invalid");
+        assert_eq!(
+            finalizer_patch_error(status(409, json!([]))).category(),
+            "kube_conflict"
+        );
     }
 
     #[test]
