@@ -50,7 +50,8 @@ impl<'a> NodegroupApi<'a> {
     ) -> Result<Option<NodegroupView>, CloudError> {
         let sent = self
             .calls
-            .admit("eks", format!("DescribeNodegroup {cluster}/{nodegroup}"))?;
+            .admit("eks", format!("DescribeNodegroup {cluster}/{nodegroup}"))
+            .await?;
         let result = self
             .clients
             .eks
@@ -76,7 +77,8 @@ impl<'a> NodegroupApi<'a> {
     ) -> Result<Option<UpdateView>, CloudError> {
         let sent = self
             .calls
-            .admit("eks", format!("DescribeUpdate {cluster}/{nodegroup}/{id}"))?;
+            .admit("eks", format!("DescribeUpdate {cluster}/{nodegroup}/{id}"))
+            .await?;
         let result = self
             .clients
             .eks
@@ -119,7 +121,7 @@ impl<'a> NodegroupApi<'a> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let sent = self.calls.admit("ec2", "DescribeInstances")?;
+            let sent = self.calls.admit("ec2", "DescribeInstances").await?;
             let result = self
                 .clients
                 .ec2
@@ -163,7 +165,7 @@ impl<'a> NodegroupApi<'a> {
         &self,
         ids: &[String],
     ) -> Result<BTreeMap<String, String>, CloudError> {
-        let sent = self.calls.admit("ec2", "DescribeSubnets")?;
+        let sent = self.calls.admit("ec2", "DescribeSubnets").await?;
         let result = self
             .clients
             .ec2
@@ -220,7 +222,8 @@ impl<'a> NodegroupApi<'a> {
         // `POST /clusters/{name}/node-groups`: one target for the cluster's creates.
         let sent = self
             .calls
-            .admit("eks", format!("CreateNodegroup {}", request.cluster_name))?;
+            .admit("eks", format!("CreateNodegroup {}", request.cluster_name))
+            .await?;
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
                 CloudError::Transient("CreateNodegroup answered without the node group".into())
@@ -257,10 +260,13 @@ impl<'a> NodegroupApi<'a> {
                 )
                 .build()
         });
-        let sent = self.calls.admit(
-            "eks",
-            format!("UpdateNodegroupConfig {cluster}/{nodegroup}"),
-        )?;
+        let sent = self
+            .calls
+            .admit(
+                "eks",
+                format!("UpdateNodegroupConfig {cluster}/{nodegroup}"),
+            )
+            .await?;
         let result = self
             .clients
             .eks
@@ -287,10 +293,13 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         version: &KubeVersion,
     ) -> Result<UpdateView, CloudError> {
-        let sent = self.calls.admit(
-            "eks",
-            format!("UpdateNodegroupVersion {cluster}/{nodegroup}"),
-        )?;
+        let sent = self
+            .calls
+            .admit(
+                "eks",
+                format!("UpdateNodegroupVersion {cluster}/{nodegroup}"),
+            )
+            .await?;
         let result = self
             .clients
             .eks
@@ -309,7 +318,10 @@ impl<'a> NodegroupApi<'a> {
 
     /// TagResource.
     pub async fn tag(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), CloudError> {
-        let sent = self.calls.admit("eks", format!("TagResource {arn}"))?;
+        let sent = self
+            .calls
+            .admit("eks", format!("TagResource {arn}"))
+            .await?;
         let result = self
             .clients
             .eks
@@ -331,7 +343,8 @@ impl<'a> NodegroupApi<'a> {
     ) -> Result<Option<NodegroupView>, CloudError> {
         let sent = self
             .calls
-            .admit("eks", format!("DeleteNodegroup {cluster}/{nodegroup}"))?;
+            .admit("eks", format!("DeleteNodegroup {cluster}/{nodegroup}"))
+            .await?;
         let result = self
             .clients
             .eks
