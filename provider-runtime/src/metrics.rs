@@ -23,6 +23,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+
 use crate::cloud_error::CloudError;
 
 /// Content type of the `/metrics` response.
@@ -210,7 +213,8 @@ pub struct CloudCalls {
     waits: Arc<Waits>,
 }
 
-/// Until when each request target must not be called again (a 429's `Retry-After`).
+/// Until when each request target must not be called again (a 429's `Retry-After`), and
+/// after that, until when it is called one request at a time.
 ///
 /// A `Retry-After` speaks for the request it answered (RFC 9110 §10.2.3), so the wait is kept
 /// per service and target — what the provider names in [`CloudCalls::admit`]: the method and
@@ -225,12 +229,15 @@ pub struct CloudCalls {
 /// held in its turn; the engine's hold of the whole cluster ([`crate::backoff::Holds`]) keeps the
 /// throttled cluster's other objects away meanwhile.
 ///
-/// After its `Retry-After` the target is called one request at a time for as long again (the
-/// wait's *careful* time): the calls the wait held are all let go at its end, and several sent
-/// together are several in flight when the next 429 comes, which reach the cloud after it
-/// (P9 at 100 clusters: two or three creates each run, all within 15 ms of the create they
-/// followed). A call only waits its turn behind one already sent; a 429 answered meanwhile holds
-/// it like any other.
+/// For as long again after its `Retry-After` (the wait's *careful* time) the target takes one
+/// call at a time: the calls the wait held are all let go at its end, and several sent together
+/// are several in flight when the next 429 comes, which reach the cloud after it (P9 at 100
+/// clusters: two or three creates a run, each within 15 ms of the create they followed). A call
+/// waits its turn behind the one admitted before it, never past the careful time; a 429
+/// answered meanwhile holds it like any other. Calls admitted before the 429 hold no turn (they
+/// were sent before anyone knew).
+///
+/// Times are tokio's ([`tokio::time::Instant`]), the wall clock's outside tests.
 #[derive(Debug, Default)]
 struct Waits(std::sync::Mutex<std::collections::HashMap<String, Wait>>);
 
@@ -238,11 +245,17 @@ struct Waits(std::sync::Mutex<std::collections::HashMap<String, Wait>>);
 #[derive(Debug)]
 struct Wait {
     /// Until when nothing is sent.
-    until: std::time::Instant,
+    until: Instant,
     /// Until when one call at a time is sent.
-    careful_until: std::time::Instant,
+    careful_until: Instant,
     /// The turn of the call in flight while careful.
     turn: Arc<tokio::sync::Semaphore>,
+}
+
+/// A target in its careful time: whose turn it is, and until when.
+struct Careful {
+    turn: Arc<tokio::sync::Semaphore>,
+    until: Instant,
 }
 
 impl Waits {
@@ -253,19 +266,22 @@ impl Waits {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// `Err(left)` while `key` is held; `Ok(Some(turn))` while it is careful.
-    fn check(&self, key: &str) -> Result<Option<Arc<tokio::sync::Semaphore>>, std::time::Duration> {
-        let now = std::time::Instant::now();
+    /// `Err(left)` while `key` is held; `Ok(Some(_))` while it is careful.
+    fn check(&self, key: &str) -> Result<Option<Careful>, Duration> {
+        let now = Instant::now();
         match self.lock().get(key) {
             Some(wait) if wait.until > now => Err(wait.until - now),
-            Some(wait) if wait.careful_until > now => Ok(Some(wait.turn.clone())),
+            Some(wait) if wait.careful_until > now => Ok(Some(Careful {
+                turn: wait.turn.clone(),
+                until: wait.careful_until,
+            })),
             _ => Ok(None),
         }
     }
 
     /// Keeps a `Retry-After` of `after` answered to `key` now.
-    fn keep(&self, key: String, after: std::time::Duration) {
-        let now = std::time::Instant::now();
+    fn keep(&self, key: String, after: Duration) {
+        let now = Instant::now();
         let (until, careful_until) = (now + after, now + after + after);
         let mut waits = self.lock();
         // Targets are many (one per cloud resource): keep only the waits in force.
@@ -280,6 +296,31 @@ impl Waits {
         });
         wait.until = wait.until.max(until);
         wait.careful_until = wait.careful_until.max(careful_until);
+    }
+
+    /// Waits for `key`'s turn while it is careful: the turn, or `None` once it is not careful
+    /// (any more). `Err(left)` when a 429 answered meanwhile holds it.
+    async fn turn(&self, key: &str) -> Result<Option<OwnedSemaphorePermit>, Duration> {
+        let mut turn: Option<OwnedSemaphorePermit> = None;
+        loop {
+            let Some(careful) = self.check(key)? else {
+                return Ok(None);
+            };
+            // The turn of this careful time (a wait dropped and kept again has a new one).
+            if let Some(permit) = turn.take()
+                && Arc::ptr_eq(permit.semaphore(), &careful.turn)
+            {
+                return Ok(Some(permit));
+            }
+            match tokio::time::timeout_at(careful.until, careful.turn.acquire_owned()).await {
+                // Checked again above: the call before may have been answered 429.
+                Ok(Ok(permit)) => turn = Some(permit),
+                // The careful time is over: checked again above.
+                Err(_elapsed) => {}
+                // Never closed; were it, the call goes without a turn.
+                Ok(Err(_closed)) => return Ok(None),
+            }
+        }
     }
 }
 
@@ -298,7 +339,7 @@ impl CloudCalls {
     /// Before a call to `target` of `service`: `Err(Held)` with the time left, sending nothing,
     /// while the target's last `Retry-After` is not over; else the admitted call, whose
     /// [`Admitted::answered`] counts the answer and keeps its `Retry-After`. For as long again
-    /// after a `Retry-After`, a call first waits until no other call to the target is in flight
+    /// after a `Retry-After`, a call first waits for the answer to the call admitted before it
     /// ([`Waits`]). The provider names the target as its cloud scopes a `Retry-After`:
     /// `"GET /subscriptions/…/managedClusters/a"`, `"DescribeCluster a"`, `"CreateTags"`.
     ///
@@ -311,28 +352,21 @@ impl CloudCalls {
     ) -> Result<Admitted<'_>, CloudError> {
         let target = target.into();
         let key = format!("{service} {target}");
-        let held = |left: Duration| CloudError::Held {
-            message: format!(
-                "{service} asked to wait (Retry-After) before {target}; not calling it for another {:.1}s",
-                left.as_secs_f64()
-            ),
-            left,
-        };
-        let turn = match self.waits.check(&key).map_err(held)? {
-            // The semaphore is never closed; were it, the call would go without its turn.
-            Some(turn) => turn.acquire_owned().await.ok(),
-            None => None,
-        };
-        if turn.is_some() {
-            // The call in flight before this one may have been answered 429.
-            self.waits.check(&key).map_err(held)?;
+        match self.waits.turn(&key).await {
+            Ok(turn) => Ok(Admitted {
+                calls: self,
+                service,
+                key,
+                _turn: turn,
+            }),
+            Err(left) => Err(CloudError::Held {
+                message: format!(
+                    "{service} asked to wait (Retry-After) before {target}; not calling it for another {:.1}s",
+                    left.as_secs_f64()
+                ),
+                left,
+            }),
         }
-        Ok(Admitted {
-            calls: self,
-            service,
-            key,
-            _turn: turn,
-        })
     }
 
     /// Counts one call, e.g. `record("eks", "DescribeCluster", CallOutcome::Success)`.
@@ -376,13 +410,15 @@ pub struct Admitted<'a> {
     service: &'static str,
     /// The service and the target, as the waits are kept.
     key: String,
-    /// While the target is careful: its one call in flight, until answered.
-    _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// While the target is careful: the turn of its one call in flight, until answered (or
+    /// dropped unanswered).
+    _turn: Option<OwnedSemaphorePermit>,
 }
 
 impl Admitted<'_> {
     /// After the call, as `operation`: counts it by outcome, and when the cloud answered 429
-    /// with `Retry-After`, holds every call to the same target until then.
+    /// with `Retry-After`, holds every call to the same target until then, and takes its calls
+    /// one at a time for as long again ([`Waits`]). The next call's turn comes after this.
     pub fn answered(
         self,
         operation: impl Into<Cow<'static, str>>,
@@ -480,7 +516,8 @@ mod tests {
         assert_eq!(kept, 1, "only the ARM cluster's wait is in force");
     }
 
-    #[tokio::test]
+    // Tokio's clock, paused: it moves only when every task waits, so no step races a timer.
+    #[tokio::test(start_paused = true)]
     async fn after_a_retry_after_a_target_is_called_one_at_a_time_for_as_long_again() {
         let calls = CloudCalls::detached();
         let create = "CreateCluster";
@@ -517,18 +554,27 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         second.answered(create, Err(&throttled(after)));
         match waiting.await.unwrap() {
-            Err(CloudError::Held { left, .. }) => assert!(left > after / 2, "{left:?}"),
+            Err(CloudError::Held { left, .. }) => assert_eq!(left, after),
             other => panic!("not held: {other:?}"),
         }
+        // A call in flight that is never answered delays the next only to the careful time's end.
+        tokio::time::sleep(after + Duration::from_millis(20)).await;
+        let unanswered = calls.admit("eks", create).await.expect("the wait is over");
+        let started = Instant::now();
+        let next = calls.admit("eks", create).await.expect("careful time over");
+        let waited = started.elapsed();
+        assert!(
+            waited >= after - Duration::from_millis(20) && waited < after,
+            "{waited:?}"
+        );
         // Once the wait and as long again are over, calls go together.
-        tokio::time::sleep(after * 2 + Duration::from_millis(20)).await;
-        let one = calls.admit("eks", create).await.unwrap();
-        let two = tokio::time::timeout(Duration::from_millis(500), calls.admit("eks", create))
+        let together = tokio::time::timeout(Duration::from_millis(1), calls.admit("eks", create))
             .await
             .expect("not careful any more")
             .unwrap();
-        one.answered(create, Ok(()));
-        two.answered(create, Ok(()));
+        for sent in [unanswered, next, together] {
+            sent.answered(create, Ok(()));
+        }
     }
 
     #[test]

@@ -344,6 +344,7 @@ fn finalizer_patch_error(e: kube::Error) -> EngineError {
     match &e {
         kube::Error::Api(status)
             if status.code == 422
+                && status.reason == "Invalid"
                 && status.details.as_ref().is_none_or(|d| d.causes.is_empty()) =>
         {
             EngineError::StaleFinalizer(e)
@@ -838,9 +839,27 @@ mod tests {
 
     #[test]
     fn a_refused_finalizer_test_is_a_conflict_and_a_refused_field_is_not() {
+        // What kube-apiserver answers a JSON patch whose `test` fails.
+        let refused: kube::core::Status = serde_json::from_value(json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server rejected our request due to an error in our request",
+            "reason": "Invalid", "details": {}, "code": 422
+        }))
+        .unwrap();
+        let stale = finalizer_patch_error(kube::Error::Api(Box::new(refused.clone())));
+        assert!(matches!(stale, EngineError::StaleFinalizer(_)), "{stale:?}");
+        let without_details = kube::core::Status {
+            details: None,
+            ..refused
+        };
+        assert_eq!(
+            finalizer_patch_error(kube::Error::Api(Box::new(without_details))).category(),
+            "kube_conflict"
+        );
         let status = |code, causes: serde_json::Value| {
             kube::Error::Api(Box::new(kube::core::Status {
                 code,
+                reason: "Invalid".into(),
                 details: Some(serde_json::from_value(json!({ "causes": causes })).unwrap()),
                 ..Default::default()
             }))
@@ -858,6 +877,12 @@ mod tests {
             json!([{ "field": "metadata.finalizers", "message": "bad" }]),
         ));
         assert_eq!(invalid.category(), "kube_invalid");
+        // A 422 that is not the API server's own Invalid (a webhook's, say) is not read as one.
+        let other = kube::Error::Api(Box::new(kube::core::Status {
+            code: 422,
+            ..Default::default()
+        }));
+        assert_eq!(finalizer_patch_error(other).category(), "kube_invalid");
         assert_eq!(
             finalizer_patch_error(status(409, json!([]))).category(),
             "kube_conflict"
