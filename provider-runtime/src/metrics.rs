@@ -233,8 +233,9 @@ pub struct CloudCalls {
 /// call at a time: the calls the wait held are all let go at its end, and several sent together
 /// are several in flight when the next 429 comes, which reach the cloud after it (P9 at 100
 /// clusters: two or three creates a run, each within 15 ms of the create they followed). A call
-/// waits its turn behind the one admitted before it, never past the careful time; a 429
-/// answered meanwhile holds it like any other. Calls admitted before the 429 hold no turn (they
+/// waits its turn behind the one admitted before it, never past the careful time and never
+/// longer than [`TURN_WAIT`] (its pass is then requeued, sending nothing); a 429 answered
+/// meanwhile holds it like any other. Calls admitted before the 429 hold no turn (they
 /// were sent before anyone knew).
 ///
 /// Times are tokio's ([`tokio::time::Instant`]), the wall clock's outside tests.
@@ -299,11 +300,13 @@ impl Waits {
     }
 
     /// Waits for `key`'s turn while it is careful: the turn, or `None` once it is not careful
-    /// (any more). `Err(left)` when a 429 answered meanwhile holds it.
-    async fn turn(&self, key: &str) -> Result<Option<OwnedSemaphorePermit>, Duration> {
+    /// (any more). Never longer than [`TURN_WAIT`]: the pass is then requeued for the rest of
+    /// the careful time rather than hold its worker behind a slow call.
+    async fn turn(&self, key: &str) -> Result<Option<OwnedSemaphorePermit>, NotYet> {
+        let give_up = Instant::now() + TURN_WAIT;
         let mut turn: Option<OwnedSemaphorePermit> = None;
         loop {
-            let Some(careful) = self.check(key)? else {
+            let Some(careful) = self.check(key).map_err(NotYet::Held)? else {
                 return Ok(None);
             };
             // The turn of this careful time (a wait dropped and kept again has a new one).
@@ -312,9 +315,14 @@ impl Waits {
             {
                 return Ok(Some(permit));
             }
-            match tokio::time::timeout_at(careful.until, careful.turn.acquire_owned()).await {
+            let deadline = careful.until.min(give_up);
+            match tokio::time::timeout_at(deadline, careful.turn.acquire_owned()).await {
                 // Checked again above: the call before may have been answered 429.
                 Ok(Ok(permit)) => turn = Some(permit),
+                // Still careful, and waited long enough.
+                Err(_elapsed) if deadline < careful.until => {
+                    return Err(NotYet::Busy(careful.until - Instant::now()));
+                }
                 // The careful time is over: checked again above.
                 Err(_elapsed) => {}
                 // Never closed; were it, the call goes without a turn.
@@ -322,6 +330,18 @@ impl Waits {
             }
         }
     }
+}
+
+/// The longest a call waits for its turn while its target is careful: longer than a cloud
+/// usually takes to answer, short enough not to hold a worker.
+const TURN_WAIT: Duration = Duration::from_secs(2);
+
+/// Why a call is not sent now, and for how long.
+enum NotYet {
+    /// The target's `Retry-After` is not over.
+    Held(Duration),
+    /// The call before it, in the careful time after a `Retry-After`, has not been answered.
+    Busy(Duration),
 }
 
 impl fmt::Debug for CloudCalls {
@@ -359,9 +379,17 @@ impl CloudCalls {
                 key,
                 _turn: turn,
             }),
-            Err(left) => Err(CloudError::Held {
+            Err(NotYet::Held(left)) => Err(CloudError::Held {
                 message: format!(
                     "{service} asked to wait (Retry-After) before {target}; not calling it for another {:.1}s",
+                    left.as_secs_f64()
+                ),
+                left,
+            }),
+            Err(NotYet::Busy(left)) => Err(CloudError::Held {
+                message: format!(
+                    "{service} asked to wait (Retry-After) before {target} a moment ago, and the call sent since has not been answered after {}s; trying again in {:.1}s",
+                    TURN_WAIT.as_secs(),
                     left.as_secs_f64()
                 ),
                 left,
@@ -575,6 +603,45 @@ mod tests {
         for sent in [unanswered, next, together] {
             sent.answered(create, Ok(()));
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_waits_its_turn_no_longer_than_a_moment_and_is_then_requeued() {
+        let calls = CloudCalls::detached();
+        let create = "CreateCluster";
+        let after = Duration::from_secs(10);
+        calls
+            .admit("eks", create)
+            .await
+            .unwrap()
+            .answered(create, Err(&throttled(after)));
+        tokio::time::sleep(after + Duration::from_secs(1)).await;
+        // A call in flight for long: the next waits TURN_WAIT, then its pass is requeued for
+        // the rest of the careful time (20 s from the 429), sending nothing.
+        let slow = calls.admit("eks", create).await.expect("the wait is over");
+        let started = Instant::now();
+        match calls.admit("eks", create).await {
+            Err(CloudError::Held { left, message }) => {
+                let waited = started.elapsed();
+                assert!(
+                    waited >= TURN_WAIT && waited < TURN_WAIT + Duration::from_millis(5),
+                    "{waited:?}"
+                );
+                let rest = after * 2 - after - Duration::from_secs(1) - TURN_WAIT;
+                assert!(
+                    left <= rest && left > rest - Duration::from_millis(5),
+                    "{left:?}"
+                );
+                assert!(
+                    message.contains(create) && message.contains("not been answered"),
+                    "{message}"
+                );
+            }
+            Ok(_) => panic!("sent beside a call in flight"),
+            Err(other) => panic!("{other:?}"),
+        }
+        slow.answered(create, Ok(()));
+        assert!(calls.admit("eks", create).await.is_ok(), "its turn now");
     }
 
     #[test]
