@@ -544,18 +544,28 @@ mod tests {
         assert_eq!(kept, 1, "only the ARM cluster's wait is in force");
     }
 
+    /// EKS's `target` answered 429 with `Retry-After: after`, and `into` of its careful time.
+    async fn careful_after(
+        calls: &CloudCalls,
+        target: &'static str,
+        after: Duration,
+        into: Duration,
+    ) {
+        calls
+            .admit("eks", target)
+            .await
+            .unwrap()
+            .answered(target, Err(&throttled(after)));
+        tokio::time::sleep(after + into).await;
+    }
+
     // Tokio's clock, paused: it moves only when every task waits, so no step races a timer.
     #[tokio::test(start_paused = true)]
     async fn after_a_retry_after_a_target_is_called_one_at_a_time_for_as_long_again() {
         let calls = CloudCalls::detached();
         let create = "CreateCluster";
         let after = Duration::from_millis(400);
-        calls
-            .admit("eks", create)
-            .await
-            .unwrap()
-            .answered(create, Err(&throttled(after)));
-        tokio::time::sleep(after + Duration::from_millis(20)).await;
+        careful_after(&calls, create, after, Duration::from_millis(20)).await;
         // The Retry-After is over: one call goes, the next waits for its answer.
         let first = calls.admit("eks", create).await.expect("the wait is over");
         let second = tokio::time::timeout(Duration::from_millis(50), calls.admit("eks", create));
@@ -610,12 +620,7 @@ mod tests {
         let calls = CloudCalls::detached();
         let create = "CreateCluster";
         let after = Duration::from_secs(10);
-        calls
-            .admit("eks", create)
-            .await
-            .unwrap()
-            .answered(create, Err(&throttled(after)));
-        tokio::time::sleep(after + Duration::from_secs(1)).await;
+        careful_after(&calls, create, after, Duration::from_secs(1)).await;
         // A call in flight for long: the next waits TURN_WAIT, then its pass is requeued for
         // the rest of the careful time (20 s from the 429), sending nothing.
         let slow = calls.admit("eks", create).await.expect("the wait is over");
