@@ -12,7 +12,6 @@
 //! - [`version`]: Kubernetes versions and pure upgrade planning.
 //! - [`naming`]: the ownership tag and cloud-name derivation within each cloud's limits.
 //! - [`ownership`]: one decision, for every resource of every kind: ours, adopt, or conflict.
-//! - [`pace`]: when to look again at a running cloud operation, from what earlier ones took.
 //! - [`idempotency`]: deterministic request tokens within each cloud's limits.
 //! - [`overrides`]: `requestOverrides`, a JSON merge patch under the provider's own fields.
 //! - [`endpoint`]: the preferred endpoint, URL parsing and the user-set rule.
@@ -38,7 +37,6 @@ pub mod kubeconfig;
 pub mod naming;
 pub mod overrides;
 pub mod ownership;
-pub mod pace;
 pub mod plan;
 pub mod scaling;
 pub mod schema;

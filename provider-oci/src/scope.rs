@@ -13,7 +13,7 @@ use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
-use provider_runtime::expiring::Expiring;
+use provider_runtime::pacing::looks::Expiring;
 use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
 pub use provider_runtime::ClusterRef;

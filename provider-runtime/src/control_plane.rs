@@ -56,9 +56,9 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::CloudCalls;
 use crate::CloudError;
 use crate::kubeconfig::{KubeconfigSecrets, KubeconfigTarget, TokenSource, until_refresh};
-use crate::metrics::CloudCalls;
 use crate::{
     Cleanup, CleanupContext, Pass, PassContext, ProviderError, ProviderObject, Reconciler,
 };
@@ -385,84 +385,8 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
 pub struct ControlPlaneReconciler<C: ControlPlaneCloud> {
     cloud: C,
     provider: &'static str,
-    pacer: crate::pace::Pacer,
-    looks: Looks<Observed<C::Detail, C::Extra>>,
-}
-
-/// The last look at each control plane that found it serving with nothing to do, by UID: what
-/// was observed, when, and at which generation of the object. In memory (a restart looks
-/// again); one entry per control plane, dropped when it is deleted or no longer at rest.
-pub(crate) struct Looks<T> {
-    looks: std::sync::Mutex<std::collections::HashMap<String, Look<T>>>,
-}
-
-struct Look<T> {
-    at: std::time::Instant,
-    generation: Option<i64>,
-    observed: Arc<T>,
-}
-
-impl<T> Default for Looks<T> {
-    fn default() -> Self {
-        Self {
-            looks: std::sync::Mutex::new(std::collections::HashMap::new()),
-        }
-    }
-}
-
-impl<T> Looks<T> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Look<T>>> {
-        self.looks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The last look at `uid` and its age, when it was taken at `generation` less than `good_for`
-    /// ago.
-    pub(crate) fn recent(
-        &self,
-        uid: &str,
-        generation: Option<i64>,
-        good_for: Duration,
-        now: std::time::Instant,
-    ) -> Option<(Arc<T>, Duration)> {
-        let looks = self.lock();
-        let look = looks.get(uid)?;
-        let age = now.checked_duration_since(look.at)?;
-        (look.generation == generation && age < good_for).then(|| (look.observed.clone(), age))
-    }
-
-    /// Remembers a look at `uid`; looks older than `forget_after` are dropped on the way (their
-    /// control planes were deleted, or left rest without a pass since).
-    pub(crate) fn remember(
-        &self,
-        uid: &str,
-        generation: Option<i64>,
-        observed: Arc<T>,
-        now: std::time::Instant,
-        forget_after: Duration,
-    ) {
-        let mut looks = self.lock();
-        looks.retain(|_, l| now.saturating_duration_since(l.at) < forget_after);
-        looks.insert(
-            uid.to_owned(),
-            Look {
-                at: now,
-                generation,
-                observed,
-            },
-        );
-    }
-
-    /// Forgets the look at `uid`.
-    pub(crate) fn forget(&self, uid: &str) {
-        self.lock().remove(uid);
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.lock().len()
-    }
+    pacer: crate::pacing::operations::Pacer,
+    looks: crate::pacing::looks::Looks<Observed<C::Detail, C::Extra>>,
 }
 
 impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
@@ -471,8 +395,8 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
         Self {
             cloud,
             provider,
-            pacer: crate::pace::Pacer::default(),
-            looks: Looks::default(),
+            pacer: crate::pacing::operations::Pacer::default(),
+            looks: crate::pacing::looks::Looks::default(),
         }
     }
 
@@ -1069,35 +993,6 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_look_serves_its_object_at_its_generation_for_its_time_then_is_forgotten() {
-        let looks = Looks::<&str>::default();
-        let t0 = std::time::Instant::now();
-        let rest = Duration::from_secs(900);
-        let at = |s: u64| t0 + Duration::from_secs(s);
-        assert!(looks.recent("a", Some(1), rest, t0).is_none());
-        looks.remember("a", Some(1), Arc::new("seen"), t0, rest * 2);
-        let (seen, age) = looks.recent("a", Some(1), rest, at(600)).expect("recent");
-        assert_eq!((*seen, age), ("seen", Duration::from_secs(600)));
-        assert!(
-            looks.recent("a", Some(2), rest, at(1)).is_none(),
-            "spec changed"
-        );
-        assert!(
-            looks.recent("b", Some(1), rest, at(1)).is_none(),
-            "another object"
-        );
-        assert!(
-            looks.recent("a", Some(1), rest, at(900)).is_none(),
-            "too old"
-        );
-        // Remembering drops looks past their use; forgetting drops one.
-        looks.remember("b", Some(1), Arc::new("b"), at(1_800), rest * 2);
-        assert_eq!(looks.len(), 1);
-        looks.forget("b");
-        assert_eq!(looks.len(), 0);
-    }
 
     #[test]
     fn a_delete_request_s_outcome_is_started_gone_blocked_or_an_error() {

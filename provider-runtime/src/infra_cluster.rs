@@ -26,9 +26,8 @@
 //! still be named ([`CleanupContext::cluster_to_clean`]), deleting only what carries the
 //! ownership tag.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
@@ -38,7 +37,8 @@ use contract::plan::infra_cluster_status;
 use kube::ResourceExt;
 use serde::Serialize;
 
-use crate::metrics::CloudCalls;
+use crate::CloudCalls;
+use crate::pacing::looks::NetworkMemo;
 use crate::{
     Cleanup, CleanupContext, Pass, PassContext, ProviderError, ProviderObject, Reconciler,
 };
@@ -179,92 +179,6 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
     ) -> Self::Status;
 }
 
-/// The networks last seen whole, by object UID: what a pass reports without reading the cloud
-/// while the last walk's look-again time has not come and the spec's generation is the same.
-/// In memory only: a restarted provider (or a new leader) reads every network once.
-#[derive(Debug)]
-pub struct NetworkMemo<N> {
-    seen: Mutex<HashMap<String, Seen<N>>>,
-}
-
-#[derive(Debug)]
-struct Seen<N> {
-    generation: Option<i64>,
-    at: Instant,
-    until: Duration,
-    network: N,
-    condition: DesiredCondition,
-}
-
-impl<N: Clone> Default for NetworkMemo<N> {
-    fn default() -> Self {
-        Self {
-            seen: Mutex::new(HashMap::new()),
-        }
-    }
-}
-
-impl<N: Clone> NetworkMemo<N> {
-    /// Remembers a report if it saw the network whole (else forgets the object's).
-    pub fn remember(
-        &self,
-        uid: &str,
-        generation: Option<i64>,
-        now: Instant,
-        report: &NetworkReport<N>,
-    ) {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        match (&report.network, report.complete && report.error.is_none()) {
-            (Some(network), true) => {
-                seen.insert(
-                    uid.to_string(),
-                    Seen {
-                        generation,
-                        at: now,
-                        until: report.requeue,
-                        network: network.clone(),
-                        condition: report.condition.clone(),
-                    },
-                );
-            }
-            _ => {
-                seen.remove(uid);
-            }
-        }
-    }
-
-    /// The remembered report, its look-again time shortened by the time gone, while that time
-    /// has not come and the generation is the one it was seen at.
-    pub fn fresh(
-        &self,
-        uid: &str,
-        generation: Option<i64>,
-        now: Instant,
-    ) -> Option<NetworkReport<N>> {
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let s = seen.get(uid)?;
-        let gone = now.checked_duration_since(s.at)?;
-        if s.generation != generation || gone >= s.until {
-            return None;
-        }
-        Some(NetworkReport {
-            network: Some(s.network.clone()),
-            complete: true,
-            condition: s.condition.clone(),
-            requeue: s.until - gone,
-            error: None,
-        })
-    }
-
-    /// Forgets an object (it is being deleted).
-    pub fn forget(&self, uid: &str) {
-        self.seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(uid);
-    }
-}
-
 /// The generic InfraCluster reconciler.
 pub struct InfraClusterReconciler<C: InfraClusterCloud> {
     cloud: C,
@@ -365,53 +279,5 @@ impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
             .connect(&obj, &ctx.client, &ctx.cloud_calls)
             .await?;
         self.cloud.tear_down(&obj, &clients, owner).await
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-
-    fn ready(requeue: u64) -> NetworkReport<&'static str> {
-        NetworkReport::ready("vpc-1", "ready", Duration::from_secs(requeue))
-    }
-
-    #[test]
-    fn a_network_seen_whole_is_not_read_again_before_its_time_nor_after_a_spec_change() {
-        let memo = NetworkMemo::default();
-        let t0 = Instant::now();
-        let at = |secs| t0 + Duration::from_secs(secs);
-        memo.remember("uid-1", Some(1), t0, &ready(600));
-        let hit = memo.fresh("uid-1", Some(1), at(100)).expect("remembered");
-        assert_eq!(
-            (hit.network, hit.complete, hit.requeue),
-            (Some("vpc-1"), true, Duration::from_secs(500))
-        );
-        assert!(
-            memo.fresh("uid-1", Some(1), at(600)).is_none(),
-            "its time came"
-        );
-        assert!(
-            memo.fresh("uid-1", Some(2), at(1)).is_none(),
-            "the spec changed"
-        );
-        assert!(
-            memo.fresh("uid-2", Some(1), at(1)).is_none(),
-            "another object"
-        );
-
-        // A walk that did not see the network whole forgets it; so does a deletion.
-        let mut partial = ready(5);
-        partial.complete = false;
-        memo.remember("uid-1", Some(1), t0, &partial);
-        assert!(memo.fresh("uid-1", Some(1), at(1)).is_none());
-        memo.remember("uid-1", Some(1), t0, &ready(600));
-        memo.forget("uid-1");
-        assert!(memo.fresh("uid-1", Some(1), at(1)).is_none());
-        let failed: NetworkReport<&str> =
-            NetworkReport::failed(ProviderError::terminal(Reason::CloudError, "throttled"));
-        memo.remember("uid-1", Some(1), t0, &failed);
-        assert!(memo.fresh("uid-1", Some(1), at(1)).is_none());
     }
 }

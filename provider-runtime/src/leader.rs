@@ -75,7 +75,7 @@ fn identity() -> String {
         })
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "unknown".to_owned());
-    let random = (crate::backoff::jitter() * (u64::MAX as f64)) as u64;
+    let random = (crate::pacing::retry::jitter() * (u64::MAX as f64)) as u64;
     format!("{host}_{random:016x}")
 }
 

@@ -16,14 +16,15 @@
 //!   nothing);
 //! - [`machine_pool`]: the InfraMachinePool role written once, over a narrow per-cloud trait;
 //!   both look at a running cloud operation close together only where earlier ones of its kind
-//!   finished (`contract::pace`, one memory per reconciler);
+//!   finished;
 //! - [`infra_cluster`]: the InfraCluster role written once, over a narrow per-cloud trait;
 //! - [`walker`]: the InfraCluster's ordered-service walker;
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
 //! - [`identity`]: `spec.identityRef` read the same way on every cloud, and the client cache
 //!   keyed by (location, identity);
-//! - [`expiring`]: what is read from the cloud now and then (a CA, a region's zones), kept a while;
-//! - [`metrics`], [`health`], [`telemetry`], [`leader`]: operability;
+//! - [`pacing`]: every timing rule: looks at running operations, retries and backoff, the
+//!   `Retry-After` admission of cloud calls, and what is reported from an earlier look;
+//! - [`metrics`] (counting only), [`health`], [`telemetry`], [`leader`]: operability;
 //! - [`Operator`]: the entry point a provider's `main` calls.
 //!
 //! ```no_run
@@ -47,12 +48,10 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod backoff;
 pub mod cloud_error;
 pub mod cluster_objects;
 pub mod control_plane;
 pub mod error;
-pub mod expiring;
 pub mod flags;
 pub mod health;
 pub mod identity;
@@ -62,7 +61,7 @@ pub mod leader;
 pub mod machine_pool;
 pub mod metrics;
 mod operator;
-mod pace;
+pub mod pacing;
 pub mod reconcile;
 pub mod shutdown;
 pub mod telemetry;
@@ -94,8 +93,9 @@ macro_rules! provider_object {
 }
 pub use error::ProviderError;
 pub use flags::CommonArgs;
-pub use metrics::{Admitted, CallOutcome, CloudCalls, Metrics};
+pub use metrics::{CallOutcome, Metrics};
 pub use operator::{Operator, ProviderSpec, shutdown_signal};
+pub use pacing::admission::{Admitted, CloudCalls};
 pub use reconcile::{
     Cleanup, CleanupContext, ClusterRef, ObjectEvents, Pass, PassContext, ProviderObject,
     Reconciler, Role,

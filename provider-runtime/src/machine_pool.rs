@@ -44,8 +44,8 @@ use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::CloudCalls;
 use crate::control_plane::{Deletion, Request};
-use crate::metrics::CloudCalls;
 use crate::{
     Cleanup, CleanupContext, ClusterRef, Pass, PassContext, ProviderError, ProviderObject,
     Reconciler,
@@ -314,7 +314,7 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
 pub struct MachinePoolReconciler<C> {
     cloud: C,
     provider: &'static str,
-    pacer: crate::pace::Pacer,
+    pacer: crate::pacing::operations::Pacer,
 }
 
 impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
@@ -323,7 +323,7 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
         Self {
             cloud,
             provider,
-            pacer: crate::pace::Pacer::default(),
+            pacer: crate::pacing::operations::Pacer::default(),
         }
     }
 }

@@ -90,8 +90,7 @@ impl Operator {
         self
     }
 
-    /// The metrics registry (e.g. to hand [`Metrics::cloud_calls`] to a cloud client built
-    /// before the reconcilers).
+    /// The metrics registry.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
@@ -161,8 +160,9 @@ impl Operator {
             watch_filter: args.watch_filter().map(str::to_owned),
             concurrency: args.concurrency,
             sync_period: args.sync_period,
+            calls: crate::CloudCalls::new(metrics.call_counter()),
             metrics: metrics.clone(),
-            holds: crate::backoff::Holds::default(),
+            holds: crate::pacing::retry::Holds::default(),
         });
 
         let result = async {

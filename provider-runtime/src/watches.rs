@@ -67,7 +67,7 @@ impl Iterator for WatchBackoff {
     fn next(&mut self) -> Option<Self::Item> {
         let step = self.next;
         self.next = (step * 2).min(Self::LONGEST);
-        Some(step.mul_f64(0.5 + 0.5 * crate::backoff::jitter()))
+        Some(step.mul_f64(0.5 + 0.5 * crate::pacing::retry::jitter()))
     }
 }
 

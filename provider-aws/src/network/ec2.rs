@@ -37,7 +37,7 @@ impl Ec2 {
         F: Future<Output = Result<T, SdkError<E, Response>>>,
         E: ProvideErrorMetadata + std::error::Error,
     {
-        let sent = self.calls.admit("ec2", operation).await?;
+        let sent = self.calls.admit("ec2", operation)?;
         let result = request.await.map_err(classify);
         sent.answered(operation, result.as_ref().map(|_| ()));
         if let Err(error) = &result {

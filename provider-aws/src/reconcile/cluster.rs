@@ -23,10 +23,10 @@ use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
+use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
 };
-use provider_runtime::metrics::CloudCalls;
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{EKSCluster, EKSClusterSpec, EKSClusterStatus, NetworkStatus};

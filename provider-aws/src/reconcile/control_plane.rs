@@ -501,7 +501,7 @@ where
     } else {
         format!("{operation} {cluster}")
     };
-    let sent = calls.admit(SERVICE, target).await?;
+    let sent = calls.admit(SERVICE, target)?;
     match call.await {
         Ok(out) => {
             sent.answered(operation, Ok(()));

@@ -169,7 +169,6 @@ impl Arm {
         // A `Retry-After` holds the request it answered: this method on this path.
         let sent = calls
             .admit(SERVICE, format!("{method} {path}"))
-            .await
             .map_err(Failure::held)?;
         let result = self.send(method, &url, body, if_match).await;
         sent.answered(operation, result.as_ref().map(|_| ()).map_err(|f| &f.error));
@@ -201,7 +200,6 @@ impl Arm {
         };
         let sent = calls
             .admit(SERVICE, format!("GET {path}"))
-            .await
             .map_err(Failure::held)?;
         let result = self
             .send(Method::GET, &format!("{}{path}", self.endpoint), None, None)

@@ -101,13 +101,10 @@ pub async fn counted<T>(
     operation: &'static str,
     call: impl std::future::Future<Output = Result<T, google_cloud_gax::error::Error>>,
 ) -> Result<T, Failure> {
-    let sent = calls
-        .admit(service, operation)
-        .await
-        .map_err(|error| Failure {
-            error,
-            already_exists: false,
-        })?;
+    let sent = calls.admit(service, operation).map_err(|error| Failure {
+        error,
+        already_exists: false,
+    })?;
     match call.await {
         Ok(out) => {
             sent.answered(operation, Ok(()));

@@ -27,10 +27,10 @@ use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
 use google_cloud_compute_v1::model as gce;
 use kube::ResourceExt;
+use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
 };
-use provider_runtime::metrics::CloudCalls;
 use provider_runtime::walker::{self, Builds, Progress, Removal, Service, TearsDown, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 

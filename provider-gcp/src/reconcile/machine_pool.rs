@@ -572,7 +572,7 @@ impl MachinePoolCloud for GkeMachinePool {
         let mut ids = Vec::new();
         for url in &pool.instance_group_urls {
             let (zone, group) = group_of(url);
-            let sent = scope.calls.admit("compute", LIST_MANAGED_INSTANCES).await?;
+            let sent = scope.calls.admit("compute", LIST_MANAGED_INSTANCES)?;
             let mut items = scope
                 .clients
                 .groups

@@ -263,7 +263,6 @@ impl Oci {
         // A `Retry-After` holds the request it answered: this method on this path.
         let sent = calls
             .admit(SERVICE, format!("{} {}", call.method, call.path))
-            .await
             .map_err(|error| Failure {
                 error,
                 code: "RetryAfterNotOver".into(),

@@ -27,10 +27,10 @@ use contract::idempotency::{self, OCI_RETRY_TOKEN};
 use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
 use kube::ResourceExt;
+use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
 };
-use provider_runtime::metrics::CloudCalls;
 use provider_runtime::walker::{self, Builds, Progress, Removal, Service, TearsDown, Timing};
 use provider_runtime::{Cleanup, CloudError, PassContext, ProviderError};
 use reqwest::Method;

@@ -32,9 +32,9 @@ use super::status::{
 use super::{
     Cleanup, CleanupContext, ObjectEvents, Pass, PassContext, ProviderObject, Reconciler, Role,
 };
-use crate::backoff::{Backoffs, Holds};
 use crate::error::{ProviderError, kube_category};
 use crate::metrics::Metrics;
+use crate::pacing::retry::{Failure, Holds, Retries};
 use crate::shutdown::Stop;
 use crate::telemetry;
 use crate::watches::{SharedWatch, map_touched, slim};
@@ -49,6 +49,8 @@ pub(crate) struct Env {
     pub concurrency: u16,
     pub sync_period: Duration,
     pub metrics: Metrics,
+    /// Every cloud call of the process: counted, and admitted by the `Retry-After`s answered.
+    pub calls: crate::CloudCalls,
     pub recorder: Recorder,
     /// Clusters the cloud throttled, held until its `Retry-After` is over (every kind's
     /// controller shares them).
@@ -199,7 +201,7 @@ impl<K: ProviderObject, R: Reconciler<K>> KindController for Registered<K, R> {
             finalizer,
             clusters: clusters.store(),
             pools: pool_store,
-            backoffs: Backoffs::default(),
+            retries: Retries::default(),
             _kind: PhantomData::<fn() -> K>,
         });
         controller
@@ -247,7 +249,7 @@ struct Engine<K, R> {
     finalizer: String,
     clusters: Store<Cluster>,
     pools: Option<Store<MachinePool>>,
-    backoffs: Backoffs,
+    retries: Retries,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -294,7 +296,7 @@ async fn reconcile_entry<K: ProviderObject, R: Reconciler<K>>(
         .metrics
         .reconcile_finished(engine.kind, started.elapsed());
     if result.is_ok() {
-        engine.backoffs.reset(&key);
+        engine.retries.reset(&key);
     }
     result
 }
@@ -305,7 +307,7 @@ fn error_policy<K: ProviderObject, R: Reconciler<K>>(
     engine: Arc<Engine<K, R>>,
 ) -> Action {
     let key = object_key(obj.as_ref());
-    let delay = retry_delay_after(error, &engine.backoffs, &key, engine.env.sync_period);
+    let delay = retry_delay_after(error, &engine.retries, &key, engine.env.sync_period);
     // The other objects of the cluster wait for what the cloud said, not for this object's
     // own backoff, which may have grown past it.
     if let EngineError::Provider(ProviderError::Transient {
@@ -359,34 +361,52 @@ pub(crate) fn next_look(asked: Option<Duration>, sync_period: Duration) -> Durat
     asked.map_or(sync_period, |a| a.min(sync_period))
 }
 
-/// When to try again after `error`: terminal errors wait for the resync period (or a change),
-/// everything else backs off per object, never sooner than the cloud's `Retry-After`.
+/// When to try again after `error` ([`crate::pacing::retry`]): cleanup when it said; terminal
+/// errors at the resync period (or on a change); the rest by what they were.
 pub(crate) fn retry_delay_after(
     error: &EngineError,
-    backoffs: &Backoffs,
+    retries: &Retries,
     key: &str,
     sync_period: Duration,
 ) -> Duration {
-    match error {
-        EngineError::CleanupPending(after) => *after,
+    let failure = match error {
+        EngineError::CleanupPending(after) => return *after,
         EngineError::Provider(ProviderError::Terminal { .. }) => {
-            backoffs.reset(key);
-            sync_period
+            retries.reset(key);
+            return sync_period;
         }
         EngineError::Provider(
             held @ ProviderError::Transient {
                 retry_after: Some(left),
                 ..
             },
-        ) if held.is_held() => crate::backoff::after_hold(*left, crate::backoff::jitter()),
-        EngineError::Provider(ProviderError::Transient { retry_after, .. }) => {
-            backoffs.next(key, *retry_after)
+        ) if held.is_held() => Failure::Held(*left),
+        EngineError::Provider(ProviderError::Transient {
+            category: "throttled",
+            retry_after: Some(after),
+            ..
+        }) => Failure::Throttled(*after),
+        EngineError::Provider(ProviderError::Transient {
+            category,
+            retry_after,
+            ..
+        }) => Failure::Failed {
+            kind: category,
+            floor: *retry_after,
+        },
+        EngineError::StaleFinalizer(_) => Failure::Conflict,
+        EngineError::Provider(ProviderError::Kube(e)) | EngineError::Kube(e) => {
+            match kube_category(e) {
+                "kube_conflict" => Failure::Conflict,
+                kind => Failure::Failed { kind, floor: None },
+            }
         }
-        EngineError::Provider(ProviderError::Kube(_))
-        | EngineError::Kube(_)
-        | EngineError::StaleFinalizer(_)
-        | EngineError::Internal(_) => backoffs.next(key, None),
-    }
+        EngineError::Internal(_) => Failure::Failed {
+            kind: "internal",
+            floor: None,
+        },
+    };
+    retries.next(key, failure)
 }
 
 impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
@@ -484,7 +504,7 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
             client: self.env.client.clone(),
             cluster,
             machine_pool,
-            cloud_calls: self.env.metrics.cloud_calls(),
+            cloud_calls: self.env.calls.clone(),
             events: events.clone(),
             now,
             field_manager: self.env.provider,
@@ -560,7 +580,7 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
             cluster,
             cluster_name,
             machine_pool,
-            cloud_calls: self.env.metrics.cloud_calls(),
+            cloud_calls: self.env.calls.clone(),
             events: events.clone(),
             now,
             field_manager: self.env.provider,
@@ -783,57 +803,66 @@ mod tests {
 
     #[test]
     fn the_error_policy_matches_on_what_the_caller_should_do() {
-        let b = Backoffs::default();
+        let r = Retries::default();
         let hour = Duration::from_secs(3600);
+        // Throttled: what the cloud asked, however often, and not counted.
         let throttled = EngineError::Provider(ProviderError::throttled(
             "slow down",
             Some(Duration::from_secs(40)),
         ));
-        for _ in 0..3 {
-            assert!(retry_delay_after(&throttled, &b, "ns/a", hour) >= Duration::from_secs(40));
+        for _ in 0..5 {
+            let d = retry_delay_after(&throttled, &r, "ns/a", hour);
+            assert!(
+                d >= Duration::from_secs(40) && d <= Duration::from_secs(44),
+                "{d:?}"
+            );
         }
-        assert_eq!(b.attempts("ns/a"), 3);
+        assert_eq!(r.in_a_row("ns/a"), 0);
         // Held back by another pass's Retry-After: the time left, and no failure counted.
         let held = EngineError::Provider(ProviderError::held(
             "eks asked to wait",
             Duration::from_secs(2),
         ));
         for _ in 0..3 {
-            let d = retry_delay_after(&held, &b, "ns/h", hour);
+            let d = retry_delay_after(&held, &r, "ns/h", hour);
             assert!(
                 d >= Duration::from_secs(2) && d <= Duration::from_millis(2500),
                 "{d:?}"
             );
         }
-        assert_eq!(b.attempts("ns/h"), 0);
+        assert_eq!(r.in_a_row("ns/h"), 0);
+        // The same failure again backs off; a failure of another kind starts over.
         let cloud = EngineError::Provider(ProviderError::cloud("cloud_5xx", "boom"));
-        let first = retry_delay_after(&cloud, &b, "ns/b", hour);
-        let second = retry_delay_after(&cloud, &b, "ns/b", hour);
+        let first = retry_delay_after(&cloud, &r, "ns/b", hour);
+        let second = retry_delay_after(&cloud, &r, "ns/b", hour);
         assert!(
             first <= Duration::from_secs(2) && second >= Duration::from_secs(2),
             "{first:?} {second:?}"
         );
+        let timeout = EngineError::Provider(ProviderError::cloud("timeout", "slow"));
+        assert!(retry_delay_after(&timeout, &r, "ns/b", hour) <= Duration::from_secs(2));
         let terminal = EngineError::Provider(ProviderError::terminal(
             contract::conditions::Reason::InvalidSpec,
             "bad",
         ));
         assert_eq!(
-            retry_delay_after(&terminal, &b, "ns/a", hour),
+            retry_delay_after(&terminal, &r, "ns/b", hour),
             hour,
             "no hot loop on terminal errors"
         );
-        assert_eq!(b.attempts("ns/a"), 0);
+        assert_eq!(r.in_a_row("ns/b"), 0);
         let pending = EngineError::CleanupPending(Duration::from_secs(7));
         assert_eq!(
-            retry_delay_after(&pending, &b, "ns/c", hour),
+            retry_delay_after(&pending, &r, "ns/c", hour),
             Duration::from_secs(7)
         );
-        assert_eq!(b.attempts("ns/c"), 0);
+        assert_eq!(r.in_a_row("ns/c"), 0);
+        // A conflict is retried at once, on the fresh copy.
         let kube = EngineError::Kube(kube::Error::Api(Box::new(kube::core::Status {
             code: 409,
             ..Default::default()
         })));
-        assert!(retry_delay_after(&kube, &b, "ns/d", hour) <= Duration::from_secs(2));
+        assert!(retry_delay_after(&kube, &r, "ns/d", hour) < Duration::from_millis(250));
         assert_eq!(kube.category(), "kube_conflict");
     }
 
@@ -867,10 +896,10 @@ mod tests {
         let stale = finalizer_patch_error(status(422, json!([])));
         assert!(matches!(stale, EngineError::StaleFinalizer(_)), "{stale:?}");
         assert_eq!(stale.category(), "kube_conflict");
-        let b = Backoffs::default();
+        let r = Retries::default();
         assert!(
-            retry_delay_after(&stale, &b, "ns/e", Duration::from_secs(3600))
-                <= Duration::from_secs(2)
+            retry_delay_after(&stale, &r, "ns/e", Duration::from_secs(3600))
+                < Duration::from_millis(250)
         );
         let invalid = finalizer_patch_error(status(
             422,

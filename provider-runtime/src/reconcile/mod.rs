@@ -40,8 +40,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::CloudCalls;
 use crate::error::ProviderError;
-use crate::metrics::CloudCalls;
 
 pub(crate) use engine::{Env, KindController, controller};
 

@@ -50,8 +50,7 @@ impl<'a> NodegroupApi<'a> {
     ) -> Result<Option<NodegroupView>, CloudError> {
         let sent = self
             .calls
-            .admit("eks", format!("DescribeNodegroup {cluster}/{nodegroup}"))
-            .await?;
+            .admit("eks", format!("DescribeNodegroup {cluster}/{nodegroup}"))?;
         let result = self
             .clients
             .eks
@@ -77,8 +76,7 @@ impl<'a> NodegroupApi<'a> {
     ) -> Result<Option<UpdateView>, CloudError> {
         let sent = self
             .calls
-            .admit("eks", format!("DescribeUpdate {cluster}/{nodegroup}/{id}"))
-            .await?;
+            .admit("eks", format!("DescribeUpdate {cluster}/{nodegroup}/{id}"))?;
         let result = self
             .clients
             .eks
@@ -121,7 +119,7 @@ impl<'a> NodegroupApi<'a> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let sent = self.calls.admit("ec2", "DescribeInstances").await?;
+            let sent = self.calls.admit("ec2", "DescribeInstances")?;
             let result = self
                 .clients
                 .ec2
@@ -165,7 +163,7 @@ impl<'a> NodegroupApi<'a> {
         &self,
         ids: &[String],
     ) -> Result<BTreeMap<String, String>, CloudError> {
-        let sent = self.calls.admit("ec2", "DescribeSubnets").await?;
+        let sent = self.calls.admit("ec2", "DescribeSubnets")?;
         let result = self
             .clients
             .ec2
@@ -222,8 +220,7 @@ impl<'a> NodegroupApi<'a> {
         // `POST /clusters/{name}/node-groups`: one target for the cluster's creates.
         let sent = self
             .calls
-            .admit("eks", format!("CreateNodegroup {}", request.cluster_name))
-            .await?;
+            .admit("eks", format!("CreateNodegroup {}", request.cluster_name))?;
         let result = call.send().await.map_err(classify).and_then(|out| {
             out.nodegroup().map(NodegroupView::from_sdk).ok_or_else(|| {
                 CloudError::Transient("CreateNodegroup answered without the node group".into())
@@ -260,13 +257,10 @@ impl<'a> NodegroupApi<'a> {
                 )
                 .build()
         });
-        let sent = self
-            .calls
-            .admit(
-                "eks",
-                format!("UpdateNodegroupConfig {cluster}/{nodegroup}"),
-            )
-            .await?;
+        let sent = self.calls.admit(
+            "eks",
+            format!("UpdateNodegroupConfig {cluster}/{nodegroup}"),
+        )?;
         let result = self
             .clients
             .eks
@@ -293,13 +287,10 @@ impl<'a> NodegroupApi<'a> {
         nodegroup: &str,
         version: &KubeVersion,
     ) -> Result<UpdateView, CloudError> {
-        let sent = self
-            .calls
-            .admit(
-                "eks",
-                format!("UpdateNodegroupVersion {cluster}/{nodegroup}"),
-            )
-            .await?;
+        let sent = self.calls.admit(
+            "eks",
+            format!("UpdateNodegroupVersion {cluster}/{nodegroup}"),
+        )?;
         let result = self
             .clients
             .eks
@@ -318,10 +309,7 @@ impl<'a> NodegroupApi<'a> {
 
     /// TagResource.
     pub async fn tag(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), CloudError> {
-        let sent = self
-            .calls
-            .admit("eks", format!("TagResource {arn}"))
-            .await?;
+        let sent = self.calls.admit("eks", format!("TagResource {arn}"))?;
         let result = self
             .clients
             .eks
@@ -343,8 +331,7 @@ impl<'a> NodegroupApi<'a> {
     ) -> Result<Option<NodegroupView>, CloudError> {
         let sent = self
             .calls
-            .admit("eks", format!("DeleteNodegroup {cluster}/{nodegroup}"))
-            .await?;
+            .admit("eks", format!("DeleteNodegroup {cluster}/{nodegroup}"))?;
         let result = self
             .clients
             .eks

@@ -4,7 +4,7 @@
 //! nothing to go by it looks soon after the start and then later and later, up to its poll
 //! interval ([`Operation::look_again_after`]): a ten-minute create is seen finished up to one
 //! poll interval late, and that lateness is most of the time from "the cloud says ACTIVE" to
-//! "control plane initialized" (performance.md's P5).
+//! "control plane initialized" (the benchmark's P5).
 //!
 //! Operations of one kind on one cloud take about as long as each other. [`Pace`] keeps, for the
 //! last few that finished, the age at the last look that found each running and at the look that
@@ -14,13 +14,14 @@
 //! and after it the schedule is [`Operation::look_again_after`]'s. Each finish looked at closely
 //! narrows the window, so the estimate converges on the cloud's real duration.
 //!
-//! Pure: the caller keeps one `Pace` per reconciler (in memory: a restart starts from nothing)
-//! and passes the time in.
+//! [`Pace`] is pure (the time is an argument); each role's reconciler keeps one behind a
+//! [`Pacer`] (in memory: a restart starts from nothing).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::api::{Operation, OperationKind};
+use contract::api::{Operation, OperationKind};
 
 /// Finished operations remembered per kind.
 pub const REMEMBERED: usize = 16;
@@ -118,7 +119,50 @@ impl Pace {
     }
 }
 
+/// One [`Pace`] per reconciler, shared by its passes.
+#[derive(Debug, Default)]
+pub(crate) struct Pacer(Mutex<Pace>);
+
+impl Pacer {
+    /// After a pass that began tracking `before` and ends tracking `after` (both `None` when
+    /// no operation): a tracked operation that is no longer tracked while the resource serves
+    /// has finished; the one tracked now is running.
+    pub(crate) fn passed(
+        &self,
+        before: Option<&Operation>,
+        after: Option<&Operation>,
+        serving: bool,
+        now: jiff::Timestamp,
+    ) {
+        let mut pace = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(before) = before
+            && serving
+            && after.is_none_or(|a| a.id != before.id || a.kind != before.kind)
+        {
+            pace.finished(before, now);
+        }
+        if let Some(after) = after {
+            pace.running(after, now);
+        }
+    }
+
+    /// How soon to look again at running `op` ([`Pace::look_again_after`]).
+    pub(crate) fn look_again_after(
+        &self,
+        op: &Operation,
+        now: jiff::Timestamp,
+        first: Duration,
+        poll: Duration,
+    ) -> Duration {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .look_again_after(op, now, first, poll)
+    }
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
