@@ -5,8 +5,8 @@
 //! ARM errors are `{"error": {"code", "message", "details": []}}` with the HTTP status; a
 //! throttled call is 429 `TooManyRequests` with `Retry-After` seconds. ARM counts reads
 //! (GET/HEAD) and writes (PUT/PATCH/POST/DELETE) in separate buckets per subscription and
-//! principal: 250 reads refilling at 25 a second, 200 writes at 10 a second
-//! (`../shared/design/performance.md`).
+//! principal: 250 reads refilling at 25 a second, 200 writes at 10 a second (as Azure documents
+//! Resource Manager's throttling).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

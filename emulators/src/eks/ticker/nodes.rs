@@ -1,38 +1,16 @@
-//! The ticker: completes due lifecycle transitions and runs their side effects in spawned tasks,
-//! never inside a request — workload API servers start and stop, node instances are launched and
-//! terminated (in moto when configured), and each cluster's Nodes are kept equal to its instances.
+//! The nodegroups' side effects: a reconcile plans under the lock, then launches and terminates
+//! instances (in moto when configured) and the Auto Scaling group holding them, and the
+//! cluster's Nodes are written to match its instances.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
-use tokio::time::Instant;
 
-use super::addons::apply_addon_change;
-use super::catalog;
-use super::nodegroups::apply_nodegroup_change;
-use super::state::{Change, Cluster, Instance, Nodegroup, Status, UpdateStatus};
-use super::{Eks, epoch_now, lower_hex};
+use crate::eks::catalog;
+use crate::eks::state::{Cluster, Instance, Nodegroup, Status, UpdateStatus};
+use crate::eks::{Eks, lower_hex};
 use crate::kit::Delays;
 use crate::kit::workload::NodeSpec;
-
-/// A side effect to run outside the state lock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Effect {
-    /// Provision a creating cluster: its security group (with moto), its workload API server
-    /// (with workload servers).
-    Provision { cluster: String, id: String },
-    /// Delete a deleting cluster's security group (with moto), then let the deletion complete.
-    DeleteClusterGroup { cluster: String, group: String },
-    /// Stop a deleted cluster's workload API server.
-    StopWorkload { id: String },
-    /// Bring a nodegroup's instances to its target.
-    Reconcile { cluster: String, nodegroup: String },
-    /// Rewrite a cluster's Nodes from its instances.
-    SyncNodes { cluster: String },
-}
 
 /// What a reconcile has to do, decided under the lock.
 #[derive(Debug)]
@@ -66,229 +44,7 @@ struct Group {
 }
 
 impl Eks {
-    /// One tick: completes due transitions and starts their side effects.
-    pub(super) fn tick(self: &Arc<Self>) {
-        let now = Instant::now();
-        let workload = self.config.workload.is_some();
-        let moto = self.ec2.is_some();
-        let mut effects = Vec::new();
-        {
-            let mut st = self.lock();
-            let mut gone_clusters = Vec::new();
-            for cluster in st.clusters.values_mut() {
-                if (workload || moto)
-                    && !cluster.start_requested
-                    && *cluster.life.state() == Status::Creating
-                {
-                    cluster.start_requested = true;
-                    effects.push(Effect::Provision {
-                        cluster: cluster.name.clone(),
-                        id: cluster.workload_id.clone(),
-                    });
-                }
-                if moto
-                    && *cluster.life.state() == Status::Deleting
-                    && cluster.life.due(now)
-                    && !cluster.group_leaving
-                    && !cluster.cluster_security_group.is_empty()
-                {
-                    // The cluster is gone only once its security group is.
-                    cluster.group_leaving = true;
-                    cluster.life.hold();
-                    effects.push(Effect::DeleteClusterGroup {
-                        cluster: cluster.name.clone(),
-                        group: cluster.cluster_security_group.clone(),
-                    });
-                }
-                tick_nodegroups(cluster, now, workload, &mut effects);
-                tick_addons(cluster, now);
-                let was_creating = *cluster.life.state() == Status::Creating;
-                match cluster.life.advance(now) {
-                    Some(Status::Active) => {
-                        if was_creating {
-                            self.kit()
-                                .milestones
-                                .record(format!("cluster/{}", cluster.name), "ACTIVE");
-                        }
-                        complete_cluster_update(cluster);
-                    }
-                    Some(Status::Gone) => gone_clusters.push(cluster.name.clone()),
-                    _ => {}
-                }
-            }
-            for name in gone_clusters {
-                if let Some(c) = st.clusters.remove(&name) {
-                    tracing::info!(cluster = %name, "cluster deleted");
-                    if workload {
-                        effects.push(Effect::StopWorkload { id: c.workload_id });
-                    }
-                }
-            }
-        }
-        for effect in effects {
-            let eks = Arc::clone(self);
-            tokio::spawn(async move { eks.run(effect).await });
-        }
-    }
-
-    async fn run(self: Arc<Self>, effect: Effect) {
-        match effect {
-            Effect::Provision { cluster, id } => {
-                if self.make_cluster_group(&cluster).await {
-                    self.start_workload(&cluster, &id).await;
-                }
-            }
-            Effect::DeleteClusterGroup { cluster, group } => {
-                self.delete_cluster_group(&cluster, &group).await;
-            }
-            Effect::StopWorkload { id } => {
-                if let Some(w) = &self.config.workload {
-                    w.stop_cluster(&id).await;
-                }
-            }
-            Effect::Reconcile { cluster, nodegroup } => self.reconcile(&cluster, &nodegroup).await,
-            Effect::SyncNodes { cluster } => self.sync_nodes(&cluster).await,
-        }
-    }
-
-    /// Makes the cluster security group in moto (a no-op without EC2); false when the cluster
-    /// failed or went meanwhile.
-    async fn make_cluster_group(&self, cluster: &str) -> bool {
-        let Some(ec2) = &self.ec2 else {
-            return true;
-        };
-        let Some(vpc) = ({
-            let st = self.lock();
-            st.clusters.get(cluster).map(|c| c.vpc_id.clone())
-        }) else {
-            return false;
-        };
-        let name = format!("eks-cluster-sg-{cluster}-{}", lower_hex(10));
-        let tags = [
-            ("aws:eks:cluster-name".to_string(), cluster.to_string()),
-            ("Name".to_string(), name.clone()),
-            (
-                format!("kubernetes.io/cluster/{cluster}"),
-                "owned".to_string(),
-            ),
-        ];
-        let made = ec2
-            .create_security_group(
-                &vpc,
-                &name,
-                "EKS created security group applied to ENI that is attached to EKS Control Plane master nodes, as well as any managed workloads.",
-                &tags,
-            )
-            .await;
-        // Some(kept) when the cluster is still creating; None when it failed or went meanwhile.
-        let orphan = {
-            let mut st = self.lock();
-            match st
-                .clusters
-                .get_mut(cluster)
-                .filter(|c| *c.life.state() == Status::Creating)
-            {
-                None => made.ok().map(Err),
-                Some(c) => Some(Ok(match made {
-                    Ok(id) => {
-                        c.cluster_security_group = id;
-                        if self.config.workload.is_none() {
-                            c.life.release();
-                        }
-                        true
-                    }
-                    Err(e) => {
-                        tracing::error!(cluster, error = %e, "cluster security group could not be made");
-                        c.life.set(Status::Failed);
-                        c.issues.push(json!({
-                            "code": "Ec2SecurityGroupNotFound",
-                            "message": format!("The cluster security group could not be created: {e}"),
-                            "resourceIds": [cluster],
-                        }));
-                        false
-                    }
-                })),
-            }
-        };
-        match orphan {
-            Some(Ok(kept)) => kept,
-            Some(Err(id)) => {
-                // Deleted while it was made.
-                if let Err(e) = ec2.delete_security_group(&id).await {
-                    tracing::warn!(cluster, group = %id, error = %e, "cluster security group could not be deleted");
-                }
-                false
-            }
-            None => false,
-        }
-    }
-
-    /// Deletes the cluster security group, then lets the cluster's deletion complete (a group
-    /// still in use is tried again a few times; one that stays is left, and logged).
-    async fn delete_cluster_group(&self, cluster: &str, group: &str) {
-        if let Some(ec2) = &self.ec2 {
-            let mut attempt = 0;
-            loop {
-                match ec2.delete_security_group(group).await {
-                    Ok(()) => break,
-                    Err(e) if attempt < 5 => {
-                        attempt += 1;
-                        tracing::debug!(cluster, group, error = %e, "cluster security group not deleted yet");
-                        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-                    }
-                    Err(e) => {
-                        tracing::warn!(cluster, group, error = %e, "cluster security group could not be deleted");
-                        break;
-                    }
-                }
-            }
-        }
-        let mut st = self.lock();
-        if let Some(c) = st.clusters.get_mut(cluster) {
-            c.cluster_security_group.clear();
-            c.life.release();
-        }
-    }
-
-    async fn start_workload(&self, cluster: &str, id: &str) {
-        let Some(w) = &self.config.workload else {
-            return;
-        };
-        let result = w.start_cluster(id).await;
-        let keep = {
-            let mut st = self.lock();
-            let c = st
-                .clusters
-                .get_mut(cluster)
-                .filter(|c| c.workload_id == id && *c.life.state() == Status::Creating);
-            match (c, &result) {
-                (Some(c), Ok(ep)) => {
-                    c.endpoint = Some(ep.server.clone());
-                    c.ca_data = Some(STANDARD.encode(&ep.ca_pem));
-                    c.life.release();
-                    tracing::info!(cluster, server = %ep.server, "workload API server ready");
-                    true
-                }
-                (Some(c), Err(e)) => {
-                    tracing::error!(cluster, error = %format!("{e:#}"), "workload API server failed to start");
-                    c.life.set(Status::Failed);
-                    c.issues.push(json!({
-                        "code": "InternalFailure",
-                        "message": format!("The control plane failed to start: {e}"),
-                        "resourceIds": [cluster],
-                    }));
-                    false
-                }
-                (None, _) => false,
-            }
-        };
-        if !keep && result.is_ok() {
-            // Deleted while it started.
-            w.stop_cluster(id).await;
-        }
-    }
-
-    async fn reconcile(&self, cluster: &str, nodegroup: &str) {
+    pub(super) async fn reconcile(&self, cluster: &str, nodegroup: &str) {
         let plan = {
             let st = self.lock();
             st.clusters
@@ -455,7 +211,7 @@ impl Eks {
         let Some(ec2) = &self.ec2 else {
             // Without moto, refuse an instance type EC2 does not have, as RunInstances would.
             if !plan.launch.is_empty() && !catalog::instance_type_exists(&plan.instance_type) {
-                let refused = super::ec2::Ec2Error {
+                let refused = crate::eks::ec2::Ec2Error {
                     action: "RunInstances".into(),
                     code: Some("InvalidInstanceType.NotFound".into()),
                     message: format!("The instance type '{}' does not exist", plan.instance_type),
@@ -530,7 +286,7 @@ impl Eks {
     }
 
     /// Makes the cluster's Nodes equal to its instances (workload servers only).
-    async fn sync_nodes(&self, cluster: &str) {
+    pub(super) async fn sync_nodes(&self, cluster: &str) {
         let Some(w) = &self.config.workload else {
             return;
         };
@@ -553,152 +309,6 @@ impl Eks {
     }
 }
 
-fn tick_nodegroups(cluster: &mut Cluster, now: Instant, workload: bool, effects: &mut Vec<Effect>) {
-    let mut gone = Vec::new();
-    for n in cluster.nodegroups.values_mut() {
-        if n.life.due(now) && !n.applied && !n.reconciling {
-            n.applied = true;
-            let reconcile = match *n.life.state() {
-                Status::Creating => serving(n) != n.scaling.desired,
-                Status::Deleting => {
-                    if n.instances.is_empty() {
-                        // No pass in flight and nothing left: a hold a pass left goes too.
-                        n.life.release();
-                    }
-                    !n.instances.is_empty()
-                }
-                Status::Updating => {
-                    let change = n.pending_update().map(|u| u.change.clone());
-                    let resize = change
-                        .as_ref()
-                        .is_some_and(|c| apply_nodegroup_change(n, c));
-                    resize || serving(n) != n.scaling.desired
-                }
-                _ => false,
-            };
-            if reconcile {
-                n.life.hold();
-                n.reconciling = true;
-                effects.push(Effect::Reconcile {
-                    cluster: cluster.name.clone(),
-                    nodegroup: n.name.clone(),
-                });
-            } else if workload && *n.life.state() == Status::Updating {
-                effects.push(Effect::SyncNodes {
-                    cluster: cluster.name.clone(),
-                });
-            }
-        }
-        match n.life.advance(now) {
-            Some(Status::Active) => {
-                n.applied = false;
-                n.modified_at = epoch_now();
-                if let Some(id) = n.pending.take()
-                    && let Some(u) = n.updates.iter_mut().find(|u| u.id == id)
-                {
-                    u.status = UpdateStatus::Successful;
-                }
-            }
-            Some(Status::Gone) => gone.push(n.name.clone()),
-            _ => {}
-        }
-    }
-    for name in gone {
-        cluster.nodegroups.remove(&name);
-        tracing::info!(cluster = %cluster.name, nodegroup = %name, "nodegroup deleted");
-        if workload {
-            effects.push(Effect::SyncNodes {
-                cluster: cluster.name.clone(),
-            });
-        }
-    }
-}
-
-fn tick_addons(cluster: &mut Cluster, now: Instant) {
-    let mut gone = Vec::new();
-    for a in cluster.addons.values_mut() {
-        match a.life.advance(now) {
-            Some(Status::Active) => {
-                if let Some(id) = a.pending.take() {
-                    let change = a
-                        .updates
-                        .iter()
-                        .find(|u| u.id == id)
-                        .map(|u| u.change.clone());
-                    if let Some(change) = change {
-                        apply_addon_change(a, &change);
-                    }
-                    if let Some(u) = a.updates.iter_mut().find(|u| u.id == id) {
-                        u.status = UpdateStatus::Successful;
-                    }
-                }
-            }
-            Some(Status::Gone) => gone.push(a.name.clone()),
-            _ => {}
-        }
-    }
-    for name in gone {
-        cluster.addons.remove(&name);
-    }
-}
-
-/// Applies the cluster's completed update and marks it successful.
-fn complete_cluster_update(cluster: &mut Cluster) {
-    let Some(id) = cluster.pending.take() else {
-        return;
-    };
-    let Some(change) = cluster
-        .updates
-        .iter()
-        .find(|u| u.id == id)
-        .map(|u| u.change.clone())
-    else {
-        return;
-    };
-    match change {
-        Change::ClusterVersion(v) => {
-            cluster.version = v;
-            cluster.platform_version = "eks.1".into();
-        }
-        Change::Endpoint {
-            public,
-            private,
-            cidrs,
-        } => {
-            cluster.public_access = public;
-            cluster.private_access = private;
-            cluster.public_cidrs = cidrs;
-        }
-        Change::Vpc {
-            subnets,
-            security_groups,
-        } => {
-            if let Some(s) = subnets {
-                cluster.subnets = s;
-            }
-            if let Some(s) = security_groups {
-                cluster.security_groups = s;
-            }
-        }
-        Change::Logging(l) => cluster.logging = l,
-        Change::AuthenticationMode(m) => cluster.authentication_mode = m,
-        Change::UpgradePolicy(s) => cluster.support_type = s,
-        Change::AssociateIdp(n) => {
-            if let Some(i) = cluster.idps.get_mut(&n) {
-                i.status = Status::Active;
-            }
-        }
-        Change::DisassociateIdp(n) => {
-            cluster.idps.remove(&n);
-        }
-        Change::NodegroupConfig(_) | Change::NodegroupVersion { .. } | Change::Addon { .. } => {}
-    }
-    if let Some(u) = cluster.updates.iter_mut().find(|u| u.id == id) {
-        u.status = UpdateStatus::Successful;
-    }
-    tracing::info!(cluster = %cluster.name, update = %id, "cluster update completed");
-}
-
 /// A reconcile failed: the nodegroup goes to its failed state and the update fails.
 fn fail_nodegroup(n: &mut Nodegroup, error: &str) {
     let (code, status) = match *n.life.state() {
@@ -716,11 +326,6 @@ fn fail_nodegroup(n: &mut Nodegroup, error: &str) {
         u.status = UpdateStatus::Failed;
         u.errors.push(json!({"errorCode": "NodeCreationFailure", "errorMessage": error, "resourceIds": [n.name]}));
     }
-}
-
-/// The instances that count toward the nodegroup's size (shutting-down ones do not).
-fn serving(n: &Nodegroup) -> i64 {
-    n.instances.iter().filter(|i| !i.shutting_down).count() as i64
 }
 
 fn plan(c: &Cluster, n: &Nodegroup) -> Plan {
@@ -815,10 +420,10 @@ fn plan(c: &Cluster, n: &Nodegroup) -> Plan {
 
 /// Makes the nodegroup's Auto Scaling group exist in moto and puts `launched` into it.
 async fn fill_group(
-    ec2: &super::ec2::Ec2,
+    ec2: &crate::eks::ec2::Ec2,
     plan: &Plan,
     launched: &[Instance],
-) -> Result<(), super::ec2::Ec2Error> {
+) -> Result<(), crate::eks::ec2::Ec2Error> {
     let g = &plan.group;
     if !g.exists {
         ec2.create_auto_scaling_group(&g.name, &plan.instance_type, &g.subnets, g.max, &g.tags)

@@ -1,211 +1,24 @@
-//! `Microsoft.ContainerService` at api-version 2026-08-01: managed clusters (PUT create or
-//! update, GET, DELETE, list, tags, user and admin credentials, upgrade profile) and their agent
-//! pools (PUT, GET, DELETE, list, upgrade profile). Every change is an asynchronous operation
-//! the ticker completes.
-
-use std::time::Duration;
+//! Managed clusters: PUT (create, or update of what AKS lets change), PATCH of tags, GET, list,
+//! DELETE, the user and admin credentials (kubeconfigs) and the upgrade profile.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
-use super::api::Req;
-use super::arm::{self, ArmError, AsyncHeaders, CONTAINER_API_VERSION, str_of};
-use super::catalog;
-use super::entra::{AKS_SERVER_APP, uuid_like};
-use super::state::{
-    Cluster, Effect, Group, OpStatus, Operation, Pool, Provisioning, State, Target, key,
-};
-use super::validate;
-use super::{Aks, now_rfc3339};
-use crate::kit::Delays;
-
-/// Properties the service sets; a request's values for them are ignored.
-const READ_ONLY: &[&str] = &[
-    "provisioningState",
-    "powerState",
-    "currentKubernetesVersion",
-    "fqdn",
-    "azurePortalFQDN",
-    "privateFQDN",
-    "maxAgentPools",
-    "agentPoolProfiles",
-    "identityProfile",
-    "resourceUID",
-];
-
-/// Pool properties the service sets.
-const POOL_READ_ONLY: &[&str] = &[
-    "provisioningState",
-    "powerState",
-    "currentOrchestratorVersion",
-    "nodeImageVersion",
-    "eTag",
-];
-
-fn strip(props: &Value, fields: &[&str]) -> Value {
-    let mut out = props.clone();
-    if let Some(o) = out.as_object_mut() {
-        for f in fields {
-            o.remove(*f);
-        }
-    }
-    out
-}
-
-/// The rendered agent pool properties (inside a cluster's `agentPoolProfiles` or an agent
-/// pool's `properties`).
-fn pool_properties(p: &Pool) -> Value {
-    let mut v = p.props.clone();
-    v["provisioningState"] = json!(p.state.as_str());
-    v["powerState"] = json!({ "code": "Running" });
-    v["currentOrchestratorVersion"] = json!(p.current);
-    v["nodeImageVersion"] = json!(catalog::NODE_IMAGE);
-    v["eTag"] = json!(p.etag);
-    v
-}
-
-/// A cluster as GET answers it.
-pub fn render_cluster(c: &Cluster) -> Value {
-    let mut props = c.props.clone();
-    props["provisioningState"] = json!(c.state.as_str());
-    props["powerState"] = json!({ "code": "Running" });
-    props["currentKubernetesVersion"] = json!(c.current);
-    props["nodeResourceGroup"] = json!(c.node_group);
-    props["maxAgentPools"] = json!(100);
-    props["resourceUID"] = json!(c.workload_id);
-    if props["apiServerAccessProfile"]["enablePrivateCluster"] == true {
-        props["privateFQDN"] = json!(c.fqdn.replace(".hcp.", ".privatelink."));
-        if props["apiServerAccessProfile"]["enablePrivateClusterPublicFQDN"] == true {
-            props["fqdn"] = json!(c.fqdn);
-        }
-    } else {
-        props["fqdn"] = json!(c.fqdn);
-        props["azurePortalFQDN"] = json!(c.fqdn.replace(".hcp.", ".portal.hcp."));
-    }
-    props["agentPoolProfiles"] = Value::Array(
-        c.pools
-            .iter()
-            .map(|p| {
-                let mut v = pool_properties(p);
-                v["name"] = json!(p.name);
-                v
-            })
-            .collect(),
-    );
-    let mut out = json!({
-        "id": c.id(),
-        "name": c.name,
-        "type": "Microsoft.ContainerService/managedClusters",
-        "location": c.location,
-        "tags": c.tags,
-        "sku": c.sku,
-        "eTag": c.etag,
-        "properties": props,
-    });
-    if !c.identity.is_null() {
-        out["identity"] = c.identity.clone();
-    }
-    out
-}
-
-/// An agent pool as GET answers it.
-pub fn render_pool(c: &Cluster, p: &Pool) -> Value {
-    json!({
-        "id": format!("{}/agentPools/{}", c.id(), p.name),
-        "name": p.name,
-        "type": "Microsoft.ContainerService/managedClusters/agentPools",
-        "eTag": p.etag,
-        "properties": pool_properties(p),
-    })
-}
-
-fn cluster_or_404<'s>(
-    st: &'s State,
-    req: &Req,
-    group: &str,
-    name: &str,
-) -> Result<&'s Cluster, ArmError> {
-    st.clusters
-        .get(&key(&[&req.subscription, group, name]))
-        .ok_or_else(|| {
-            ArmError::not_found("Microsoft.ContainerService/managedClusters", name, group)
-        })
-}
-
-/// AKS's preflight refusal when the regional vCPU quota would be exceeded.
-pub fn quota_error(location: &str, limit: u32, used: u32, asked: u32) -> ArmError {
-    ArmError::bad_request(
-        "QuotaExceeded",
-        format!(
-            "Preflight validation check for resource(s) for container service failed. Message: Operation could not be completed as it results in exceeding approved Total Regional Cores quota. Location: {location}, Current Limit: {limit}, Current Usage: {used}, Additional Required: {asked}. Please read more about quota limits at https://aka.ms/AzurePerVMQuotaLimits."
-        ),
-    )
-}
+use super::{READ_ONLY, cluster_or_404, group_for_write, new_pool, render_cluster, strip};
+use crate::aks::api::Req;
+use crate::aks::arm::{self, ArmError, str_of};
+use crate::aks::catalog;
+use crate::aks::entra::{AKS_SERVER_APP, uuid_like};
+use crate::aks::state::{Cluster, Effect, Group, OpStatus, Pool, Provisioning, State, Target, key};
+use crate::aks::validate;
+use crate::aks::{Aks, now_rfc3339};
 
 impl Aks {
-    fn quota_check(
-        &self,
-        st: &State,
-        subscription: &str,
-        location: &str,
-        extra: u32,
-    ) -> Result<(), ArmError> {
-        let used = st.vcpus_used(subscription, location);
-        if used + extra > self.config.vcpu_quota {
-            return Err(quota_error(location, self.config.vcpu_quota, used, extra));
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)] // each is one field of the operation
-    fn new_operation(
-        &self,
-        st: &mut State,
-        req: &Req,
-        location: &str,
-        target: Target,
-        kind: Provisioning,
-        effect: Effect,
-        delay: f64,
-    ) -> String {
-        let id = uuid_like();
-        st.operations.insert(
-            id.clone(),
-            Operation {
-                id: id.clone(),
-                subscription: req.subscription.clone(),
-                namespace: "Microsoft.ContainerService",
-                location: location.to_string(),
-                target,
-                status: OpStatus::InProgress,
-                start_time: now_rfc3339(),
-                end_time: None,
-                done_at: Instant::now() + Delays::duration(delay),
-                error: None,
-                effect: Some(effect),
-                kind,
-            },
-        );
-        id
-    }
-
-    fn headers(req: &Req, location: &str, id: &str) -> AsyncHeaders {
-        AsyncHeaders::new(
-            &req.base,
-            &req.subscription,
-            "Microsoft.ContainerService",
-            location,
-            id,
-            CONTAINER_API_VERSION,
-        )
-    }
-
     /// `PUT …/managedClusters/{name}`.
-    pub(super) fn put_cluster(
+    pub(in crate::aks) fn put_cluster(
         &self,
         req: &Req,
         group: &str,
@@ -385,12 +198,12 @@ impl Aks {
             fqdn: format!(
                 "{}-{}.hcp.{location}.azmk8s.io",
                 prefix.to_ascii_lowercase(),
-                super::hex(8)
+                crate::aks::hex(8)
             ),
             busy: None,
             creator: req.caller.clone(),
-            admin_token: super::hex(64),
-            workload_id: format!("aks-{}", super::hex(16)),
+            admin_token: crate::aks::hex(64),
+            workload_id: format!("aks-{}", crate::aks::hex(16)),
             start_requested: false,
             endpoint: None,
             nodes_dirty: false,
@@ -421,45 +234,6 @@ impl Aks {
         );
         tracing::info!(cluster = name, version, "managed cluster creating");
         Ok(Self::headers(req, &location, &op).respond(StatusCode::CREATED, Some(rendered)))
-    }
-
-    fn check_subnet(&self, st: &State, field: &str, profile: &Value) -> Result<(), ArmError> {
-        let id = str_of(profile, "vnetSubnetID");
-        if id.is_empty() {
-            return Ok(());
-        }
-        let parts: Vec<&str> = id.trim_matches('/').split('/').collect();
-        let found = match parts.as_slice() {
-            [
-                "subscriptions",
-                s,
-                rg,
-                g,
-                "providers",
-                ns,
-                vn,
-                v,
-                sn,
-                subnet,
-            ] if rg.eq_ignore_ascii_case("resourceGroups")
-                && ns.eq_ignore_ascii_case("Microsoft.Network")
-                && vn.eq_ignore_ascii_case("virtualNetworks")
-                && sn.eq_ignore_ascii_case("subnets") =>
-            {
-                st.vnets
-                    .get(&key(&[s, g, v]))
-                    .is_some_and(|n| n.subnets.keys().any(|k| k.eq_ignore_ascii_case(subnet)))
-            }
-            _ => false,
-        };
-        if found {
-            Ok(())
-        } else {
-            Err(ArmError::invalid_parameter(
-                &format!("{field}.vnetSubnetID"),
-                format!("Subnet {id} was not found: create the virtual network and subnet first."),
-            ))
-        }
     }
 
     fn update_cluster(
@@ -644,7 +418,7 @@ impl Aks {
     }
 
     /// `PATCH …/managedClusters/{name}` (tags only).
-    pub(super) fn patch_tags(
+    pub(in crate::aks) fn patch_tags(
         &self,
         req: &Req,
         group: &str,
@@ -681,7 +455,7 @@ impl Aks {
     }
 
     /// `GET …/managedClusters/{name}`.
-    pub(super) fn get_cluster(
+    pub(in crate::aks) fn get_cluster(
         &self,
         req: &Req,
         group: &str,
@@ -692,7 +466,7 @@ impl Aks {
     }
 
     /// `GET …/managedClusters` of a group, or of the subscription (`group` `None`).
-    pub(super) fn list_clusters(
+    pub(in crate::aks) fn list_clusters(
         &self,
         req: &Req,
         group: Option<&str>,
@@ -715,7 +489,7 @@ impl Aks {
 
     /// `DELETE …/managedClusters/{name}`: 202 with `Location`, or 204 when there is none. A
     /// running operation is canceled.
-    pub(super) fn delete_cluster(
+    pub(in crate::aks) fn delete_cluster(
         &self,
         req: &Req,
         group: &str,
@@ -758,7 +532,7 @@ impl Aks {
     }
 
     /// `POST …/listClusterUserCredential` and `…/listClusterAdminCredential`.
-    pub(super) fn credentials(
+    pub(in crate::aks) fn credentials(
         &self,
         req: &Req,
         group: &str,
@@ -823,7 +597,7 @@ impl Aks {
     }
 
     /// `GET …/managedClusters/{name}/upgradeProfiles/default`.
-    pub(super) fn upgrade_profile(
+    pub(in crate::aks) fn upgrade_profile(
         &self,
         req: &Req,
         group: &str,
@@ -853,402 +627,6 @@ impl Aks {
         }))
         .into_response())
     }
-
-    /// `PUT …/agentPools/{pool}`.
-    pub(super) fn put_pool(
-        &self,
-        req: &Req,
-        group: &str,
-        name: &str,
-        pool: &str,
-    ) -> Result<Response, ArmError> {
-        let mut st = self.lock();
-        let k = key(&[&req.subscription, group, name]);
-        let c = cluster_or_404(&st, req, group, name)?.clone();
-        if let Some(running) = c.busy.as_ref().and_then(|b| st.operations.get(b)) {
-            return Err(ArmError::busy(
-                &format!("managed cluster {}", c.name),
-                running.kind.as_str(),
-            ));
-        }
-        let props = req
-            .body
-            .get("properties")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let timing = self.kit.timing();
-        let existing = c.pool(pool).cloned();
-        arm::check_if_match(req.headers, existing.as_ref().map(|p| p.etag.as_str()))?;
-        let field = "properties";
-        validate::pool_properties(field, &props)?;
-        let (kind, created) = match &existing {
-            None => {
-                validate::pool_name(pool)?;
-                if c.pools.len() >= 100 {
-                    return Err(ArmError::bad_request(
-                        "OperationNotAllowed",
-                        "A managed cluster can have at most 100 agent pools.",
-                    ));
-                }
-                (Provisioning::Creating, true)
-            }
-            Some(p) => {
-                if p.state.busy() {
-                    return Err(ArmError::busy(
-                        &format!("agent pool {pool}"),
-                        p.state.as_str(),
-                    ));
-                }
-                for f in [
-                    "vmSize",
-                    "osType",
-                    "vnetSubnetID",
-                    "availabilityZones",
-                    "maxPods",
-                    "osDiskSizeGB",
-                ] {
-                    let (new, old) = (&props[f], &p.props[f]);
-                    let same = match f {
-                        "vmSize" => {
-                            new.as_str().map(str::to_ascii_lowercase)
-                                == Some(p.vm_size().to_ascii_lowercase())
-                        }
-                        _ => new == old,
-                    };
-                    if !new.is_null() && !same {
-                        return Err(ArmError::bad_request(
-                            "PropertyChangeNotAllowed",
-                            format!(
-                                "Changing property '{field}.{f}' of agent pool {pool} is not allowed."
-                            ),
-                        ));
-                    }
-                }
-                if p.is_system()
-                    && !str_of(&props, "mode").eq_ignore_ascii_case("System")
-                    && c.pools.iter().filter(|q| q.is_system()).count() == 1
-                {
-                    return Err(ArmError::bad_request(
-                        "OperationNotAllowed",
-                        format!(
-                            "Agent pool {pool} is the cluster's only System pool; make another pool System first."
-                        ),
-                    ));
-                }
-                (Provisioning::Updating, false)
-            }
-        };
-        let pv = match str_of(&props, "orchestratorVersion") {
-            "" => existing
-                .as_ref()
-                .map_or(c.current.as_str(), |p| p.current.as_str())
-                .to_string(),
-            v => validate::version(
-                v,
-                &format!("{field}.orchestratorVersion"),
-                "AgentPoolK8sVersionNotSupported",
-            )?
-            .to_string(),
-        };
-        validate::pool_not_above(pool, &pv, &c.current)?;
-        self.check_subnet(&st, field, &props)?;
-        let kind = match &existing {
-            Some(p) if pv != p.current => {
-                if catalog::parse(&pv) < catalog::parse(&p.current) {
-                    return Err(ArmError::bad_request(
-                        "OperationNotAllowed",
-                        format!(
-                            "Downgrading agent pool {pool} from {} to {pv} is not allowed.",
-                            p.current
-                        ),
-                    ));
-                }
-                Provisioning::Upgrading
-            }
-            Some(p)
-                if props["count"]
-                    .as_u64()
-                    .is_some_and(|n| n as u32 != p.count()) =>
-            {
-                Provisioning::Scaling
-            }
-            _ => kind,
-        };
-        let size = catalog::vm_size(str_of(&props, "vmSize"))
-            .or_else(|| {
-                existing
-                    .as_ref()
-                    .and_then(|p| catalog::vm_size(p.vm_size()))
-            })
-            .map_or(2, |s| s.0);
-        let want = props["count"].as_u64().unwrap_or(1) as u32;
-        let have = existing.as_ref().map_or(0, |p| p.serving().count() as u32);
-        let surge = u32::from(kind == Provisioning::Upgrading);
-        if want + surge > have {
-            self.quota_check(
-                &st,
-                &req.subscription,
-                &c.location,
-                (want + surge - have) * size,
-            )?;
-        }
-        let mut stored = strip(&props, POOL_READ_ONLY);
-        stored.as_object_mut().map(|o| o.remove("name"));
-        if stored["count"].is_null() {
-            stored["count"] = json!(1);
-        }
-        stored["orchestratorVersion"] = json!(match str_of(&props, "orchestratorVersion") {
-            "" => pv.clone(),
-            v => v.to_string(),
-        });
-        let delay = if created {
-            timing.pool.create
-        } else {
-            timing.pool.update
-        };
-        let op = self.new_operation(
-            &mut st,
-            req,
-            &c.location,
-            Target::Cluster(k.clone()),
-            kind,
-            Effect::PutPool(pool.to_string()),
-            delay,
-        );
-        let Some(cm) = st.clusters.get_mut(&k) else {
-            return Err(ArmError::not_found("managedClusters", name, group));
-        };
-        if created {
-            let mut p = new_pool(pool, &stored, &pv);
-            p.state = Provisioning::Creating;
-            cm.pools.push(p);
-        }
-        let Some(p) = cm.pool_mut(pool) else {
-            return Err(ArmError::not_found("agentPools", pool, group));
-        };
-        if !created {
-            // What AKS defaulted or cannot change stays when a PUT leaves it out.
-            for f in [
-                "vmSize",
-                "osType",
-                "type",
-                "maxPods",
-                "mode",
-                "availabilityZones",
-                "vnetSubnetID",
-                "osDiskSizeGB",
-            ] {
-                if stored[f].is_null() && !p.props[f].is_null() {
-                    stored[f] = p.props[f].clone();
-                }
-            }
-            p.props = stored;
-            if pv != p.current {
-                p.props["orchestratorVersion"] = json!(pv);
-            }
-        }
-        p.state = kind;
-        p.etag = arm::new_etag();
-        let body = {
-            let c = &*cm;
-            let Some(p) = c.pool(pool) else {
-                return Err(ArmError::not_found("agentPools", pool, group));
-            };
-            render_pool(c, p)
-        };
-        let location = c.location.clone();
-        tracing::info!(
-            cluster = name,
-            pool,
-            state = kind.as_str(),
-            "agent pool changing"
-        );
-        Ok(Self::headers(req, &location, &op).respond(
-            if created {
-                StatusCode::CREATED
-            } else {
-                StatusCode::OK
-            },
-            Some(body),
-        ))
-    }
-
-    /// `GET …/agentPools/{pool}`.
-    pub(super) fn get_pool(
-        &self,
-        req: &Req,
-        group: &str,
-        name: &str,
-        pool: &str,
-    ) -> Result<Response, ArmError> {
-        let st = self.lock();
-        let c = cluster_or_404(&st, req, group, name)?;
-        let p = c.pool(pool).ok_or_else(|| {
-            ArmError::not_found(
-                "Microsoft.ContainerService/managedClusters/agentPools",
-                &format!("{name}/{pool}"),
-                group,
-            )
-        })?;
-        Ok(axum::Json(render_pool(c, p)).into_response())
-    }
-
-    /// `GET …/agentPools`.
-    pub(super) fn list_pools(
-        &self,
-        req: &Req,
-        group: &str,
-        name: &str,
-    ) -> Result<Response, ArmError> {
-        let st = self.lock();
-        let c = cluster_or_404(&st, req, group, name)?;
-        let value: Vec<Value> = c.pools.iter().map(|p| render_pool(c, p)).collect();
-        Ok(axum::Json(json!({ "value": value })).into_response())
-    }
-
-    /// `GET …/agentPools/{pool}/upgradeProfiles/default`.
-    pub(super) fn pool_upgrade_profile(
-        &self,
-        req: &Req,
-        group: &str,
-        name: &str,
-        pool: &str,
-    ) -> Result<Response, ArmError> {
-        let st = self.lock();
-        let c = cluster_or_404(&st, req, group, name)?;
-        let p = c.pool(pool).ok_or_else(|| {
-            ArmError::not_found(
-                "Microsoft.ContainerService/managedClusters/agentPools",
-                &format!("{name}/{pool}"),
-                group,
-            )
-        })?;
-        let upgrades: Vec<Value> = catalog::upgrades(&p.current)
-            .into_iter()
-            .filter(|u| validate::pool_not_above(&p.name, u, &c.current).is_ok())
-            .map(|u| json!({ "kubernetesVersion": u }))
-            .collect();
-        Ok(axum::Json(json!({
-            "id": format!("{}/agentPools/{}/upgradeprofiles/default", c.id(), p.name),
-            "name": "default",
-            "type": "Microsoft.ContainerService/managedClusters/agentPools/upgradeProfiles",
-            "properties": { "kubernetesVersion": p.current, "osType": "Linux", "latestNodeImageVersion": catalog::NODE_IMAGE, "upgrades": upgrades }
-        }))
-        .into_response())
-    }
-
-    /// `DELETE …/agentPools/{pool}`.
-    pub(super) fn delete_pool(
-        &self,
-        req: &Req,
-        group: &str,
-        name: &str,
-        pool: &str,
-    ) -> Result<Response, ArmError> {
-        let mut st = self.lock();
-        let k = key(&[&req.subscription, group, name]);
-        let c = cluster_or_404(&st, req, group, name)?.clone();
-        let Some(p) = c.pool(pool) else {
-            return Ok(StatusCode::NO_CONTENT.into_response());
-        };
-        if c.state == Provisioning::Deleting {
-            return Err(ArmError::busy(
-                &format!("managed cluster {}", c.name),
-                "Deleting",
-            ));
-        }
-        if p.state == Provisioning::Deleting {
-            return Ok(StatusCode::ACCEPTED.into_response());
-        }
-        if p.is_system() && c.pools.iter().filter(|q| q.is_system()).count() == 1 {
-            return Err(ArmError::bad_request(
-                "OperationNotAllowed",
-                format!(
-                    "Agent pool {pool} is the cluster's only System pool and cannot be deleted: a managed cluster needs at least one System pool."
-                ),
-            ));
-        }
-        if p.state.busy() {
-            return Err(ArmError::busy(
-                &format!("agent pool {pool}"),
-                p.state.as_str(),
-            ));
-        }
-        let op = self.new_operation(
-            &mut st,
-            req,
-            &c.location,
-            Target::Cluster(k.clone()),
-            Provisioning::Deleting,
-            Effect::DeletePool(pool.to_string()),
-            self.kit.timing().pool.delete,
-        );
-        if let Some(p) = st.clusters.get_mut(&k).and_then(|c| c.pool_mut(pool)) {
-            p.state = Provisioning::Deleting;
-            p.etag = arm::new_etag();
-        }
-        Ok(Self::headers(req, &c.location, &op).respond(StatusCode::ACCEPTED, None))
-    }
-}
-
-fn group_for_write<'s>(st: &'s State, req: &Req, group: &str) -> Result<&'s Group, ArmError> {
-    let g = st
-        .groups
-        .get(&key(&[&req.subscription, group]))
-        .ok_or_else(|| ArmError::group_not_found(group))?;
-    if g.deleting {
-        return Err(ArmError::new(
-            StatusCode::CONFLICT,
-            "ResourceGroupBeingDeleted",
-            format!(
-                "The resource group '{group}' is in deprovisioning state and cannot perform this operation."
-            ),
-        ));
-    }
-    Ok(g)
-}
-
-/// A pool as first PUT.
-fn new_pool(name: &str, props: &Value, version: &str) -> Pool {
-    let mut props = strip(props, POOL_READ_ONLY);
-    if props["count"].is_null() {
-        props["count"] = json!(1);
-    }
-    if props["vmSize"].is_null() {
-        props["vmSize"] = json!(catalog::DEFAULT_VM_SIZE);
-    }
-    if props["mode"].is_null() {
-        props["mode"] = json!("User");
-    }
-    if props["osType"].is_null() {
-        props["osType"] = json!("Linux");
-    }
-    if props["maxPods"].is_null() {
-        props["maxPods"] = json!(250);
-    }
-    if props["type"].is_null() {
-        props["type"] = json!("VirtualMachineScaleSets");
-    }
-    if props["orchestratorVersion"]
-        .as_str()
-        .is_none_or(str::is_empty)
-    {
-        props["orchestratorVersion"] = json!(version);
-    }
-    let digits: String = super::hex(8)
-        .bytes()
-        .map(|b| char::from(b'0' + b % 10))
-        .collect();
-    Pool {
-        name: name.to_string(),
-        props,
-        current: version.to_string(),
-        state: Provisioning::Creating,
-        etag: arm::new_etag(),
-        digits,
-        vms: Vec::new(),
-        next_id: 0,
-    }
 }
 
 fn fill_network_defaults(np: &mut Value) {
@@ -1273,9 +651,4 @@ fn fill_network_defaults(np: &mut Value) {
             np[k] = v;
         }
     }
-}
-
-/// The instance shutting-down window, for the ticker.
-pub fn shutdown_window(aks: &Aks) -> Duration {
-    Delays::duration(aks.kit.timing().instance_shutdown)
 }
