@@ -218,7 +218,7 @@ async fn create_cluster(client: &kube::Client, namespace: &str) -> Result<()> {
         namespace,
         &resource("cluster.x-k8s.io", "v1beta2", "Cluster"),
     );
-    // Only a controlPlaneRef and no endpoint: the managed shape (contract.md, C21/C52).
+    // Only a controlPlaneRef and no endpoint: the managed shape (the contract's C21/C52).
     let cluster: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
         "metadata": { "name": "bed-check" },

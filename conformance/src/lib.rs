@@ -1,7 +1,7 @@
 //! The conformance suite for Cluster API managed-Kubernetes providers, and the management-plane
 //! test bed it runs on.
 //!
-//! [`run::run`] judges a provider against every check of `shared/design/contract.md` section 5
+//! [`run::run`] judges a provider against every check of the provider contract
 //! ([`checks::CATALOGUE`]) on real management planes with real Cluster API core and the real
 //! clusterctl; what to start comes from a profile ([`profile`], format in `PROFILE.md`).
 //! [`bed_check`] holds the bed's own self-checks. Nothing in this crate depends on one of our

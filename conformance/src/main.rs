@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use conformance::checks::CheckId;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use testbed::{ManagementPlane, Options};
 
@@ -55,8 +56,8 @@ enum Command {
     /// Drive a provider through a cluster's create, upgrade, scale and delete while injecting
     /// faults (SIGKILLs at seeded points, kube-apiserver restart and etcd compaction, cloud 429s,
     /// 503s, dropped connections and slow answers, a pool deleted behind its back), with the
-    /// provider running under its generated RBAC and most verbose logs; judge every oracle of
-    /// reliability.md and the security checks. Exits non-zero when any oracle fails.
+    /// provider running under its generated RBAC and most verbose logs; judge every reliability
+    /// oracle and the security checks. Exits non-zero when any oracle fails.
     Faults {
         /// The provider's profile (YAML; the `faults:` block says what the emulator offers).
         #[arg(long)]
@@ -185,18 +186,18 @@ async fn run(
     set: Vec<String>,
 ) -> Result<()> {
     let vars = assignments(set)?;
-    let only = only.map(|ids| {
-        ids.into_iter()
-            .map(|i| i.trim().to_uppercase())
-            .collect::<Vec<_>>()
-    });
-    if let Some(ids) = &only {
-        for id in ids {
-            if conformance::checks::find(id).is_none() {
-                anyhow::bail!("--only names {id}, which is not a check (C01…C59)");
-            }
-        }
-    }
+    let only = only
+        .map(|ids| {
+            ids.iter()
+                .map(|id| {
+                    let id = id.trim().to_uppercase();
+                    id.parse::<CheckId>().map_err(|_| {
+                        anyhow::anyhow!("--only names {id}, which is not a check (C01…C59)")
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
     let report = conformance::run::run(conformance::run::RunOptions {
         profile,
         only: only.clone(),
@@ -222,7 +223,7 @@ async fn run(
     let failed: Vec<_> = rows
         .iter()
         .filter(|(_, o)| o.is_fail())
-        .map(|(c, _)| c.id)
+        .map(|(c, _)| c.id.as_str())
         .collect();
     if let Some(why) = &report.stopped {
         println!("Logs and kubeconfigs: {}", report.dir.display());

@@ -321,6 +321,26 @@ pub struct Seen {
     pub at: std::time::Instant,
 }
 
+/// The versions a [`Recorder`] had seen at one moment, in the order seen: what is judged, with
+/// no watch behind it.
+#[derive(Debug, Clone, Default)]
+pub struct Recorded(pub Vec<Seen>);
+
+impl Recorded {
+    /// Every version of `kind`/`name`, in the order seen.
+    pub fn history(&self, kind: &str, name: &str) -> Vec<&Seen> {
+        self.0
+            .iter()
+            .filter(|s| s.kind == kind && s.name == name)
+            .collect()
+    }
+
+    /// Every version of every object of `kind`.
+    pub fn all_of(&self, kind: &str) -> Vec<&Seen> {
+        self.0.iter().filter(|s| s.kind == kind).collect()
+    }
+}
+
 /// Watches some kinds in one namespace and keeps every version seen.
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
@@ -411,6 +431,16 @@ impl Recorder {
             .filter(|s| s.kind == kind)
             .cloned()
             .collect()
+    }
+
+    /// Every version seen so far, kept apart from the watches (which go on recording).
+    pub fn recorded(&self) -> Recorded {
+        Recorded(
+            self.seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        )
     }
 
     /// Stops every watch.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use crate::checks::{Outcome, Results, verdict};
+use crate::checks::{CheckId, Outcome, Results, verdict};
 
 /// Kinds that are cluster-scoped in a components file.
 const CLUSTER_SCOPED: &[&str] = &[
@@ -192,7 +192,14 @@ pub fn schema_has(schema: &Value, path: &[&str]) -> bool {
 pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
     if release.crds.is_empty() {
         results.record_all(
-            &["C01", "C02", "C03", "C04", "C05", "C06"],
+            &[
+                CheckId::C01,
+                CheckId::C02,
+                CheckId::C03,
+                CheckId::C04,
+                CheckId::C05,
+                CheckId::C06,
+            ],
             &Outcome::Fail(
                 "infrastructure-components.yaml holds no CustomResourceDefinition".into(),
             ),
@@ -205,7 +212,7 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
             .map(|c| format!("{} is {}", crd_name(c), c["spec"]["scope"]))
             .collect();
         results.record(
-            "C01",
+            CheckId::C01,
             verdict(
                 bad.is_empty(),
                 if bad.is_empty() {
@@ -233,7 +240,7 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
             })
             .collect();
         results.record(
-            "C02",
+            CheckId::C02,
             verdict(
                 bad.is_empty(),
                 if bad.is_empty() {
@@ -269,7 +276,7 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
             }
         }
         results.record(
-            "C03",
+            CheckId::C03,
             verdict(
                 problems.is_empty(),
                 if problems.is_empty() {
@@ -315,7 +322,7 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
                 )
             }
         };
-        results.record("C04", outcome);
+        results.record(CheckId::C04, outcome);
 
         // Templates carry no status: core only reads their spec.
         let mut bad = Vec::new();
@@ -337,7 +344,7 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
             }
         }
         results.record(
-            "C05",
+            CheckId::C05,
             verdict(
                 bad.is_empty(),
                 if bad.is_empty() {
@@ -372,7 +379,7 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
             }
         }
         results.record(
-            "C06",
+            CheckId::C06,
             verdict(
                 bad.is_empty(),
                 if !bad.is_empty() {
@@ -387,8 +394,8 @@ pub fn static_checks(release: &Release, version: &str, results: &mut Results) {
         );
     }
 
-    results.record("C55", metadata_check(release, version));
-    results.record("C56", components_check(release));
+    results.record(CheckId::C55, metadata_check(release, version));
+    results.record(CheckId::C56, components_check(release));
 }
 
 fn release_series<'a>(release: &'a Release, version: &str) -> Option<&'a Value> {

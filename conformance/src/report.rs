@@ -116,20 +116,20 @@ pub fn junit(provider: &str, rows: &[(&'static Check, Outcome)], elapsed: Durati
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::find;
+    use crate::checks::{CheckId, find};
 
     fn rows() -> Vec<(&'static Check, Outcome)> {
         vec![
             (
-                find("C01").unwrap_or(&crate::checks::CATALOGUE[0]),
+                find(CheckId::C01).unwrap_or(&crate::checks::CATALOGUE[0]),
                 Outcome::Pass("3 CRDs".into()),
             ),
             (
-                find("C28").unwrap_or(&crate::checks::CATALOGUE[0]),
+                find(CheckId::C28).unwrap_or(&crate::checks::CATALOGUE[0]),
                 Outcome::Fail("label <missing> & \"x\"".into()),
             ),
             (
-                find("C43").unwrap_or(&crate::checks::CATALOGUE[0]),
+                find(CheckId::C43).unwrap_or(&crate::checks::CATALOGUE[0]),
                 Outcome::Skip("no Machines".into()),
             ),
         ]

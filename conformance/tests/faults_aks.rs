@@ -7,11 +7,7 @@
 
 mod support;
 
-// By hand (cargo test -p conformance --test faults_aks -- --ignored): beside the other jobs it
-// would add about four minutes of two cores to a CI whose fresh run is already over its hour
-// (see the closing note of this change); EKS's fault run is CI's.
 #[test]
-#[ignore = "by hand: the CI budget has no room for a second fault run yet"]
 fn the_aks_provider_holds_every_fault_oracle() {
     support::holds_every_fault_oracle(
         "aks",

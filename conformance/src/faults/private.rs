@@ -25,8 +25,10 @@ use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::Finding;
+use super::cloud::{after_deletion, read_inventory};
 use super::oracle::{self, Item};
-use super::{Finding, after_deletion, all_gone, ask_upgrade, minor, read_inventory, upgraded};
+use super::phases::{all_gone, ask_upgrade, minor, upgraded};
 use crate::objects;
 use crate::procs::Running;
 use crate::run::lifecycle::{self, CLUSTER, NS, Names, State};

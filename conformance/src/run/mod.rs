@@ -9,12 +9,15 @@
 //! 4. [`quiet`]: objects the provider must leave alone (C11, C38, C39);
 //! 5. [`lifecycle`]: a full cluster from the default flavor, judged once settled, then paused,
 //!    scaled, moved to a second plane (C59) and deleted; beside it [`control_plane_only`] (C17,
-//!    C52).
+//!    C52). Their steps record what they observe; the pure functions of [`judge`] turn each
+//!    record into outcomes.
 //!
 //! Every check that no step judged is reported as skipped with the reason.
 
 mod bed;
+mod control_plane_only;
 mod instances;
+mod judge;
 pub(crate) mod lifecycle;
 mod quiet;
 pub(crate) mod setup;
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::checks::Results;
+use crate::checks::{CATALOGUE, CheckId, Results};
 use crate::profile::{Profile, Vars};
 use crate::release::{self, Release};
 
@@ -36,7 +39,7 @@ pub struct RunOptions {
     /// The profile file.
     pub profile: PathBuf,
     /// Judge only these checks (and run only the steps they need).
-    pub only: Option<Vec<String>>,
+    pub only: Option<Vec<CheckId>>,
     /// Keep the run directory (logs, kubeconfigs) after the run.
     pub keep: bool,
     /// Extra variables for the profile's `${NAME}` expansion (before the environment).
@@ -84,17 +87,17 @@ pub struct Ctx {
     /// The run's directory.
     pub dir: PathBuf,
     /// Checks to judge (`None`: all).
-    pub only: Option<Vec<String>>,
+    pub only: Option<Vec<CheckId>>,
     /// See [`RunOptions::discard`].
     pub discard: bool,
 }
 
 impl Ctx {
     /// Whether any of `ids` is wanted.
-    pub fn wants(&self, ids: &[&str]) -> bool {
+    pub fn wants(&self, ids: &[CheckId]) -> bool {
         self.only
             .as_ref()
-            .is_none_or(|o| ids.iter().any(|id| o.iter().any(|w| w == id)))
+            .is_none_or(|o| ids.iter().any(|id| o.contains(id)))
     }
 
     /// The emulator's counters URL, expanded.
@@ -132,13 +135,55 @@ impl Ctx {
 }
 
 /// IDs judged from the release folder alone (no management plane needed).
-pub const STATIC_IDS: &[&str] = &["C01", "C02", "C03", "C04", "C05", "C06", "C55", "C56"];
+pub const STATIC_IDS: &[CheckId] = &[
+    CheckId::C01,
+    CheckId::C02,
+    CheckId::C03,
+    CheckId::C04,
+    CheckId::C05,
+    CheckId::C06,
+    CheckId::C55,
+    CheckId::C56,
+];
 
 /// IDs judged by the cluster lifecycle.
-pub const LIFECYCLE_IDS: &[&str] = &[
-    "C09", "C12", "C13", "C14", "C15", "C16", "C18", "C19", "C20", "C21", "C22", "C23", "C25",
-    "C26", "C27", "C28", "C29", "C30", "C31", "C32", "C33", "C34", "C35", "C36", "C37", "C40",
-    "C41", "C42", "C44", "C46", "C47", "C48", "C49", "C50", "C51", "C59",
+pub const LIFECYCLE_IDS: &[CheckId] = &[
+    CheckId::C09,
+    CheckId::C12,
+    CheckId::C13,
+    CheckId::C14,
+    CheckId::C15,
+    CheckId::C16,
+    CheckId::C18,
+    CheckId::C19,
+    CheckId::C20,
+    CheckId::C21,
+    CheckId::C22,
+    CheckId::C23,
+    CheckId::C25,
+    CheckId::C26,
+    CheckId::C27,
+    CheckId::C28,
+    CheckId::C29,
+    CheckId::C30,
+    CheckId::C31,
+    CheckId::C32,
+    CheckId::C33,
+    CheckId::C34,
+    CheckId::C35,
+    CheckId::C36,
+    CheckId::C37,
+    CheckId::C40,
+    CheckId::C41,
+    CheckId::C42,
+    CheckId::C44,
+    CheckId::C46,
+    CheckId::C47,
+    CheckId::C48,
+    CheckId::C49,
+    CheckId::C50,
+    CheckId::C51,
+    CheckId::C59,
 ];
 
 /// What every run of the suite starts from: the profile, a scratch directory, the variables
@@ -203,7 +248,7 @@ pub async fn run(options: RunOptions) -> Result<RunReport> {
     let static_only = options
         .only
         .as_ref()
-        .is_some_and(|ids| ids.iter().all(|id| STATIC_IDS.contains(&id.as_str())));
+        .is_some_and(|ids| ids.iter().all(|id| STATIC_IDS.contains(id)));
     let outcome = if static_only {
         Ok(())
     } else {
@@ -222,10 +267,7 @@ pub async fn run(options: RunOptions) -> Result<RunReport> {
         eprintln!("conformance: the run stopped early: {e:#}");
     }
     results.skip_unjudged(
-        &crate::checks::CATALOGUE
-            .iter()
-            .map(|c| c.id)
-            .collect::<Vec<_>>(),
+        &CATALOGUE.iter().map(|c| c.id).collect::<Vec<_>>(),
         &match &outcome {
             Ok(()) => "not judged: its scenario did not run".to_string(),
             Err(e) => format!("not judged: the run stopped early: {e:#}"),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::setup::{label_for_provider, render};
 use super::{Bed, Ctx};
-use crate::checks::{Outcome, Results, verdict};
+use crate::checks::{CheckId, Outcome, Results, verdict};
 use crate::objects::{self, finalizers, has_status};
 
 const NS: &str = "conf-quiet";
@@ -56,7 +56,7 @@ pub async fn run(ctx: &Ctx, bed: &Bed, results: &mut Results) -> Result<()> {
     let quiet = ctx.profile.timeouts.quiet;
     let mut created: Vec<(String, String)> = Vec::new();
 
-    if ctx.wants(&["C11"]) {
+    if ctx.wants(&[CheckId::C11]) {
         let mut docs = pick(
             &render(ctx, bed.kubeconfig(), "orphan", NS, "").await?,
             &kind_refs,
@@ -90,7 +90,7 @@ pub async fn run(ctx: &Ctx, bed: &Bed, results: &mut Results) -> Result<()> {
             _ => "cloud calls not counted (the profile has no emulator callsUrl)".to_string(),
         };
         results.record(
-            "C11",
+            CheckId::C11,
             verdict(
                 problems.is_empty(),
                 if problems.is_empty() {
@@ -106,8 +106,8 @@ pub async fn run(ctx: &Ctx, bed: &Bed, results: &mut Results) -> Result<()> {
         );
     }
 
-    let mut watched: Vec<(&'static str, String, String)> = Vec::new();
-    if ctx.wants(&["C38"]) {
+    let mut watched: Vec<(CheckId, String, String)> = Vec::new();
+    if ctx.wants(&[CheckId::C38]) {
         let mut kinds = kind_refs.clone();
         kinds.push("Cluster");
         let docs = pick(
@@ -119,14 +119,14 @@ pub async fn run(ctx: &Ctx, bed: &Bed, results: &mut Results) -> Result<()> {
             let kind = d["kind"].as_str().unwrap_or_default().to_string();
             created.push((kind.clone(), "unlabelled".into()));
             if kind != "Cluster" {
-                watched.push(("C38", kind, "unlabelled".into()));
+                watched.push((CheckId::C38, kind, "unlabelled".into()));
             }
         }
     }
-    if ctx.wants(&["C39"]) {
+    if ctx.wants(&[CheckId::C39]) {
         match &ctx.roles.infra {
             None => results.record(
-                "C39",
+                CheckId::C39,
                 Outcome::Skip("the default template has no InfraCluster".into()),
             ),
             Some(infra) => {
@@ -152,7 +152,7 @@ pub async fn run(ctx: &Ctx, bed: &Bed, results: &mut Results) -> Result<()> {
                         "external".into(),
                     ));
                 }
-                watched.push(("C39", infra.clone(), "external".into()));
+                watched.push((CheckId::C39, infra.clone(), "external".into()));
             }
         }
     }
@@ -167,7 +167,7 @@ pub async fn run(ctx: &Ctx, bed: &Bed, results: &mut Results) -> Result<()> {
             }
         }
         tokio::time::sleep(quiet).await;
-        for id in ["C38", "C39"] {
+        for id in [CheckId::C38, CheckId::C39] {
             let mine: Vec<_> = watched.iter().filter(|(i, _, _)| *i == id).collect();
             if mine.is_empty() {
                 continue;

@@ -13,7 +13,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
 use super::{Bed, Ctx};
-use crate::checks::{Outcome, Results, verdict};
+use crate::checks::{CheckId, Outcome, Results, verdict};
 use crate::clusterctl::{CORE_NAMESPACE, CORE_SERVICE_ACCOUNT, Clusterctl};
 use crate::objects::{self, Kinds, WATCH_FILTER_LABEL};
 use crate::procs::Running;
@@ -145,7 +145,7 @@ pub async fn run_all(
     release: Release,
     vars: Vars,
     dir: PathBuf,
-    only: Option<Vec<String>>,
+    only: Option<Vec<CheckId>>,
     discard: bool,
     results: &mut Results,
 ) -> Result<()> {
@@ -187,7 +187,7 @@ pub async fn install(
     release: Release,
     mut vars: Vars,
     dir: PathBuf,
-    only: Option<Vec<String>>,
+    only: Option<Vec<CheckId>>,
     discard: bool,
     mut results: Option<&mut Results>,
 ) -> Result<Installed> {
@@ -223,7 +223,7 @@ pub async fn install(
     if !init.success {
         if let Some(results) = results.as_deref_mut() {
             results.record(
-                "C57",
+                CheckId::C57,
                 Outcome::Fail(format!("clusterctl init failed: {}", init.stderr.trim())),
             );
         }
@@ -234,8 +234,8 @@ pub async fn install(
         );
     }
     if let Some(results) = results.as_deref_mut() {
-        results.record("C57", judge_install(&ctx, &a).await);
-        results.record("C07", judge_core_access(&ctx, &a).await);
+        results.record(CheckId::C57, judge_install(&ctx, &a).await);
+        results.record(CheckId::C07, judge_core_access(&ctx, &a).await);
     }
 
     // The emulator first: the setup command and the templates may need what it prints.
@@ -295,9 +295,9 @@ pub async fn install(
     let default_docs = render(&ctx, a.kubeconfig(), "conf", "conf-main", "").await?;
     ctx.roles = Roles::from_docs(&default_docs)?;
     if let Some(results) = results {
-        results.record("C08", judge_templates(&ctx, &a, &default_docs).await);
+        results.record(CheckId::C08, judge_templates(&ctx, &a, &default_docs).await);
         results.record(
-            "C24",
+            CheckId::C24,
             judge_version_without_v(&ctx, &a, &default_docs).await,
         );
     }
@@ -321,12 +321,12 @@ async fn scenarios(
     a.ensure_provider()
         .with_context(|| format!("the provider did not stay up; its log: {}", log.display()))?;
 
-    if ctx.wants(&["C11", "C38", "C39"]) {
+    if ctx.wants(&[CheckId::C11, CheckId::C38, CheckId::C39]) {
         eprintln!("conformance: objects the provider must leave alone (C11, C38, C39)");
         super::quiet::run(ctx, a, results).await?;
     }
     let lifecycle_wanted = ctx.wants(super::LIFECYCLE_IDS);
-    let cp_only_wanted = ctx.wants(&["C17", "C52"]);
+    let cp_only_wanted = ctx.wants(&[CheckId::C17, CheckId::C52]);
     let mut side = Results::default();
     let client = a.client.clone();
     let kubeconfig = a.kubeconfig().to_path_buf();
@@ -340,7 +340,8 @@ async fn scenarios(
         },
         async {
             if cp_only_wanted {
-                super::lifecycle::control_plane_only(ctx, &client, &kubeconfig, &mut side).await
+                super::control_plane_only::control_plane_only(ctx, &client, &kubeconfig, &mut side)
+                    .await
             } else {
                 Ok(())
             }
@@ -583,7 +584,7 @@ async fn judge_generate(ctx: &Ctx, bed: &Bed, results: &mut Results) {
         problems.push("the release has no cluster-template*.yaml".into());
     }
     results.record(
-        "C58",
+        CheckId::C58,
         verdict(
             problems.is_empty(),
             if problems.is_empty() {
