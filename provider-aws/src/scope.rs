@@ -204,25 +204,10 @@ impl cluster_objects::InfraOf<EKSCluster, ClusterSpecCommon> for Infra {
     fn locatable(&self) -> bool {
         !self.region.is_empty()
     }
-}
 
-/// The infrastructure of a control plane: its Cluster's EKSCluster, else its own
-/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
-///
-/// # Errors
-/// Terminal `InvalidSpec` without either.
-pub async fn infra_for_control_plane(
-    client: &kube::Client,
-    cluster: &Cluster,
-    cp: &EKSControlPlane,
-) -> Result<Infra, ProviderError> {
-    cluster_objects::control_plane_infra::<EKSCluster, _, _>(
-        client,
-        cluster,
-        cp.spec.infrastructure.as_ref(),
-        "EKSControlPlane",
-    )
-    .await
+    fn ready(&self) -> bool {
+        self.ready
+    }
 }
 
 /// The EKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name

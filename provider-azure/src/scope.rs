@@ -12,7 +12,7 @@ use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
-use provider_runtime::{ProviderError, cluster_objects, identity};
+use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
 pub use provider_runtime::ClusterRef;
 
@@ -238,25 +238,10 @@ impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
     fn locatable(&self) -> bool {
         !self.subscription.is_empty() && !self.resource_group.is_empty()
     }
-}
 
-/// The infrastructure of a control plane: its Cluster's AKSCluster, else its own
-/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
-///
-/// # Errors
-/// Terminal `InvalidSpec` without either.
-pub async fn infra_for_control_plane(
-    client: &kube::Client,
-    cluster: &Cluster,
-    cp: &AKSControlPlane,
-) -> Result<Infra, ProviderError> {
-    cluster_objects::control_plane_infra::<AKSCluster, _, _>(
-        client,
-        cluster,
-        cp.spec.infrastructure.as_ref(),
-        "AKSControlPlane",
-    )
-    .await
+    fn ready(&self) -> bool {
+        self.ready
+    }
 }
 
 /// The AKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
@@ -269,6 +254,32 @@ pub fn aks_cluster_name(cp: &AKSControlPlane, cluster_name: &str) -> String {
             &naming::AKS_CLUSTER,
         )
     })
+}
+
+/// One pass's ARM reach for a managed cluster: the client for its subscription and identity,
+/// where every call is counted, and the cluster's ARM path.
+pub struct Clients {
+    /// ARM, for the subscription, as the identity.
+    pub arm: Arm,
+    /// Where every call is counted and admitted.
+    pub calls: CloudCalls,
+    /// `/subscriptions/…/managedClusters/<name>`.
+    pub cluster_path: String,
+}
+
+impl Clients {
+    /// The clients for the managed cluster `name` in `resource_group`.
+    pub fn new(arm: Arm, calls: CloudCalls, resource_group: &str, name: &str) -> Self {
+        let cluster_path = format!(
+            "{}/providers/Microsoft.ContainerService/managedClusters/{name}",
+            arm.group_path(resource_group)
+        );
+        Self {
+            arm,
+            calls,
+            cluster_path,
+        }
+    }
 }
 
 /// The owner of every Azure resource made for `cluster` in `namespace`.

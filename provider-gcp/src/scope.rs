@@ -254,25 +254,10 @@ impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
     fn locatable(&self) -> bool {
         !self.project.is_empty() && !self.region.is_empty()
     }
-}
 
-/// The infrastructure of a control plane: its Cluster's GKECluster, else its own
-/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
-///
-/// # Errors
-/// Terminal `InvalidSpec` without either.
-pub async fn infra_for_control_plane(
-    client: &kube::Client,
-    cluster: &Cluster,
-    cp: &GKEControlPlane,
-) -> Result<Infra, ProviderError> {
-    cluster_objects::control_plane_infra::<GKECluster, _, _>(
-        client,
-        cluster,
-        cp.spec.infrastructure.as_ref(),
-        "GKEControlPlane",
-    )
-    .await
+    fn ready(&self) -> bool {
+        self.ready
+    }
 }
 
 /// The GKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and

@@ -264,25 +264,10 @@ impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
     fn locatable(&self) -> bool {
         !self.compartment.is_empty() && !self.region.is_empty()
     }
-}
 
-/// The infrastructure of a control plane: its Cluster's OKECluster, else its own
-/// `spec.infrastructure` (the kernel's rule, [`cluster_objects::control_plane_infra`]).
-///
-/// # Errors
-/// Terminal `InvalidSpec` without either.
-pub async fn infra_for_control_plane(
-    client: &kube::Client,
-    cluster: &Cluster,
-    cp: &OKEControlPlane,
-) -> Result<Infra, ProviderError> {
-    cluster_objects::control_plane_infra::<OKECluster, _, _>(
-        client,
-        cluster,
-        cp.spec.infrastructure.as_ref(),
-        "OKEControlPlane",
-    )
-    .await
+    fn ready(&self) -> bool {
+        self.ready
+    }
 }
 
 /// The OKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name

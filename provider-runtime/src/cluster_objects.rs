@@ -143,6 +143,9 @@ pub trait InfraOf<IC, S>: Sized {
     fn not_yet() -> Self;
     /// Whether it says enough to reach the cloud (location, account scope).
     fn locatable(&self) -> bool;
+    /// Whether it is ready to build on (the InfraCluster's network is there; a brought network
+    /// always is).
+    fn ready(&self) -> bool;
 }
 
 /// Where the cluster of a control plane lives: the Cluster's InfraCluster `IC`; while one the

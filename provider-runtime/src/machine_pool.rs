@@ -45,7 +45,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::CloudCalls;
-use crate::control_plane::{Deletion, Request};
+use crate::control_plane::Request;
+use crate::CloudError;
 use crate::{
     Cleanup, CleanupContext, ClusterRef, Pass, PassContext, ProviderError, ProviderObject,
     Reconciler,
@@ -178,6 +179,35 @@ pub struct PoolCall<'a, O, V> {
     pub scaling: ScalingIntent,
     /// Tags and idempotency tokens.
     pub request: &'a Request,
+}
+
+/// What a delete request found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deletion {
+    /// The cloud is deleting it.
+    Started,
+    /// It is gone.
+    Gone,
+    /// The cloud cannot delete it yet (node pools still attached, an update running), in its
+    /// words.
+    Blocked(String),
+}
+
+impl Deletion {
+    /// What a delete request's outcome means, the same on every cloud: the cloud's own answer
+    /// as it is; a not-found is gone; busy (an operation running, dependents still attached) is
+    /// blocked, in the cloud's words; anything else is the pass's error.
+    ///
+    /// # Errors
+    /// Every other classified failure.
+    pub fn after(outcome: Result<Deletion, CloudError>) -> Result<Deletion, ProviderError> {
+        match outcome {
+            Ok(deletion) => Ok(deletion),
+            Err(CloudError::NotFound(_)) => Ok(Deletion::Gone),
+            Err(CloudError::InUse(message)) => Ok(Deletion::Blocked(message)),
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 /// The cloud side of the InfraMachinePool role.
@@ -606,7 +636,7 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             tracked.as_ref(),
             create_pending,
             &pool_intent,
-            || match &found {
+            match &found {
                 Some(p) => self.cloud.diff(&call, p),
                 None => CloudStep::Nothing,
             },

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use contract::api::{
-    ControlPlaneSpecCommon, ControlPlaneStatusCommon, Endpoint, EndpointName, Operation,
+    ControlPlaneSpecCommon, ControlPlaneStatusCommon, Endpoint, EndpointName,
     RequestOverridesStatus,
 };
 use contract::capi::Cluster;
@@ -28,12 +28,13 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt};
+use provider_runtime::cluster_objects::InfraOf;
 use provider_runtime::control_plane::{
-    ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Created, Deletion,
-    ManagedCluster, ManagedControlPlane, Request, Started,
+    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, DescribeChange,
+    Look, ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step, UserExec,
 };
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
-use provider_runtime::{CloudCalls, ProviderError, ProviderObject, Role};
+use provider_runtime::{ProviderError, ProviderObject, Role};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -80,6 +81,7 @@ impl ProviderObject for XKSControlPlane {
 }
 
 impl ManagedControlPlane for XKSControlPlane {
+    type OwnInfra = ();
     fn spec_common(&self) -> &ControlPlaneSpecCommon {
         &self.spec.common
     }
@@ -88,6 +90,9 @@ impl ManagedControlPlane for XKSControlPlane {
     }
     fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
         self.status.as_ref()?.request_overrides.as_ref()
+    }
+    fn own_infrastructure(&self) -> Option<&()> {
+        Some(&())
     }
 }
 
@@ -114,6 +119,56 @@ struct XksState {
 
 type Xks = support::Cloud<XksState>;
 
+impl XksCluster {
+    fn new(version: KubeVersion, tags: BTreeMap<String, String>, audit_logs: bool) -> Self {
+        let (lifecycle, version) = (Lifecycle::Creating, version.without_patch());
+        Self {
+            version,
+            lifecycle,
+            tags,
+            audit_logs,
+            upgrading_to: None,
+        }
+    }
+
+    fn upgrade(&mut self, to: KubeVersion) {
+        (self.lifecycle, self.upgrading_to) = (Lifecycle::Updating, Some(to));
+    }
+}
+
+impl XksState {
+    /// A describe: the cluster as it is, then the world moves one step (a create or an
+    /// upgrade finishes).
+    fn look(&mut self, name: &str) -> Option<XksCluster> {
+        self.describes += 1;
+        let c = self.clusters.get_mut(name)?;
+        let seen = c.clone();
+        if let Some(to) = c.upgrading_to.take() {
+            c.version = to;
+        }
+        c.lifecycle = Lifecycle::Running;
+        Some(seen)
+    }
+
+    fn write(&mut self, what: String) {
+        self.writes.push(what);
+    }
+
+    /// A change done at once to an existing cluster.
+    fn change(
+        &mut self,
+        what: String,
+        name: &str,
+        f: impl FnOnce(&mut XksCluster),
+    ) -> Started<bool> {
+        self.write(what);
+        self.clusters.get_mut(name).map_or(Started::Gone, |c| {
+            f(c);
+            Started::Done
+        })
+    }
+}
+
 struct XksTokens;
 
 impl TokenSource for XksTokens {
@@ -133,216 +188,183 @@ impl TokenSource for XksTokens {
     }
 }
 
-/// The cloud side: every method is a line or a few over the in-memory state.
+/// The fake's InfraCluster kind (no Cluster of the test names one).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(
+    group = "infrastructure.cluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "XKSCluster",
+    namespaced
+)]
+pub struct XKSClusterSpec {}
+
+/// Where an XKS cluster lives: nowhere in particular.
+struct Nowhere;
+
+impl InfraOf<XKSCluster, ()> for Nowhere {
+    const CLOUD: &'static str = "XKS";
+    const OWN_FIELDS: &'static str = "nothing";
+    fn from_infra_cluster(_: &XKSCluster) -> Self {
+        Nowhere
+    }
+    fn from_own((): &()) -> Self {
+        Nowhere
+    }
+    fn not_yet() -> Self {
+        Nowhere
+    }
+    fn locatable(&self) -> bool {
+        true
+    }
+    fn ready(&self) -> bool {
+        true
+    }
+}
+
+/// The audit-logs switch, XKS's one change of its own.
+#[derive(Clone, Debug)]
+struct Audit(bool);
+
+impl DescribeChange for Audit {
+    fn describe(&self, name: &str) -> String {
+        let to = if self.0 { "on" } else { "off" };
+        format!("XKS is turning audit logs of {name} {to}")
+    }
+}
+
+const PROFILE: ControlPlaneProfile = ControlPlaneProfile {
+    cloud: "XKS",
+    minors_only: true,
+    token_limits: &EKS_REQUEST_TOKEN,
+    create_call: "CreateCluster",
+    poll: Duration::from_millis(300),
+    rest: Duration::from_secs(60),
+};
+
+/// The cloud side: every method is a line or a few over the in-memory cloud.
 impl ControlPlaneCloud for Xks {
     type Object = XKSControlPlane;
-    type Infra = ();
-    type Scope = String;
-    type Detail = ();
+    type InfraCluster = XKSCluster;
+    type Infra = Nowhere;
+    type Desired = bool;
+    type Clients = ();
+    type Tokens = XksTokens;
+    type Detail = bool;
     type Extra = ();
-    type Change = bool;
+    type Change = Audit;
     type Status = XKSControlPlaneStatus;
-    type Tokens<'a> = XksTokens;
 
-    fn profile(&self) -> ControlPlaneProfile {
-        ControlPlaneProfile {
-            cloud: "XKS",
-            minors_only: true,
-            token_limits: &EKS_REQUEST_TOKEN,
-            poll: Duration::from_millis(300),
-            rest: Duration::from_secs(60),
-        }
-    }
-    async fn infrastructure(
-        &self,
-        _: &XKSControlPlane,
-        _: &Cluster,
-        _: &kube::Client,
-    ) -> Result<((), bool), ProviderError> {
-        Ok(((), true))
-    }
-    async fn cleanup_infrastructure(
-        &self,
-        _: &XKSControlPlane,
-        _: Option<&Cluster>,
-        _: &kube::Client,
-        _: &str,
-    ) -> Result<Option<()>, ProviderError> {
-        Ok(Some(()))
+    fn validate(&self, cp: &XKSControlPlane, _: &Nowhere) -> Result<bool, ProviderError> {
+        Ok(cp.spec.common.logging.audit)
     }
     async fn connect(
         &self,
         cp: &XKSControlPlane,
-        _: (),
-        _: &kube::Client,
-        _: &CloudCalls,
-        cluster_name: &str,
-    ) -> Result<String, ProviderError> {
+        _: Nowhere,
+        at: Reach<'_>,
+    ) -> Result<At, ProviderError> {
         self.with(|s| s.connects += 1);
-        Ok(cp
-            .spec
-            .common
-            .cloud_name
-            .clone()
-            .unwrap_or_else(|| format!("{NS}-{cluster_name}")))
-    }
-    fn name<'s>(&self, scope: &'s String) -> &'s str {
-        scope
-    }
-    fn additional_tags<'s>(&self, _: &'s String) -> &'s BTreeMap<String, String> {
-        static NONE: BTreeMap<String, String> = BTreeMap::new();
-        &NONE
-    }
-    async fn describe(&self, name: &String) -> Result<Option<ManagedCluster<()>>, ProviderError> {
-        Ok(self
-            .with(|s| {
-                s.describes += 1;
-                let c = s.clusters.get_mut(name)?;
-                // The cloud moves one step per look.
-                if c.lifecycle == Lifecycle::Creating {
-                    c.lifecycle = Lifecycle::Running;
-                    return Some((c.clone(), Lifecycle::Creating));
-                }
-                Some((c.clone(), c.lifecycle.clone()))
-            })
-            .map(|(c, lifecycle)| ManagedCluster {
-                id: format!("xks://{name}"),
-                lifecycle,
-                version: c.version.to_string(),
-                endpoints: vec![Endpoint {
-                    name: EndpointName::Public,
-                    host: format!("{name}.xks.example"),
-                    port: 443,
-                }],
-                ca_pem: Ok(Some(
-                    b"-----BEGIN CERTIFICATE-----\nWEtT\n-----END CERTIFICATE-----\n".to_vec(),
-                )),
-                tags: c.tags,
-                detail: (),
-            }))
-    }
-    async fn operation_state(
-        &self,
-        name: &String,
-        _: &Operation,
-    ) -> Result<Option<OperationState>, ProviderError> {
-        Ok(self.with(|s| {
-            let c = s.clusters.get_mut(name)?;
-            if let Some(to) = c.upgrading_to.take() {
-                c.version = to;
-                c.lifecycle = Lifecycle::Running;
-                return Some(OperationState::Running);
-            }
-            Some(OperationState::Succeeded)
-        }))
-    }
-    async fn observe_more(&self, _: &String, _: &XKSControlPlane) -> Result<(), ProviderError> {
-        Ok(())
-    }
-    fn diff(&self, cp: &XKSControlPlane, cluster: &ManagedCluster<()>, _: &()) -> CloudStep<bool> {
-        let name = cluster.id.trim_start_matches("xks://").to_string();
-        let audit = self.with(|s| s.clusters.get(&name).map(|c| c.audit_logs));
-        match audit {
-            Some(have) if have != cp.spec.common.logging.audit => {
-                CloudStep::Change(cp.spec.common.logging.audit)
-            }
-            _ => CloudStep::Nothing,
-        }
-    }
-    fn describe_change(&self, audit: &bool, name: &str) -> String {
-        format!(
-            "XKS is turning audit logs of {name} {}",
-            if *audit { "on" } else { "off" }
-        )
-    }
-    async fn create(
-        &self,
-        name: &String,
-        cp: &XKSControlPlane,
-        version: &KubeVersion,
-        request: &Request,
-    ) -> Result<Created<()>, ProviderError> {
-        self.with(|s| {
-            s.writes.push(format!("create {name} {version}"));
-            s.clusters.insert(
-                name.clone(),
-                XksCluster {
-                    version: version.without_patch(),
-                    lifecycle: Lifecycle::Creating,
-                    tags: request.tags.clone(),
-                    audit_logs: cp.spec.common.logging.audit,
-                    upgrading_to: None,
-                },
-            );
-        });
-        Ok(Created {
-            id: format!("xks://{name}"),
-            overrides: None,
-            cluster: None,
+        let name =
+            (cp.spec.common.cloud_name.clone()).unwrap_or(format!("{NS}-{}", at.cluster_name));
+        let user_exec = UserExec::new(ExecPlugin::new("xks", ["get-token", name.as_str()]));
+        Ok(Connected {
+            name,
+            tags: BTreeMap::new(),
+            tokens: XksTokens,
+            user_exec,
+            clients: (),
         })
     }
-    async fn adopt(&self, name: &String, _: &str, request: &Request) -> Result<(), ProviderError> {
-        self.with(|s| {
-            s.writes.push(format!("adopt {name}"));
-            if let Some(c) = s.clusters.get_mut(name) {
-                c.tags.extend(request.tags.clone());
+    async fn observe(&self, at: &At, look: Look<'_>) -> Result<Observed<bool, ()>, ProviderError> {
+        let Some(seen) = self.with(|s| s.look(&at.name)) else {
+            return Ok(Observed::nothing());
+        };
+        let running = seen.upgrading_to.is_some();
+        let cluster = managed(&at.name, seen);
+        let operation = look.operation(&cluster).map(|_| match running {
+            true => OperationState::Running,
+            false => OperationState::Succeeded,
+        });
+        Ok(Observed {
+            cluster: Some(cluster),
+            operation,
+            extra: (),
+        })
+    }
+    fn diff(&self, audit: &bool, cluster: &ManagedCluster<bool>, (): &()) -> CloudStep<Audit> {
+        match cluster.detail == *audit {
+            true => CloudStep::Nothing,
+            false => CloudStep::Change(Audit(*audit)),
+        }
+    }
+    async fn act(
+        &self,
+        at: &At,
+        step: Step<'_, bool, Audit>,
+        r: &Request,
+    ) -> Result<Started<bool>, ProviderError> {
+        let (name, tags) = (at.name.as_str(), r.tags.clone());
+        Ok(self.with(|s| match step {
+            Step::Create { desired, version } => {
+                s.write(format!("create {name} {version}"));
+                s.clusters
+                    .insert(name.into(), XksCluster::new(*version, tags, *desired));
+                Started::Created {
+                    id: format!("xks://{name}"),
+                    cluster: None,
+                    overrides: false,
+                }
             }
-        });
-        Ok(())
-    }
-    async fn upgrade(
-        &self,
-        name: &String,
-        to: &KubeVersion,
-        _: &Request,
-    ) -> Result<Started, ProviderError> {
-        self.with(|s| {
-            s.writes.push(format!("upgrade {name} {to}"));
-            let c = s.clusters.get_mut(name).unwrap();
-            c.lifecycle = Lifecycle::Updating;
-            c.upgrading_to = Some(*to);
-        });
-        Ok(Started::Operation(format!("op-{to}")))
-    }
-    async fn update(
-        &self,
-        name: &String,
-        _: &XKSControlPlane,
-        audit: &bool,
-        _: &Request,
-    ) -> Result<Started, ProviderError> {
-        self.with(|s| {
-            s.writes.push(format!("logging {name} audit={audit}"));
-            s.clusters.get_mut(name).unwrap().audit_logs = *audit;
-        });
-        Ok(Started::Done)
-    }
-    async fn delete(&self, name: &String) -> Result<Deletion, ProviderError> {
-        Ok(self.with(|s| {
-            s.writes.push(format!("delete {name}"));
-            match s.clusters.remove(name) {
-                Some(_) => Deletion::Started,
-                None => Deletion::Gone,
+            Step::Tag { .. } => s.change(format!("adopt {name}"), name, |c| c.tags.extend(tags)),
+            Step::Upgrade { to } => {
+                s.change(format!("upgrade {name} {to}"), name, |c| c.upgrade(*to));
+                Started::Operation(format!("op-{to}"))
+            }
+            Step::Update {
+                change: Audit(on), ..
+            } => s.change(format!("logging {name} audit={on}"), name, |c| {
+                c.audit_logs = *on
+            }),
+            Step::Delete => {
+                s.write(format!("delete {name}"));
+                s.clusters
+                    .remove(name)
+                    .map_or(Started::Gone, |_| Started::Untracked)
             }
         }))
-    }
-    fn tokens<'a>(&'a self, _: &'a String) -> XksTokens {
-        XksTokens
-    }
-    fn exec_plugin(&self, name: &String) -> ExecPlugin {
-        ExecPlugin::new("xks", ["get-token", name.as_str()])
     }
     fn status(
         &self,
         common: ControlPlaneStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
-        _: Option<&ManagedCluster<()>>,
+        _: Option<&ManagedCluster<bool>>,
     ) -> XKSControlPlaneStatus {
         XKSControlPlaneStatus {
             common,
             observed_generation: None,
             request_overrides,
         }
+    }
+}
+
+type At = Connected<(), XksTokens>;
+
+/// An XKS cluster as the kernel reads it.
+fn managed(name: &str, c: XksCluster) -> ManagedCluster<bool> {
+    let ca = b"-----BEGIN CERTIFICATE-----\nWEtT\n-----END CERTIFICATE-----\n".to_vec();
+    let endpoint = Endpoint {
+        name: EndpointName::Public,
+        host: format!("{name}.xks.example"),
+        port: 443,
+    };
+    ManagedCluster {
+        id: format!("xks://{name}"),
+        lifecycle: c.lifecycle,
+        version: c.version.to_string(),
+        endpoints: vec![endpoint],
+        ca_pem: Ok(Some(ca)),
+        tags: c.tags,
+        detail: c.audit_logs,
     }
 }
 
@@ -393,8 +415,11 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
     });
 
     let provider = support::run(PROVIDER, &client, |operator| {
-        operator
-            .controller::<XKSControlPlane, _>(ControlPlaneReconciler::new(PROVIDER, xks.clone()))
+        operator.controller::<XKSControlPlane, _>(ControlPlaneReconciler::new(
+            PROVIDER,
+            PROFILE,
+            xks.clone(),
+        ))
     });
 
     cps.create(&PostParams::default(), &control_plane("cp1", "v1.30", None))

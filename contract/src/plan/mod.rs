@@ -190,13 +190,13 @@ pub struct ControlPlaneIntent<'a> {
 }
 
 /// Decides the next step of a control plane: ownership, the cluster's state, the tracked
-/// operation, the version step, then the cloud's own difference (`diff`, asked only when every
-/// shared step is done).
+/// operation, the version step, then the cloud's own difference (`diff`, the cloud's pure
+/// comparison, taken only when every shared step is done).
 pub fn control_plane<C>(
     observed: Option<ClusterFacts<'_>>,
     tracked: Option<&Tracked>,
     intent: &ControlPlaneIntent<'_>,
-    diff: impl FnOnce() -> CloudStep<C>,
+    diff: CloudStep<C>,
 ) -> Plan<C> {
     let (cloud, name) = (intent.cloud, intent.name);
     let Some(cluster) = observed else {
@@ -241,7 +241,7 @@ pub fn control_plane<C>(
         }
         Ok(_) => {}
     }
-    match diff() {
+    match diff {
         CloudStep::Change(change) => Plan::Update(change),
         CloudStep::Wait(message) => Plan::Wait(Wait::Cloud(message)),
         CloudStep::Failed(message) => Plan::Failed(message),
@@ -494,16 +494,14 @@ mod tests {
             version,
             tags,
         };
-        control_plane(Some(facts), tracked, intent, || CloudStep::Nothing)
+        control_plane(Some(facts), tracked, intent, CloudStep::Nothing)
     }
 
     #[test]
     fn ownership_decides_first() {
         let owner = owner();
         let v131 = KubeVersion::new(1, 31);
-        let absent: Plan<Logging> = control_plane(None, None, &intent(&owner, v131, true), || {
-            CloudStep::Nothing
-        });
+        let absent: Plan<Logging> = control_plane(None, None, &intent(&owner, v131, true), CloudStep::Nothing);
         assert_eq!(absent, Plan::Create);
 
         let foreign = BTreeMap::from([("team".to_string(), "b".to_string())]);
@@ -666,16 +664,11 @@ mod tests {
             version: "1.31",
             tags: &tags,
         };
-        let asked = std::cell::Cell::new(false);
         let behind = intent(&owner, KubeVersion::new(1, 32), true);
-        let plan = control_plane(Some(facts), None, &behind, || {
-            asked.set(true);
-            CloudStep::Change(Logging)
-        });
-        assert!(plan.is_upgrade(), "{plan:?}");
+        let plan = control_plane(Some(facts), None, &behind, CloudStep::Change(Logging));
         assert!(
-            !asked.get(),
-            "an upgrade goes before the cloud's own change"
+            plan.is_upgrade(),
+            "an upgrade goes before the cloud's own change: {plan:?}"
         );
 
         let current = intent(&owner, KubeVersion::new(1, 31), true);
@@ -690,7 +683,7 @@ mod tests {
             (CloudStep::Nothing, Plan::Nothing),
         ];
         for (step, want) in steps {
-            assert_eq!(control_plane(Some(facts), None, &current, || step), want);
+            assert_eq!(control_plane(Some(facts), None, &current, step), want);
         }
     }
 

@@ -65,7 +65,7 @@ pub fn pool<C>(
     tracked: Option<&Tracked>,
     create_pending: bool,
     intent: &PoolIntent<'_>,
-    diff: impl FnOnce() -> CloudStep<C>,
+    diff: CloudStep<C>,
 ) -> Plan<C> {
     let (cloud, noun, name) = (intent.cloud, intent.noun, intent.name);
     let Some(found) = observed else {
@@ -104,7 +104,7 @@ pub fn pool<C>(
     if !missing.is_empty() {
         return Plan::Tag(missing);
     }
-    match diff() {
+    match diff {
         CloudStep::Change(change) => return Plan::Update(change),
         CloudStep::Wait(message) => return Plan::Wait(Wait::Cloud(message)),
         CloudStep::Failed(message) => return Plan::Failed(message),
@@ -444,11 +444,11 @@ mod tests {
 
         // Absent: created, unless a create was asked for moments ago.
         assert_eq!(
-            pool(None, None, false, &intent(&owner, &ours), nothing),
+            pool(None, None, false, &intent(&owner, &ours), nothing()),
             Plan::Create
         );
         assert_eq!(
-            pool(None, None, true, &intent(&owner, &ours), nothing),
+            pool(None, None, true, &intent(&owner, &ours), nothing()),
             Plan::Wait(Wait::Creating)
         );
         // Our tags put back before anything else is changed.
@@ -457,7 +457,7 @@ mod tests {
             None,
             false,
             &intent(&owner, &wanted),
-            || CloudStep::Change("scale"),
+            CloudStep::Change("scale"),
         );
         assert_eq!(
             plan,
@@ -465,11 +465,9 @@ mod tests {
         );
         // The cloud's change goes before the version step, which follows once nothing differs.
         let i = intent(&owner, &ours);
-        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, || {
-            CloudStep::Change("scale")
-        });
+        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, CloudStep::Change("scale"));
         assert_eq!(plan, Plan::Update("scale"));
-        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, nothing);
+        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, nothing());
         assert_eq!(
             plan,
             Plan::Upgrade {
@@ -486,7 +484,7 @@ mod tests {
             None,
             false,
             &behind,
-            nothing,
+            nothing(),
         );
         assert_eq!(plan, Plan::Nothing);
         let unknown = PoolIntent {
@@ -498,7 +496,7 @@ mod tests {
             None,
             false,
             &unknown,
-            nothing,
+            nothing(),
         );
         assert_eq!(plan, Plan::Nothing);
         // A failed pool is reported with the cloud's state and issues.
@@ -509,7 +507,7 @@ mod tests {
             issues: &issues,
             ..facts(&failed, &ours, v131)
         };
-        let plan = pool(Some(broken), None, false, &i, nothing);
+        let plan = pool(Some(broken), None, false, &i, nothing());
         assert_eq!(
             plan,
             Plan::Failed("XKS reports node pool team-a-pool as ERROR: Launch: no capacity".into())

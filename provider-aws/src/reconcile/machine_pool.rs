@@ -26,7 +26,7 @@ use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::KubeVersion;
 use kube::ResourceExt;
 use provider_runtime::cluster_objects::{self, InfraOf, PoolHome};
-use provider_runtime::control_plane::Deletion;
+use provider_runtime::machine_pool::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
     ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,

@@ -24,7 +24,7 @@ use contract::version::KubeVersion;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use provider_runtime::cluster_objects;
-use provider_runtime::control_plane::Deletion;
+use provider_runtime::machine_pool::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
     ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,

@@ -25,7 +25,7 @@ use google_cloud_container_v1::model as gke;
 use google_cloud_gax::paginator::ItemPaginator as _;
 use kube::ResourceExt;
 use provider_runtime::cluster_objects;
-use provider_runtime::control_plane::Deletion;
+use provider_runtime::machine_pool::Deletion;
 use provider_runtime::machine_pool::{
     Creation, Located, MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler,
     ManagedMachinePool, ManagedPool, PoolCall, PoolCreated,

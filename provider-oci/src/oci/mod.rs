@@ -260,9 +260,11 @@ impl Oci {
     /// # Errors
     /// The classified failure.
     pub async fn call(&self, calls: &CloudCalls, call: Call<'_>) -> Result<Answer, Failure> {
-        // A `Retry-After` holds the request it answered: this method on this path.
+        // A `Retry-After` holds the request it answered: this method on this path, whatever
+        // the query (a list's filters and pages are the same request to the cloud's limiter).
+        let path = call.path.split_once('?').map_or(call.path, |(path, _)| path);
         let sent = calls
-            .admit(SERVICE, format!("{} {}", call.method, call.path))
+            .admit(SERVICE, format!("{} {path}", call.method))
             .map_err(|error| Failure {
                 error,
                 code: "RetryAfterNotOver".into(),

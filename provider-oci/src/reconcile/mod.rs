@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use contract::version::KubeVersion;
-use provider_runtime::control_plane::Deletion;
-use provider_runtime::{CloudCalls, ProviderError, Role};
+use provider_runtime::machine_pool::Deletion;
+use provider_runtime::{CloudCalls, CloudError, ProviderError, Role};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -137,8 +137,32 @@ pub async fn find_named(
     }))
 }
 
-/// Deletes the Container Engine resource at `path` (`/clusters/<id>`): the kernel's outcome of
-/// the request (a second delete while OKE deletes is 409, a wait like any other).
+/// Asks OKE to delete the Container Engine resource at `path` (`/clusters/<id>`): the work
+/// request it answered with, or the classified failure (each role reads it by the kernel's rule).
+///
+/// # Errors
+/// The classified failure.
+pub async fn request_delete(
+    oci: &Oci,
+    calls: &CloudCalls,
+    operation: &'static str,
+    path: &str,
+) -> Result<Option<String>, CloudError> {
+    let call = Call::send(
+        operation,
+        Service::ContainerEngine,
+        &Method::DELETE,
+        path,
+        None,
+    );
+    oci.call(calls, call)
+        .await
+        .map(|answer| answer.work_request)
+        .map_err(|f| f.error)
+}
+
+/// Deletes the node pool at `path` (`/nodePools/<id>`): the kernel's outcome of the request (a
+/// second delete while OKE deletes is 409, a wait like any other).
 ///
 /// # Errors
 /// As [`Deletion::after`].
@@ -148,18 +172,10 @@ pub async fn delete(
     operation: &'static str,
     path: &str,
 ) -> Result<Deletion, ProviderError> {
-    let call = Call::send(
-        operation,
-        Service::ContainerEngine,
-        &Method::DELETE,
-        path,
-        None,
-    );
     Deletion::after(
-        oci.call(calls, call)
+        request_delete(oci, calls, operation, path)
             .await
-            .map(|_| Deletion::Started)
-            .map_err(|f| f.error),
+            .map(|_| Deletion::Started),
     )
 }
 

@@ -1,30 +1,32 @@
 //! What is EKS's own in the two kubeconfig Secrets (the rest is the shared runtime's,
-//! [`provider_runtime::kubeconfig`]): the EKS token of `<cluster>-kubeconfig` (a presigned STS
-//! URL, good for 15 minutes or the lifetime the provider is configured with) and the
-//! `aws eks get-token` exec plugin of `<cluster>-user-kubeconfig`.
+//! [`provider_runtime::kubeconfig`]): the EKS token of `<cluster>-kubeconfig` ([`Tokens`]: a
+//! presigned STS URL, good for 15 minutes or the lifetime the provider is configured with) and
+//! the `aws eks get-token` exec plugin of `<cluster>-user-kubeconfig` ([`get_token_plugin`]).
 
 use std::time::{Duration, SystemTime};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use contract::kubeconfig::ExecPlugin;
 use provider_runtime::ProviderError;
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
 
-use super::mapping::token_expiry;
 use crate::cloud::AwsCredentials;
 
 /// EKS tokens for one cluster.
-pub struct EksTokens<'a> {
+#[derive(Debug, Clone)]
+pub struct Tokens {
     /// The identity the token is signed with.
-    pub credentials: &'a AwsCredentials,
+    pub credentials: AwsCredentials,
     /// The cluster's region.
-    pub region: &'a str,
+    pub region: String,
     /// The cluster's name in EKS.
-    pub eks_name: &'a str,
+    pub eks_name: String,
     /// How long EKS accepts a token.
     pub lifetime: Duration,
 }
 
-impl TokenSource for EksTokens<'_> {
+impl TokenSource for Tokens {
     fn lifetime(&self) -> Duration {
         self.lifetime
     }
@@ -35,14 +37,34 @@ impl TokenSource for EksTokens<'_> {
 
     async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
         crate::cloud::token::mint(
-            self.credentials,
-            self.region,
-            self.eks_name,
+            &self.credentials,
+            &self.region,
+            &self.eks_name,
             SystemTime::from(now),
             self.lifetime,
         )
         .map_err(|e| ProviderError::cloud("token", format!("could not mint the EKS token: {e}")))
     }
+}
+
+/// When an EKS token stops working: its signing time (`X-Amz-Date` of the presigned URL inside)
+/// plus `lifetime`. `None` when the token is not one this provider minted.
+pub fn token_expiry(token: &str, lifetime: Duration) -> Option<jiff::Timestamp> {
+    let encoded = token.strip_prefix("k8s-aws-v1.")?;
+    let url =
+        String::from_utf8(URL_SAFE_NO_PAD.decode(encoded.trim_end_matches('=')).ok()?).ok()?;
+    let query = url.split_once('?')?.1;
+    let date = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("X-Amz-Date="))?;
+    let signed = jiff::civil::DateTime::strptime("%Y%m%dT%H%M%SZ", date)
+        .ok()?
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()?
+        .timestamp();
+    signed
+        .checked_add(jiff::SignedDuration::try_from(lifetime).ok()?)
+        .ok()
 }
 
 /// The exec plugin of the user kubeconfig: `aws eks get-token` for the EKS cluster.
@@ -75,10 +97,10 @@ mod tests {
     #[tokio::test]
     async fn a_minted_eks_token_reads_back_with_the_lifetime_in_force() {
         let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
-        let tokens = EksTokens {
-            credentials: &creds,
-            region: "us-west-2",
-            eks_name: "ns-c1",
+        let tokens = Tokens {
+            credentials: creds,
+            region: "us-west-2".into(),
+            eks_name: "ns-c1".into(),
             lifetime: TOKEN_LIFETIME,
         };
         let minted = tokens.mint(t(0)).await.unwrap();
@@ -86,9 +108,9 @@ mod tests {
         assert_eq!(tokens.expires_at(&minted.token), Some(t(900)));
         // Read with a one-minute lifetime, the same token expires a minute after signing: the
         // lifetime in force decides, not the token.
-        let short = EksTokens {
+        let short = Tokens {
             lifetime: Duration::from_secs(60),
-            ..tokens
+            ..tokens.clone()
         };
         assert_eq!(short.expires_at(&minted.token), Some(t(60)));
         assert_eq!(tokens.expires_at("not-an-eks-token"), None);
@@ -96,6 +118,18 @@ mod tests {
             !format!("{minted:?}").contains(&minted.token),
             "no token in Debug"
         );
+    }
+
+    #[test]
+    fn a_minted_token_says_when_it_expires() {
+        let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let minted =
+            crate::cloud::token::mint(&creds, "us-west-2", "ns-c1", at, TOKEN_LIFETIME).unwrap();
+        let expiry = token_expiry(&minted.token, TOKEN_LIFETIME).unwrap();
+        assert_eq!(expiry, minted.expires_at);
+        assert_eq!(token_expiry("not-a-token", Duration::from_secs(1)), None);
+        assert_eq!(token_expiry("k8s-aws-v1.!!!", Duration::from_secs(1)), None);
     }
 
     #[test]

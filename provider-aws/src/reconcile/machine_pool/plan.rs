@@ -192,7 +192,7 @@ mod tests {
             tracked.as_ref(),
             create_pending,
             &intent,
-            || match &case.nodegroup {
+            match &case.nodegroup {
                 Some(ng) => {
                     let change = config_change(ng, &case.shape, case.scaling);
                     if change.is_empty() {

@@ -1,111 +1,22 @@
-//! Between our API and EKS's shapes: what we read from an EKS cluster, and the request pieces we
-//! send. Pure functions; no client, no clock.
+//! Reading EKS: the cluster (DescribeCluster), mapped to the shared [`ManagedCluster`] with EKS's
+//! own view ([`ObservedCluster`]); the state of the update the kernel tracks (DescribeUpdate);
+//! the extras EKS compares while the cluster is idle ([`ClusterExtras`]: the spec's add-ons and
+//! access entries); and `observe`, the one look a pass takes.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_eks::types as eks;
 use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use contract::api::{Endpoint, EndpointAccess, EndpointName, Logging};
+use base64::engine::general_purpose::STANDARD;
+use contract::api::{Endpoint, EndpointName};
 use contract::plan::{Lifecycle, OperationState};
-use contract::version::KubeVersion;
+use provider_runtime::ProviderError;
+use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 
-use crate::api::AuthenticationMode;
-
-/// What EKS allows from anywhere when no public CIDR is given.
-pub const ANY_IPV4: &str = "0.0.0.0/0";
-
-/// The lifecycle of an EKS cluster, from its status.
-fn lifecycle(status: Option<&eks::ClusterStatus>) -> Lifecycle {
-    match status {
-        Some(eks::ClusterStatus::Creating) => Lifecycle::Creating,
-        Some(eks::ClusterStatus::Active) => Lifecycle::Running,
-        Some(eks::ClusterStatus::Updating) => Lifecycle::Updating,
-        Some(eks::ClusterStatus::Deleting) => Lifecycle::Deleting,
-        Some(eks::ClusterStatus::Failed) => Lifecycle::Failed,
-        Some(other) => Lifecycle::Other(other.as_str().to_string()),
-        None => Lifecycle::Other("UNKNOWN".into()),
-    }
-}
-
-/// A control-plane log type, named as our API names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogKind {
-    /// `apiServer` / EKS `api`.
-    ApiServer,
-    /// `audit`.
-    Audit,
-    /// `authenticator`.
-    Authenticator,
-    /// `controllerManager`.
-    ControllerManager,
-    /// `scheduler`.
-    Scheduler,
-}
-
-impl LogKind {
-    /// Every log type.
-    pub const ALL: [LogKind; 5] = [
-        Self::ApiServer,
-        Self::Audit,
-        Self::Authenticator,
-        Self::ControllerManager,
-        Self::Scheduler,
-    ];
-
-    fn sdk(self) -> eks::LogType {
-        match self {
-            Self::ApiServer => eks::LogType::Api,
-            Self::Audit => eks::LogType::Audit,
-            Self::Authenticator => eks::LogType::Authenticator,
-            Self::ControllerManager => eks::LogType::ControllerManager,
-            Self::Scheduler => eks::LogType::Scheduler,
-        }
-    }
-
-    fn of_sdk(t: &eks::LogType) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| &k.sdk() == t)
-    }
-}
-
-/// The log types `spec.logging` enables.
-pub fn wanted_logs(logging: &Logging) -> BTreeSet<LogKind> {
-    let flags = [
-        (logging.api_server, LogKind::ApiServer),
-        (logging.audit, LogKind::Audit),
-        (logging.authenticator, LogKind::Authenticator),
-        (logging.controller_manager, LogKind::ControllerManager),
-        (logging.scheduler, LogKind::Scheduler),
-    ];
-    flags
-        .into_iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, k)| k)
-        .collect()
-}
-
-/// EKS's logging block for exactly `enabled`: one setup enabling those, one disabling the rest
-/// (EKS keeps whatever a request does not mention, so both are sent).
-pub fn logging_request(enabled: &BTreeSet<LogKind>) -> eks::Logging {
-    let (on, off): (Vec<LogKind>, Vec<LogKind>) =
-        LogKind::ALL.into_iter().partition(|k| enabled.contains(k));
-    let setup = |kinds: Vec<LogKind>, enabled: bool| {
-        eks::LogSetup::builder()
-            .set_types(Some(kinds.into_iter().map(LogKind::sdk).collect()))
-            .enabled(enabled)
-            .build()
-    };
-    let mut setups = Vec::new();
-    if !on.is_empty() {
-        setups.push(setup(on, true));
-    }
-    if !off.is_empty() {
-        setups.push(setup(off, false));
-    }
-    eks::Logging::builder()
-        .set_cluster_logging(Some(setups))
-        .build()
-}
+use super::desired::LogKind;
+use super::{EksApi, EksConnected, MAX_PAGES, absent_if_not_found, counted};
+use crate::api::EKSControlPlane;
+use crate::cloud::CloudError;
 
 /// An EKS cluster as the planner sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,6 +49,19 @@ pub struct ObservedCluster {
     pub oidc_issuer: Option<String>,
     /// The cluster's tags.
     pub tags: BTreeMap<String, String>,
+}
+
+/// The lifecycle of an EKS cluster, from its status.
+fn lifecycle(status: Option<&eks::ClusterStatus>) -> Lifecycle {
+    match status {
+        Some(eks::ClusterStatus::Creating) => Lifecycle::Creating,
+        Some(eks::ClusterStatus::Active) => Lifecycle::Running,
+        Some(eks::ClusterStatus::Updating) => Lifecycle::Updating,
+        Some(eks::ClusterStatus::Deleting) => Lifecycle::Deleting,
+        Some(eks::ClusterStatus::Failed) => Lifecycle::Failed,
+        Some(other) => Lifecycle::Other(other.as_str().to_string()),
+        None => Lifecycle::Other("UNKNOWN".into()),
+    }
 }
 
 /// Reads an EKS cluster (DescribeCluster, CreateCluster, DeleteCluster all return one).
@@ -218,86 +142,30 @@ impl ObservedCluster {
     }
 }
 
-/// Whether EKS's endpoint settings differ from what `access` asks for. Public CIDRs count only
-/// while the public endpoint is on; an empty list means "anywhere", as EKS reports it.
-pub fn endpoint_access_differs(c: &ObservedCluster, access: &EndpointAccess) -> bool {
-    if c.public_access != access.public || c.private_access != access.private {
-        return true;
+/// The shared view of an EKS cluster.
+pub fn managed(c: ObservedCluster) -> ManagedCluster<ObservedCluster> {
+    // EKS returns the CA base64-encoded.
+    let ca_pem = match c
+        .ca_data
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
+        None => Ok(None),
+        Some(data) => STANDARD
+            .decode(data)
+            .map(Some)
+            .map_err(|e| format!("EKS returned a certificate authority that is not base64: {e}")),
+    };
+    ManagedCluster {
+        id: c.arn.clone(),
+        lifecycle: c.state.clone(),
+        version: c.version.clone(),
+        endpoints: c.endpoints(),
+        ca_pem,
+        tags: c.tags.clone(),
+        detail: c,
     }
-    access.public && cidr_set(&access.public_cidrs) != cidr_set(&c.public_cidrs)
-}
-
-fn cidr_set(cidrs: &[String]) -> BTreeSet<&str> {
-    if cidrs.is_empty() {
-        BTreeSet::from([ANY_IPV4])
-    } else {
-        cidrs.iter().map(String::as_str).collect()
-    }
-}
-
-/// The endpoint part of a `resourcesVpcConfig` (for UpdateClusterConfig: nothing else, since
-/// EKS refuses mixing endpoint and network changes in one update).
-pub fn endpoint_access_request(access: &EndpointAccess) -> eks::VpcConfigRequest {
-    let mut vpc = eks::VpcConfigRequest::builder()
-        .endpoint_public_access(access.public)
-        .endpoint_private_access(access.private);
-    if access.public {
-        let cidrs = if access.public_cidrs.is_empty() {
-            vec![ANY_IPV4.to_string()]
-        } else {
-            access.public_cidrs.clone()
-        };
-        vpc = vpc.set_public_access_cidrs(Some(cidrs));
-    }
-    vpc.build()
-}
-
-/// The `resourcesVpcConfig` of CreateCluster: subnets, security groups, endpoint access.
-pub fn create_vpc_request(
-    subnet_ids: &[String],
-    security_group_ids: &[String],
-    access: &EndpointAccess,
-) -> eks::VpcConfigRequest {
-    let mut vpc = eks::VpcConfigRequest::builder()
-        .set_subnet_ids(Some(subnet_ids.to_vec()))
-        .endpoint_public_access(access.public)
-        .endpoint_private_access(access.private);
-    if !security_group_ids.is_empty() {
-        vpc = vpc.set_security_group_ids(Some(security_group_ids.to_vec()));
-    }
-    if access.public && !access.public_cidrs.is_empty() {
-        vpc = vpc.set_public_access_cidrs(Some(access.public_cidrs.clone()));
-    }
-    vpc.build()
-}
-
-/// Envelope encryption of Secrets with `key_arn`.
-// The SDK marks `resources` deprecated (EKS now encrypts all API data), but the EKS API
-// reference still lists `["secrets"]` as the value to send, and older regions require it.
-#[allow(deprecated)]
-pub fn encryption_request(key_arn: &str) -> eks::EncryptionConfig {
-    eks::EncryptionConfig::builder()
-        .resources("secrets")
-        .provider(eks::Provider::builder().key_arn(key_arn).build())
-        .build()
-}
-
-/// Our authentication mode as EKS names it.
-pub fn authentication_mode_name(mode: AuthenticationMode) -> &'static str {
-    match mode {
-        AuthenticationMode::Api => "API",
-        AuthenticationMode::ApiAndConfigMap => "API_AND_CONFIG_MAP",
-    }
-}
-
-/// The SDK's authentication mode.
-pub fn sdk_authentication_mode(mode: AuthenticationMode) -> eks::AuthenticationMode {
-    eks::AuthenticationMode::from(authentication_mode_name(mode))
-}
-
-/// EKS's version string for a Kubernetes version: `1.31` (EKS has no patch versions to ask for).
-pub fn eks_version(v: &KubeVersion) -> String {
-    format!("{}.{}", v.major, v.minor)
 }
 
 /// Reads an EKS update.
@@ -391,33 +259,187 @@ pub fn observed_addon(a: &eks::Addon) -> ObservedAddon {
     }
 }
 
-/// When an EKS token stops working: its signing time (`X-Amz-Date` of the presigned URL inside)
-/// plus `lifetime`. `None` when the token is not one this provider minted.
-pub fn token_expiry(token: &str, lifetime: std::time::Duration) -> Option<jiff::Timestamp> {
-    let encoded = token.strip_prefix("k8s-aws-v1.")?;
-    let url =
-        String::from_utf8(URL_SAFE_NO_PAD.decode(encoded.trim_end_matches('=')).ok()?).ok()?;
-    let query = url.split_once('?')?.1;
-    let date = query
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("X-Amz-Date="))?;
-    let signed = jiff::civil::DateTime::strptime("%Y%m%dT%H%M%SZ", date)
-        .ok()?
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .ok()?
-        .timestamp();
-    signed
-        .checked_add(jiff::SignedDuration::try_from(lifetime).ok()?)
-        .ok()
+/// What EKS compares besides the cluster, read only when it is ours and idle.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterExtras {
+    /// The desired add-ons EKS has, by name.
+    pub addons: BTreeMap<String, ObservedAddon>,
+    /// Access entries by principal ARN with their associated policy ARNs; `None` when not
+    /// looked at (no entries desired).
+    pub access: Option<BTreeMap<String, BTreeSet<String>>>,
+}
+
+/// Which extras a look reads, named by the spec: its add-ons, and its access entries'
+/// principals, in the spec's order.
+#[derive(Debug, Clone, Default)]
+pub struct ExtrasToRead {
+    addons: Vec<String>,
+    principals: Vec<String>,
+}
+
+impl ExtrasToRead {
+    /// What the spec of `cp` names.
+    pub fn of(cp: &EKSControlPlane) -> Self {
+        let entries = cp
+            .spec
+            .eks
+            .access
+            .as_ref()
+            .map(|a| &a.entries[..])
+            .unwrap_or_default();
+        Self {
+            addons: cp
+                .spec
+                .common
+                .addons
+                .iter()
+                .map(|a| a.name.clone())
+                .collect(),
+            principals: entries.iter().map(|e| e.principal_arn.clone()).collect(),
+        }
+    }
+}
+
+/// One look at EKS: the cluster; the tracked update's state when [`Look::operation`] names one;
+/// the add-ons and access entries when [`Look::idle`] allows.
+pub(super) async fn observe(
+    connected: &EksConnected,
+    look: Look<'_>,
+) -> Result<Observed<ObservedCluster, ClusterExtras>, ProviderError> {
+    let api = EksApi::of(connected);
+    let Some(cluster) = api.describe_cluster().await? else {
+        return Ok(Observed::nothing());
+    };
+    let cluster = managed(cluster);
+    let operation = match look.operation(&cluster) {
+        Some(op) => api.describe_update(&op.id).await?,
+        None => None,
+    };
+    let extra = if look.idle(&cluster, operation.as_ref()) {
+        extras(&api, &connected.clients.extras).await?
+    } else {
+        ClusterExtras::default()
+    };
+    Ok(Observed {
+        cluster: Some(cluster),
+        operation,
+        extra,
+    })
+}
+
+/// The spec's add-ons as EKS has them, then its access entries with their policies (only those
+/// EKS has; none listed when the spec names none).
+async fn extras(api: &EksApi<'_>, wanted: &ExtrasToRead) -> Result<ClusterExtras, ProviderError> {
+    let mut extra = ClusterExtras::default();
+    for addon in &wanted.addons {
+        if let Some(found) = api.describe_addon(addon).await? {
+            extra.addons.insert(addon.clone(), found);
+        }
+    }
+    if !wanted.principals.is_empty() {
+        let principals = api.access_entries().await?;
+        let mut access = BTreeMap::new();
+        for principal in &wanted.principals {
+            if principals.contains(principal) {
+                access.insert(principal.clone(), api.access_policies(principal).await?);
+            }
+        }
+        extra.access = Some(access);
+    }
+    Ok(extra)
+}
+
+/// The reads.
+impl EksApi<'_> {
+    /// The cluster, `None` when EKS has none of that name.
+    pub(super) async fn describe_cluster(&self) -> Result<Option<ObservedCluster>, CloudError> {
+        let out = absent_if_not_found(
+            counted(
+                self.calls,
+                "DescribeCluster",
+                self.name,
+                self.client.describe_cluster().name(self.name).send(),
+            )
+            .await,
+        )?;
+        Ok(out.and_then(|o| o.cluster().map(observed_cluster)))
+    }
+
+    async fn describe_update(&self, id: &str) -> Result<Option<OperationState>, CloudError> {
+        let call = self
+            .client
+            .describe_update()
+            .name(self.name)
+            .update_id(id)
+            .send();
+        let out =
+            absent_if_not_found(counted(self.calls, "DescribeUpdate", self.name, call).await)?;
+        Ok(out.and_then(|o| o.update().map(update_state)))
+    }
+
+    async fn describe_addon(&self, addon: &str) -> Result<Option<ObservedAddon>, CloudError> {
+        let call = self
+            .client
+            .describe_addon()
+            .cluster_name(self.name)
+            .addon_name(addon)
+            .send();
+        let out = absent_if_not_found(counted(self.calls, "DescribeAddon", self.name, call).await)?;
+        Ok(out.and_then(|o| o.addon().map(observed_addon)))
+    }
+
+    async fn access_entries(&self) -> Result<BTreeSet<String>, CloudError> {
+        let mut principals = BTreeSet::new();
+        let mut next = None;
+        for _ in 0..MAX_PAGES {
+            let call = self
+                .client
+                .list_access_entries()
+                .cluster_name(self.name)
+                .set_next_token(next.take())
+                .send();
+            let page = counted(self.calls, "ListAccessEntries", self.name, call).await?;
+            principals.extend(page.access_entries().iter().cloned());
+            match page.next_token() {
+                Some(token) if !token.is_empty() => next = Some(token.to_string()),
+                _ => break,
+            }
+        }
+        Ok(principals)
+    }
+
+    async fn access_policies(&self, principal: &str) -> Result<BTreeSet<String>, CloudError> {
+        let mut policies = BTreeSet::new();
+        let mut next = None;
+        for _ in 0..MAX_PAGES {
+            let call = self
+                .client
+                .list_associated_access_policies()
+                .cluster_name(self.name)
+                .principal_arn(principal)
+                .set_next_token(next.take())
+                .send();
+            let page = counted(self.calls, "ListAssociatedAccessPolicies", self.name, call).await?;
+            policies.extend(
+                page.associated_access_policies()
+                    .iter()
+                    .filter_map(|p| p.policy_arn().map(str::to_string)),
+            );
+            match page.next_token() {
+                Some(token) if !token.is_empty() => next = Some(token.to_string()),
+                _ => break,
+            }
+        }
+        Ok(policies)
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use std::time::{Duration, SystemTime};
+    use contract::api::EndpointAccess;
 
     use super::*;
-    use crate::cloud::AwsCredentials;
 
     fn sdk_cluster() -> eks::Cluster {
         eks::Cluster::builder()
@@ -512,97 +534,6 @@ mod tests {
     }
 
     #[test]
-    fn logging_maps_our_names_to_eks_types_and_disables_the_rest() {
-        let wanted = wanted_logs(&Logging {
-            api_server: true,
-            controller_manager: true,
-            ..Default::default()
-        });
-        assert_eq!(
-            wanted,
-            BTreeSet::from([LogKind::ApiServer, LogKind::ControllerManager])
-        );
-        let req = logging_request(&wanted);
-        let setups = req.cluster_logging();
-        assert_eq!(setups.len(), 2);
-        assert_eq!(setups[0].enabled(), Some(true));
-        assert_eq!(
-            setups[0].types(),
-            &[eks::LogType::Api, eks::LogType::ControllerManager]
-        );
-        assert_eq!(setups[1].enabled(), Some(false));
-        assert_eq!(setups[1].types().len(), 3);
-        let none = logging_request(&BTreeSet::new());
-        assert_eq!(none.cluster_logging().len(), 1);
-        assert_eq!(none.cluster_logging()[0].enabled(), Some(false));
-    }
-
-    #[test]
-    fn endpoint_access_compares_cidrs_as_sets_and_only_while_public() {
-        let mut c = observed_cluster(&sdk_cluster());
-        c.private_access = false;
-        assert!(
-            !endpoint_access_differs(&c, &EndpointAccess::default()),
-            "no CIDRs means 0.0.0.0/0"
-        );
-        let narrowed = EndpointAccess {
-            public_cidrs: vec!["203.0.113.0/24".into()],
-            ..Default::default()
-        };
-        assert!(endpoint_access_differs(&c, &narrowed));
-        c.public_cidrs = vec!["198.51.100.0/24".into(), "203.0.113.0/24".into()];
-        let both = EndpointAccess {
-            public_cidrs: vec!["203.0.113.0/24".into(), "198.51.100.0/24".into()],
-            ..Default::default()
-        };
-        assert!(!endpoint_access_differs(&c, &both));
-        c.public_access = false;
-        c.private_access = true;
-        let private = EndpointAccess {
-            public: false,
-            private: true,
-            ..Default::default()
-        };
-        assert!(
-            !endpoint_access_differs(&c, &private),
-            "CIDRs do not matter without a public endpoint"
-        );
-        let req = endpoint_access_request(&private);
-        assert_eq!(req.endpoint_public_access(), Some(false));
-        assert!(req.public_access_cidrs().is_empty());
-        let req = endpoint_access_request(&EndpointAccess::default());
-        assert_eq!(req.public_access_cidrs(), &[ANY_IPV4.to_string()]);
-        assert!(
-            req.subnet_ids().is_empty(),
-            "endpoint updates carry no network change"
-        );
-    }
-
-    #[test]
-    #[allow(deprecated)] // `resources`, see encryption_request
-    fn create_requests_carry_network_encryption_and_an_eks_version_without_patch() {
-        let vpc = create_vpc_request(
-            &["subnet-a".into(), "subnet-b".into()],
-            &[],
-            &EndpointAccess::default(),
-        );
-        assert_eq!(vpc.subnet_ids().len(), 2);
-        assert!(vpc.security_group_ids().is_empty());
-        assert_eq!(vpc.endpoint_public_access(), Some(true));
-        let enc = encryption_request("arn:aws:kms:us-west-2:1:key/k");
-        assert_eq!(enc.resources(), &["secrets".to_string()]);
-        assert_eq!(
-            enc.provider().and_then(|p| p.key_arn()),
-            Some("arn:aws:kms:us-west-2:1:key/k")
-        );
-        assert_eq!(eks_version(&KubeVersion::with_patch(1, 31, 2)), "1.31");
-        assert_eq!(
-            sdk_authentication_mode(AuthenticationMode::ApiAndConfigMap).as_str(),
-            "API_AND_CONFIG_MAP"
-        );
-    }
-
-    #[test]
     fn updates_and_addons_read_into_states() {
         let u = eks::Update::builder()
             .id("u1")
@@ -643,23 +574,5 @@ mod tests {
                 configuration: None
             }
         );
-    }
-
-    #[test]
-    fn a_minted_token_says_when_it_expires() {
-        let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
-        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let minted = crate::cloud::token::mint(
-            &creds,
-            "us-west-2",
-            "ns-c1",
-            at,
-            crate::cloud::token::TOKEN_LIFETIME,
-        )
-        .unwrap();
-        let expiry = token_expiry(&minted.token, crate::cloud::token::TOKEN_LIFETIME).unwrap();
-        assert_eq!(expiry, minted.expires_at);
-        assert_eq!(token_expiry("not-a-token", Duration::from_secs(1)), None);
-        assert_eq!(token_expiry("k8s-aws-v1.!!!", Duration::from_secs(1)), None);
     }
 }

@@ -1,49 +1,28 @@
-//! EKS's own difference between its cluster and the spec, once the shared steps of the plan
-//! ([`contract::plan::control_plane`]: ownership, state, tracked update, version step) are done.
-//! Pure: no client, no clock; the table tests at the bottom are the specification.
+//! EKS's own difference between its cluster and the spec, once the kernel's steps of the plan
+//! (ownership, state, tracked update, version step) are done: [`diff`], pure, and the one
+//! [`ClusterChange`] it finds, said for the conditions by its [`DescribeChange`]. The table
+//! tests at the bottom are the specification.
 //!
 //! EKS runs one cluster update at a time and refuses to mix kinds of configuration in one update,
 //! so the difference is the first one in a fixed order (endpoint access, logging, authentication
 //! mode, add-ons, access entries) and the next one waits for the next pass.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use contract::api::{Addon, EndpointAccess};
 use contract::plan::CloudStep;
+use provider_runtime::control_plane::DescribeChange;
 
-use super::mapping::{
-    AddonState, LogKind, ObservedAddon, ObservedCluster, endpoint_access_differs,
-};
+use super::desired::{DesiredCluster, authentication_mode_name};
+use super::observe::{AddonState, ClusterExtras, ObservedAddon, ObservedCluster};
 use crate::api::{AccessEntry, AuthenticationMode};
 
-/// What EKS compares besides the cluster, read only when it is ours and idle.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Extra {
-    /// The desired add-ons EKS has, by name.
-    pub addons: BTreeMap<String, ObservedAddon>,
-    /// Access entries by principal ARN with their associated policy ARNs; `None` when not
-    /// looked at (no entries desired).
-    pub access: Option<BTreeMap<String, BTreeSet<String>>>,
-}
-
-/// What the spec asks of EKS beyond the shared steps.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Desired {
-    /// Endpoint access.
-    pub endpoint_access: EndpointAccess,
-    /// Enabled log types.
-    pub logging: BTreeSet<LogKind>,
-    /// The authentication mode, when the user set one.
-    pub authentication_mode: Option<AuthenticationMode>,
-    /// Add-ons.
-    pub addons: Vec<Addon>,
-    /// Access entries.
-    pub access_entries: Vec<AccessEntry>,
-}
+/// What EKS allows from anywhere when no public CIDR is given.
+pub const ANY_IPV4: &str = "0.0.0.0/0";
 
 /// One change EKS makes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change {
+pub enum ClusterChange {
     /// UpdateClusterConfig with the endpoint access of the spec.
     EndpointAccess,
     /// UpdateClusterConfig with the logging of the spec.
@@ -65,34 +44,37 @@ pub enum Change {
     },
 }
 
-impl Change {
-    /// What the change does, in the user's terms (`name`: the cluster's).
-    pub fn describe(&self, name: &str) -> String {
+impl DescribeChange for ClusterChange {
+    fn describe(&self, name: &str) -> String {
         match self {
-            Change::EndpointAccess => format!("EKS is updating the endpoint access of {name}"),
-            Change::Logging => format!("EKS is updating the control plane logging of {name}"),
-            Change::AuthenticationMode(_) => {
+            Self::EndpointAccess => format!("EKS is updating the endpoint access of {name}"),
+            Self::Logging => format!("EKS is updating the control plane logging of {name}"),
+            Self::AuthenticationMode(_) => {
                 format!("EKS is updating the authentication mode of {name}")
             }
-            Change::CreateAddon(a) => format!("EKS is creating add-on {} on {name}", a.name),
-            Change::UpdateAddon(a) => format!("EKS is updating add-on {} on {name}", a.name),
-            Change::CreateAccessEntry(e) => {
+            Self::CreateAddon(a) => format!("EKS is creating add-on {} on {name}", a.name),
+            Self::UpdateAddon(a) => format!("EKS is updating add-on {} on {name}", a.name),
+            Self::CreateAccessEntry(e) => {
                 format!("Creating the access entry of {} on {name}", e.principal_arn)
             }
-            Change::AssociateAccessPolicy { principal, policy } => {
+            Self::AssociateAccessPolicy { principal, policy } => {
                 format!("Associating {policy} with {principal} on {name}")
             }
         }
     }
 }
 
-/// The first difference between the EKS cluster and the spec.
-pub fn diff(cluster: &ObservedCluster, extra: &Extra, desired: &Desired) -> CloudStep<Change> {
+/// The first difference between the EKS cluster (with `extra`) and the spec.
+pub fn diff(
+    desired: &DesiredCluster,
+    cluster: &ObservedCluster,
+    extra: &ClusterExtras,
+) -> CloudStep<ClusterChange> {
     if endpoint_access_differs(cluster, &desired.endpoint_access) {
-        return CloudStep::Change(Change::EndpointAccess);
+        return CloudStep::Change(ClusterChange::EndpointAccess);
     }
     if cluster.logging != desired.logging {
-        return CloudStep::Change(Change::Logging);
+        return CloudStep::Change(ClusterChange::Logging);
     }
     if let Some(wanted) = desired.authentication_mode
         && let Some(step) = authentication_step(cluster.authentication_mode.as_deref(), wanted)
@@ -103,7 +85,7 @@ pub fn diff(cluster: &ObservedCluster, extra: &Extra, desired: &Desired) -> Clou
     let mut busy = None;
     for addon in &desired.addons {
         match extra.addons.get(&addon.name) {
-            None => return CloudStep::Change(Change::CreateAddon(addon.clone())),
+            None => return CloudStep::Change(ClusterChange::CreateAddon(addon.clone())),
             Some(ObservedAddon {
                 state: AddonState::Busy(_),
                 ..
@@ -120,7 +102,7 @@ pub fn diff(cluster: &ObservedCluster, extra: &Extra, desired: &Desired) -> Clou
                 ));
             }
             Some(found) if addon_differs(addon, found) => {
-                return CloudStep::Change(Change::UpdateAddon(addon.clone()));
+                return CloudStep::Change(ClusterChange::UpdateAddon(addon.clone()));
             }
             Some(_) => {}
         }
@@ -128,10 +110,10 @@ pub fn diff(cluster: &ObservedCluster, extra: &Extra, desired: &Desired) -> Clou
     if let Some(access) = &extra.access {
         for entry in &desired.access_entries {
             let Some(policies) = access.get(&entry.principal_arn) else {
-                return CloudStep::Change(Change::CreateAccessEntry(entry.clone()));
+                return CloudStep::Change(ClusterChange::CreateAccessEntry(entry.clone()));
             };
             if let Some(policy) = entry.policy_arns.iter().find(|p| !policies.contains(*p)) {
-                return CloudStep::Change(Change::AssociateAccessPolicy {
+                return CloudStep::Change(ClusterChange::AssociateAccessPolicy {
                     principal: entry.principal_arn.clone(),
                     policy: policy.clone(),
                 });
@@ -151,7 +133,7 @@ pub fn diff(cluster: &ObservedCluster, extra: &Extra, desired: &Desired) -> Clou
 fn authentication_step(
     current: Option<&str>,
     wanted: AuthenticationMode,
-) -> Option<CloudStep<Change>> {
+) -> Option<CloudStep<ClusterChange>> {
     let rank = |m: &str| match m {
         "CONFIG_MAP" => Some(0),
         "API_AND_CONFIG_MAP" => Some(1),
@@ -168,13 +150,15 @@ fn authentication_step(
         std::cmp::Ordering::Greater => Some(CloudStep::Invalid(format!(
             "spec.eks.access.authenticationMode cannot go back from {} to {}: EKS only moves from CONFIG_MAP to API_AND_CONFIG_MAP to API",
             current.unwrap_or_default(),
-            super::mapping::authentication_mode_name(wanted)
+            authentication_mode_name(wanted)
         ))),
         // One step at a time: CONFIG_MAP goes through API_AND_CONFIG_MAP.
         std::cmp::Ordering::Less if have == 0 => Some(CloudStep::Change(
-            Change::AuthenticationMode(AuthenticationMode::ApiAndConfigMap),
+            ClusterChange::AuthenticationMode(AuthenticationMode::ApiAndConfigMap),
         )),
-        std::cmp::Ordering::Less => Some(CloudStep::Change(Change::AuthenticationMode(wanted))),
+        std::cmp::Ordering::Less => {
+            Some(CloudStep::Change(ClusterChange::AuthenticationMode(wanted)))
+        }
     }
 }
 
@@ -194,114 +178,91 @@ fn addon_differs(wanted: &Addon, found: &ObservedAddon) -> bool {
     version_differs || configuration_differs
 }
 
+/// Whether EKS's endpoint settings differ from what `access` asks for. Public CIDRs count only
+/// while the public endpoint is on; an empty list means "anywhere", as EKS reports it.
+pub fn endpoint_access_differs(c: &ObservedCluster, access: &EndpointAccess) -> bool {
+    if c.public_access != access.public || c.private_access != access.private {
+        return true;
+    }
+    access.public && cidr_set(&access.public_cidrs) != cidr_set(&c.public_cidrs)
+}
+
+fn cidr_set(cidrs: &[String]) -> BTreeSet<&str> {
+    if cidrs.is_empty() {
+        BTreeSet::from([ANY_IPV4])
+    } else {
+        cidrs.iter().map(String::as_str).collect()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::ownership::Owner;
-    use contract::plan::{ClusterFacts, ControlPlaneIntent, Lifecycle, Plan, Tracked, Wait};
-    use contract::version::KubeVersion;
+    use std::collections::BTreeMap;
 
+    use contract::plan::Lifecycle;
+
+    use super::super::desired::LogKind;
     use super::*;
-    use crate::scope;
 
-    const NS: &str = "team-a";
-    const CLUSTER: &str = "c1";
-
-    /// What a pass observed, as the generic reconciler gathers it.
-    #[derive(Clone, Default)]
+    /// What a pass observed of an EKS cluster of ours.
+    #[derive(Clone)]
     struct Observed {
-        cluster: Option<ObservedCluster>,
-        tracked: Option<Tracked>,
+        cluster: ObservedCluster,
         addons: BTreeMap<String, ObservedAddon>,
         access: Option<BTreeMap<String, BTreeSet<String>>>,
     }
 
-    /// The whole spec: the shared part and EKS's.
-    #[derive(Clone)]
-    struct Desired {
-        version: KubeVersion,
-        endpoint_access: EndpointAccess,
-        logging: BTreeSet<LogKind>,
-        authentication_mode: Option<AuthenticationMode>,
-        addons: Vec<Addon>,
-        access_entries: Vec<AccessEntry>,
-        adopt: bool,
-        owner: Owner,
-    }
-
-    fn desired() -> Desired {
-        Desired {
-            version: KubeVersion::new(1, 31),
+    fn desired() -> DesiredCluster {
+        DesiredCluster {
+            role_arn: "arn:aws:iam::123456789012:role/eks".into(),
+            subnet_ids: vec!["subnet-a".into(), "subnet-b".into()],
+            security_group_ids: Vec::new(),
             endpoint_access: EndpointAccess::default(),
             logging: BTreeSet::new(),
             authentication_mode: None,
+            bootstrap_cluster_creator_admin: true,
+            kms_key_id: None,
+            service_cidr: None,
+            request_overrides: None,
             addons: Vec::new(),
             access_entries: Vec::new(),
-            adopt: false,
-            owner: scope::owner(NS, CLUSTER),
         }
     }
 
-    /// The plan of a pass: the shared steps, then EKS's difference, as the reconciler runs them.
-    fn plan(o: &Observed, d: &Desired) -> Plan<Change> {
-        let intent = ControlPlaneIntent {
-            cloud: "EKS",
-            name: "team-a-c1",
-            owner: &d.owner,
-            adopt: d.adopt,
-            version: d.version,
-            minors_only: true,
-        };
-        let facts = o.cluster.as_ref().map(|c| ClusterFacts {
-            id: &c.arn,
-            lifecycle: &c.state,
-            version: &c.version,
-            tags: &c.tags,
-        });
-        let extra = Extra {
+    /// EKS's difference, as the reconciler asks for it.
+    fn run(o: &Observed, d: &DesiredCluster) -> CloudStep<ClusterChange> {
+        let extra = ClusterExtras {
             addons: o.addons.clone(),
             access: o.access.clone(),
         };
-        let eks = super::Desired {
-            endpoint_access: d.endpoint_access.clone(),
-            logging: d.logging.clone(),
-            authentication_mode: d.authentication_mode,
-            addons: d.addons.clone(),
-            access_entries: d.access_entries.clone(),
-        };
-        contract::plan::control_plane(facts, o.tracked.as_ref(), &intent, || match &o.cluster {
-            Some(c) => diff(c, &extra, &eks),
-            None => CloudStep::Nothing,
-        })
+        diff(d, &o.cluster, &extra)
     }
 
-    fn ours() -> BTreeMap<String, String> {
-        scope::owner(NS, CLUSTER).tags(&BTreeMap::new())
-    }
-
-    fn cluster(state: Lifecycle, version: &str) -> ObservedCluster {
+    fn cluster() -> ObservedCluster {
         ObservedCluster {
             name: "team-a-c1".into(),
             arn: "arn:aws:eks:us-west-2:123456789012:cluster/team-a-c1".into(),
-            state,
-            version: version.into(),
+            state: Lifecycle::Running,
+            version: "1.31".into(),
             platform_version: Some("eks.1".into()),
             endpoint_url: Some("https://X.gr7.us-west-2.eks.amazonaws.com".into()),
             ca_data: Some("Q0E=".into()),
             public_access: true,
             private_access: false,
-            public_cidrs: vec!["0.0.0.0/0".into()],
+            public_cidrs: vec![ANY_IPV4.into()],
             logging: BTreeSet::new(),
             authentication_mode: Some("API".into()),
             oidc_issuer: None,
-            tags: ours(),
+            tags: BTreeMap::new(),
         }
     }
 
     fn active() -> Observed {
         Observed {
-            cluster: Some(cluster(Lifecycle::Running, "1.31")),
-            ..Observed::default()
+            cluster: cluster(),
+            addons: BTreeMap::new(),
+            access: None,
         }
     }
 
@@ -333,40 +294,33 @@ mod tests {
     const VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
     const ROLE: &str = "arn:aws:iam::123456789012:role/ops";
 
-    type Case = (&'static str, Observed, Desired, Plan<Change>);
+    type Case = (
+        &'static str,
+        Observed,
+        DesiredCluster,
+        CloudStep<ClusterChange>,
+    );
 
     fn cases() -> Vec<Case> {
         let mut cases: Vec<Case> = Vec::new();
         let mut add = |name, o, d, p| cases.push((name, o, d, p));
 
         add(
-            "an upgrade goes before a configuration change",
-            active(),
-            Desired {
-                version: KubeVersion::new(1, 32),
-                logging: BTreeSet::from([LogKind::Audit]),
-                ..desired()
-            },
-            Plan::Upgrade {
-                to: KubeVersion::new(1, 32),
-            },
-        );
-        add(
             "a private endpoint asked for updates endpoint access",
             active(),
-            Desired {
+            DesiredCluster {
                 endpoint_access: EndpointAccess {
                     private: true,
                     ..EndpointAccess::default()
                 },
                 ..desired()
             },
-            Plan::Update(Change::EndpointAccess),
+            CloudStep::Change(ClusterChange::EndpointAccess),
         );
         add(
             "endpoint access goes before logging: one kind of update per call",
             active(),
-            Desired {
+            DesiredCluster {
                 endpoint_access: EndpointAccess {
                     public_cidrs: vec!["203.0.113.0/24".into()],
                     ..EndpointAccess::default()
@@ -374,37 +328,35 @@ mod tests {
                 logging: BTreeSet::from([LogKind::ApiServer]),
                 ..desired()
             },
-            Plan::Update(Change::EndpointAccess),
+            CloudStep::Change(ClusterChange::EndpointAccess),
         );
         add(
             "a logging change updates logging",
             active(),
-            Desired {
+            DesiredCluster {
                 logging: BTreeSet::from([LogKind::ApiServer, LogKind::Scheduler]),
                 ..desired()
             },
-            Plan::Update(Change::Logging),
+            CloudStep::Change(ClusterChange::Logging),
         );
         let mut config_map = active();
-        if let Some(c) = config_map.cluster.as_mut() {
-            c.authentication_mode = Some("CONFIG_MAP".into());
-        }
+        config_map.cluster.authentication_mode = Some("CONFIG_MAP".into());
         add(
             "authentication mode moves from CONFIG_MAP through API_AND_CONFIG_MAP",
             config_map,
-            Desired {
+            DesiredCluster {
                 authentication_mode: Some(AuthenticationMode::Api),
                 ..desired()
             },
-            Plan::Update(Change::AuthenticationMode(
+            CloudStep::Change(ClusterChange::AuthenticationMode(
                 AuthenticationMode::ApiAndConfigMap,
             )),
         );
         add(
             "authentication mode cannot go back from API",
             active(),
-            Desired { authentication_mode: Some(AuthenticationMode::ApiAndConfigMap), ..desired() },
-            Plan::Invalid(
+            DesiredCluster { authentication_mode: Some(AuthenticationMode::ApiAndConfigMap), ..desired() },
+            CloudStep::Invalid(
                 "spec.eks.access.authenticationMode cannot go back from API to API_AND_CONFIG_MAP: EKS only moves from CONFIG_MAP to API_AND_CONFIG_MAP to API".into(),
             ),
         );
@@ -412,10 +364,10 @@ mod tests {
             "an unset authentication mode leaves EKS's alone",
             active(),
             desired(),
-            Plan::Nothing,
+            CloudStep::Nothing,
         );
 
-        let with_addons = Desired {
+        let with_addons = DesiredCluster {
             addons: vec![
                 addon("vpc-cni", None, None),
                 addon("coredns", Some("v1.11.3-eksbuild.2"), None),
@@ -426,7 +378,7 @@ mod tests {
             "a missing add-on is created",
             active(),
             with_addons.clone(),
-            Plan::Update(Change::CreateAddon(addon("vpc-cni", None, None))),
+            CloudStep::Change(ClusterChange::CreateAddon(addon("vpc-cni", None, None))),
         );
         add(
             "a busy add-on does not stop the next one from being created",
@@ -442,7 +394,7 @@ mod tests {
                 ..active()
             },
             with_addons.clone(),
-            Plan::Update(Change::CreateAddon(addon(
+            CloudStep::Change(ClusterChange::CreateAddon(addon(
                 "coredns",
                 Some("v1.11.3-eksbuild.2"),
                 None,
@@ -468,9 +420,7 @@ mod tests {
                 ..active()
             },
             with_addons.clone(),
-            Plan::Wait(Wait::Cloud(
-                "Waiting for add-on vpc-cni on team-a-c1 to become ACTIVE".into(),
-            )),
+            CloudStep::Wait("Waiting for add-on vpc-cni on team-a-c1 to become ACTIVE".into()),
         );
         add(
             "an add-on at another version than the spec's is updated",
@@ -488,7 +438,7 @@ mod tests {
                 ..active()
             },
             with_addons.clone(),
-            Plan::Update(Change::UpdateAddon(addon(
+            CloudStep::Change(ClusterChange::UpdateAddon(addon(
                 "coredns",
                 Some("v1.11.3-eksbuild.2"),
                 None,
@@ -510,9 +460,9 @@ mod tests {
                 ..active()
             },
             with_addons.clone(),
-            Plan::Nothing,
+            CloudStep::Nothing,
         );
-        let configured = Desired {
+        let configured = DesiredCluster {
             addons: vec![addon("coredns", None, Some("{\"replicaCount\": 3}"))],
             ..desired()
         };
@@ -526,7 +476,7 @@ mod tests {
                 ..active()
             },
             configured.clone(),
-            Plan::Update(Change::UpdateAddon(addon(
+            CloudStep::Change(ClusterChange::UpdateAddon(addon(
                 "coredns",
                 None,
                 Some("{\"replicaCount\": 3}"),
@@ -542,7 +492,7 @@ mod tests {
                 ..active()
             },
             configured,
-            Plan::Update(Change::UpdateAddon(addon(
+            CloudStep::Change(ClusterChange::UpdateAddon(addon(
                 "coredns",
                 None,
                 Some("{\"replicaCount\": 3}"),
@@ -555,24 +505,12 @@ mod tests {
                 ..active()
             },
             with_addons,
-            Plan::Failed(
+            CloudStep::Failed(
                 "EKS could not create add-on vpc-cni (role missing); fix spec.addons or delete the add-on in EKS so it is created again".into(),
             ),
         );
-        add(
-            "add-ons wait while an upgrade is due",
-            active(),
-            Desired {
-                version: KubeVersion::new(1, 32),
-                addons: vec![addon("vpc-cni", None, None)],
-                ..desired()
-            },
-            Plan::Upgrade {
-                to: KubeVersion::new(1, 32),
-            },
-        );
 
-        let with_entries = Desired {
+        let with_entries = DesiredCluster {
             access_entries: vec![entry(ROLE, &[ADMIN, VIEW])],
             ..desired()
         };
@@ -583,7 +521,10 @@ mod tests {
                 ..active()
             },
             with_entries.clone(),
-            Plan::Update(Change::CreateAccessEntry(entry(ROLE, &[ADMIN, VIEW]))),
+            CloudStep::Change(ClusterChange::CreateAccessEntry(entry(
+                ROLE,
+                &[ADMIN, VIEW],
+            ))),
         );
         add(
             "a missing policy of an existing access entry is associated",
@@ -595,7 +536,7 @@ mod tests {
                 ..active()
             },
             with_entries.clone(),
-            Plan::Update(Change::AssociateAccessPolicy {
+            CloudStep::Change(ClusterChange::AssociateAccessPolicy {
                 principal: ROLE.into(),
                 policy: VIEW.into(),
             }),
@@ -610,26 +551,57 @@ mod tests {
                 ..active()
             },
             with_entries.clone(),
-            Plan::Nothing,
+            CloudStep::Nothing,
         );
         add(
             "access entries not looked at are left alone",
             active(),
             with_entries,
-            Plan::Nothing,
+            CloudStep::Nothing,
         );
         cases
     }
 
     #[test]
-    fn the_plan_table() {
+    fn the_diff_table() {
         let mut failures = Vec::new();
         for (name, observed, desired, want) in cases() {
-            let got = plan(&observed, &desired);
+            let got = run(&observed, &desired);
             if got != want {
                 failures.push(format!("{name}:\n  want {want:?}\n  got  {got:?}"));
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn endpoint_access_compares_cidrs_as_sets_and_only_while_public() {
+        let mut c = cluster();
+        assert!(
+            !endpoint_access_differs(&c, &EndpointAccess::default()),
+            "no CIDRs means 0.0.0.0/0"
+        );
+        let narrowed = EndpointAccess {
+            public_cidrs: vec!["203.0.113.0/24".into()],
+            ..Default::default()
+        };
+        assert!(endpoint_access_differs(&c, &narrowed));
+        c.public_cidrs = vec!["198.51.100.0/24".into(), "203.0.113.0/24".into()];
+        let both = EndpointAccess {
+            public_cidrs: vec!["203.0.113.0/24".into(), "198.51.100.0/24".into()],
+            ..Default::default()
+        };
+        assert!(!endpoint_access_differs(&c, &both));
+        c.public_access = false;
+        c.private_access = true;
+        let private = EndpointAccess {
+            public: false,
+            private: true,
+            ..Default::default()
+        };
+        assert!(
+            !endpoint_access_differs(&c, &private),
+            "CIDRs do not matter without a public endpoint"
+        );
     }
 }

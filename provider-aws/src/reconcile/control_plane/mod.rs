@@ -1,0 +1,256 @@
+//! EKS's side of the ControlPlane role: the EKSControlPlane reconciler ([`reconciler`]), the kind
+//! as the kernel reads it, and [`EksControlPlane`], whose steps delegate to the files below.
+//! Everything else (locating the infrastructure, observe order, plan, status, conditions,
+//! kubeconfig Secrets, `spec.controlPlaneEndpoint`, requeue, cleanup policy) is the generic
+//! reconciler's ([`provider_runtime::control_plane`]).
+//!
+//! Long EKS operations are started, remembered in `status.operation` and polled on the next pass;
+//! nothing waits on the cloud.
+//!
+//! - [`desired`]: the spec as EKS will be asked for it (pure);
+//! - [`observe`]: reading the cluster, a tracked update, and the add-ons and access entries;
+//! - [`diff`]: the first difference EKS has its own call for (pure);
+//! - [`act`]: the calls that change something;
+//! - [`kubeconfig`]: the EKS tokens and the `aws eks get-token` exec plugin.
+//!
+//! Every EKS call goes through `counted`, which admits it, counts it by outcome and classifies
+//! its error.
+
+pub mod act;
+pub mod desired;
+pub mod diff;
+pub mod kubeconfig;
+pub mod observe;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
+use aws_smithy_runtime_api::http::Response;
+use contract::api::{
+    ClusterSpecCommon, ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus,
+};
+use contract::idempotency::EKS_REQUEST_TOKEN;
+use contract::plan::CloudStep;
+use kube::ResourceExt;
+use provider_runtime::control_plane::{
+    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
+    ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step, UserExec,
+};
+use provider_runtime::{CloudCalls, ProviderError};
+
+use crate::api::{EKSCluster, EKSControlPlane, EKSControlPlaneStatus};
+use crate::cloud::{CloudError, classify};
+use crate::scope::{self, Infra, Shared};
+
+pub use desired::DesiredCluster;
+pub use diff::ClusterChange;
+pub use kubeconfig::{Tokens, get_token_plugin};
+pub use observe::{ClusterExtras, ObservedCluster};
+
+/// The service name cloud calls are counted under.
+const SERVICE: &str = "eks";
+
+/// Pages read at most from a paginated EKS list (a guard against a looping `nextToken`).
+const MAX_PAGES: usize = 100;
+
+/// The EKSControlPlane reconciler: the generic one over EKS.
+pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<EksControlPlane> {
+    let profile = ControlPlaneProfile {
+        cloud: "EKS",
+        // EKS picks patch versions itself.
+        minors_only: true,
+        token_limits: &EKS_REQUEST_TOKEN,
+        create_call: act::CREATE_CALL,
+        poll: shared.poll_interval,
+        rest: shared.rest_interval,
+    };
+    ControlPlaneReconciler::new(scope::PROVIDER, profile, EksControlPlane { shared })
+}
+
+impl ManagedControlPlane for EKSControlPlane {
+    type OwnInfra = ClusterSpecCommon;
+
+    fn spec_common(&self) -> &ControlPlaneSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+
+    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
+        self.status.as_ref()?.request_overrides.as_ref()
+    }
+
+    fn own_infrastructure(&self) -> Option<&ClusterSpecCommon> {
+        self.spec.infrastructure.as_ref()
+    }
+}
+
+/// EKS, for the generic ControlPlane reconciler.
+pub struct EksControlPlane {
+    shared: Arc<Shared>,
+}
+
+/// One pass's EKS client, and which extras its look reads.
+pub struct Clients {
+    /// Amazon EKS, as the identity, in the region.
+    eks: aws_sdk_eks::Client,
+    /// Where every call is counted and admitted.
+    calls: CloudCalls,
+    /// The add-ons and access entries the spec names.
+    extras: observe::ExtrasToRead,
+}
+
+/// What a pass of EKS's is connected with.
+pub type EksConnected = Connected<Clients, Tokens>;
+
+impl ControlPlaneCloud for EksControlPlane {
+    type Object = EKSControlPlane;
+    type InfraCluster = EKSCluster;
+    type Infra = Infra;
+    type Desired = DesiredCluster;
+    type Clients = Clients;
+    type Tokens = Tokens;
+    type Detail = ObservedCluster;
+    type Extra = ClusterExtras;
+    type Change = ClusterChange;
+    type Status = EKSControlPlaneStatus;
+
+    fn validate(
+        &self,
+        cp: &EKSControlPlane,
+        infra: &Infra,
+    ) -> Result<DesiredCluster, ProviderError> {
+        desired::validate(cp, infra)
+    }
+
+    async fn connect(
+        &self,
+        cp: &EKSControlPlane,
+        infra: Infra,
+        reach: Reach<'_>,
+    ) -> Result<EksConnected, ProviderError> {
+        let namespace = cp.namespace().unwrap_or_default();
+        let aws =
+            scope::clients_for(&self.shared.clients, reach.client, &namespace, &infra).await?;
+        let name = scope::eks_cluster_name(cp, reach.cluster_name);
+        Ok(Connected {
+            tokens: Tokens {
+                credentials: aws.credentials,
+                region: aws.region.clone(),
+                eks_name: name.clone(),
+                lifetime: self.shared.token_lifetime,
+            },
+            user_exec: UserExec::new(get_token_plugin(&name, &aws.region)),
+            clients: Clients {
+                eks: aws.eks,
+                calls: reach.calls.clone(),
+                extras: observe::ExtrasToRead::of(cp),
+            },
+            name,
+            tags: infra.additional_tags,
+        })
+    }
+
+    async fn observe(
+        &self,
+        connected: &EksConnected,
+        look: Look<'_>,
+    ) -> Result<Observed<ObservedCluster, ClusterExtras>, ProviderError> {
+        observe::observe(connected, look).await
+    }
+
+    fn diff(
+        &self,
+        desired: &DesiredCluster,
+        cluster: &ManagedCluster<ObservedCluster>,
+        extra: &ClusterExtras,
+    ) -> CloudStep<ClusterChange> {
+        diff::diff(desired, &cluster.detail, extra)
+    }
+
+    async fn act(
+        &self,
+        connected: &EksConnected,
+        step: Step<'_, DesiredCluster, ClusterChange>,
+        request: &Request,
+    ) -> Result<Started<ObservedCluster>, ProviderError> {
+        act::act(connected, step, request).await
+    }
+
+    fn status(
+        &self,
+        common: ControlPlaneStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        cluster: Option<&ManagedCluster<ObservedCluster>>,
+    ) -> EKSControlPlaneStatus {
+        EKSControlPlaneStatus {
+            common,
+            observed_generation: None,
+            platform_version: cluster.and_then(|c| c.detail.platform_version.clone()),
+            oidc_issuer_url: cluster.and_then(|c| c.detail.oidc_issuer.clone()),
+            request_overrides,
+        }
+    }
+}
+
+/// The EKS operations of this role, on one cluster: the reads are [`observe`]'s, the changes
+/// [`act`]'s.
+struct EksApi<'a> {
+    client: &'a aws_sdk_eks::Client,
+    calls: &'a CloudCalls,
+    name: &'a str,
+}
+
+impl<'a> EksApi<'a> {
+    fn of(connected: &'a EksConnected) -> Self {
+        Self {
+            client: &connected.clients.eks,
+            calls: &connected.clients.calls,
+            name: &connected.name,
+        }
+    }
+}
+
+/// Awaits an SDK call of `operation` on `cluster`, counts it by outcome, and classifies its
+/// error. A `Retry-After` holds the request it answered, method and path: EKS's paths name the
+/// operation's cluster (calls on one cluster's add-ons or access entries share its hold), except
+/// CreateCluster's, `POST /clusters`, which every create shares.
+async fn counted<T, E>(
+    calls: &CloudCalls,
+    operation: &'static str,
+    cluster: &str,
+    call: impl Future<Output = Result<T, SdkError<E, Response>>>,
+) -> Result<T, CloudError>
+where
+    E: ProvideErrorMetadata + std::error::Error,
+{
+    let target = if operation == act::CREATE_CALL {
+        operation.to_owned()
+    } else {
+        format!("{operation} {cluster}")
+    };
+    let sent = calls.admit(SERVICE, target)?;
+    match call.await {
+        Ok(out) => {
+            sent.answered(operation, Ok(()));
+            Ok(out)
+        }
+        Err(e) => {
+            let e = classify(e);
+            sent.answered(operation, Err(&e));
+            Err(e)
+        }
+    }
+}
+
+/// `Ok(None)` for a not-found.
+fn absent_if_not_found<T>(result: Result<T, CloudError>) -> Result<Option<T>, CloudError> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(CloudError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

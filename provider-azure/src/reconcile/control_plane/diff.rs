@@ -1,0 +1,89 @@
+//! The first difference between the spec and the managed cluster that AKS has its own call
+//! for, once the kernel's shared steps (ownership, state, operation, version) are done; and how
+//! the conditions say it. Pure.
+
+use contract::plan::CloudStep;
+use contract::version::{KubeVersion, normalize};
+use provider_runtime::control_plane::DescribeChange;
+
+use super::SYSTEM_POOL;
+use super::desired::DesiredCluster;
+use super::observe::ObservedCluster;
+use crate::reconcile::aks_version;
+
+/// One difference, one ARM call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterChange {
+    /// A PUT of the cluster with every desired setting (SKU, authorized ranges, Entra and RBAC,
+    /// local accounts, OIDC issuer and workload identity, Key Vault encryption).
+    Settings(Vec<&'static str>),
+    /// The System pool follows the control plane to this minor.
+    SystemPoolVersion(String),
+    /// The System pool gets this many nodes.
+    SystemPoolCount(i64),
+}
+
+/// The first difference between `o` and `want`.
+pub fn diff(want: &DesiredCluster, o: &ObservedCluster) -> CloudStep<ClusterChange> {
+    let settings = &want.settings;
+    let mut fields = Vec::new();
+    if o.sku != settings.sku {
+        fields.push("sku");
+    }
+    if o.authorized != settings.authorized {
+        fields.push("authorized IP ranges");
+    }
+    if o.azure_rbac != settings.azure_rbac || o.admin_groups != settings.admin_groups {
+        fields.push("Entra ID and RBAC");
+    }
+    if o.local_disabled != settings.local_disabled {
+        fields.push("local accounts");
+    }
+    if o.oidc != settings.oidc || o.workload_identity != settings.oidc {
+        fields.push("OIDC issuer and workload identity");
+    }
+    if o.kms_key != settings.kms_key {
+        fields.push("Key Vault encryption");
+    }
+    if !fields.is_empty() {
+        return CloudStep::Change(ClusterChange::Settings(fields));
+    }
+    let Some(pool) = &o.system_pool else {
+        return CloudStep::Failed(format!(
+            "the managed cluster has no agent pool named {SYSTEM_POOL}, which this control plane keeps; recreate it with mode System"
+        ));
+    };
+    if !matches!(pool.state.as_str(), "Succeeded" | "Canceled" | "Failed") {
+        return CloudStep::Wait(format!("the System pool {SYSTEM_POOL} is {}", pool.state));
+    }
+    let minor = |v: &str| {
+        KubeVersion::parse(&normalize(v))
+            .ok()
+            .map(|k| k.without_patch())
+    };
+    if let (Some(p), Some(c)) = (minor(&pool.version), minor(&o.full_version))
+        && p < c
+    {
+        return CloudStep::Change(ClusterChange::SystemPoolVersion(aks_version(&c)));
+    }
+    if pool.count != want.system_pool.count {
+        return CloudStep::Change(ClusterChange::SystemPoolCount(want.system_pool.count));
+    }
+    CloudStep::Nothing
+}
+
+impl DescribeChange for ClusterChange {
+    fn describe(&self, name: &str) -> String {
+        match self {
+            ClusterChange::Settings(fields) => {
+                format!("changing the {} of AKS cluster {name}", fields.join(", "))
+            }
+            ClusterChange::SystemPoolVersion(v) => {
+                format!("upgrading the System pool {SYSTEM_POOL} of AKS cluster {name} to {v}")
+            }
+            ClusterChange::SystemPoolCount(n) => {
+                format!("resizing the System pool {SYSTEM_POOL} of AKS cluster {name} to {n} nodes")
+            }
+        }
+    }
+}

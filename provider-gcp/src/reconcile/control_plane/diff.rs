@@ -1,0 +1,170 @@
+//! The difference between the spec and the GKE cluster, one change at a time: [`diff`] and
+//! [`ClusterChange`], said for the conditions by its [`DescribeChange`]. Pure. A
+//! `ClusterUpdate` carries one field, so each difference is its own step.
+
+use contract::plan::CloudStep;
+use provider_runtime::control_plane::{DescribeChange, ManagedCluster};
+
+use super::BOOTSTRAP_POOL;
+use super::desired::DesiredCluster;
+use super::observe::ObservedCluster;
+
+/// One difference, one GKE call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterChange {
+    /// Remove the node pool the cluster was created with.
+    RemoveBootstrapPool,
+    /// `desiredControlPlaneEndpointsConfig`: public endpoint, authorized networks, DNS
+    /// endpoint access.
+    Endpoints,
+    /// `desiredLoggingConfig`.
+    Logging,
+    /// `desiredWorkloadIdentityConfig`.
+    WorkloadIdentity,
+    /// `desiredDatabaseEncryption`.
+    Encryption,
+    /// `desiredReleaseChannel`.
+    ReleaseChannel,
+}
+
+/// The first difference between `want` and `cluster`.
+pub fn diff(
+    want: &DesiredCluster,
+    cluster: &ManagedCluster<ObservedCluster>,
+) -> CloudStep<ClusterChange> {
+    match first_difference(want, &cluster.detail) {
+        Some(change) => CloudStep::Change(change),
+        None => CloudStep::Nothing,
+    }
+}
+
+fn first_difference(want: &DesiredCluster, observed: &ObservedCluster) -> Option<ClusterChange> {
+    let mut logging = observed.logging.clone();
+    logging.sort_by_key(|c| c.value());
+    let mut wanted_logging = want.logging.clone();
+    wanted_logging.sort_by_key(|c| c.value());
+    if observed.pools.iter().any(|p| p == BOOTSTRAP_POOL) {
+        Some(ClusterChange::RemoveBootstrapPool)
+    } else if observed.public != want.public
+        || observed.dns_external != want.dns_external
+        || observed.authorized != want.authorized
+    {
+        Some(ClusterChange::Endpoints)
+    } else if logging != wanted_logging {
+        Some(ClusterChange::Logging)
+    } else if observed.workload_pool != want.workload_pool {
+        Some(ClusterChange::WorkloadIdentity)
+    } else if observed.kms_key != want.kms_key {
+        Some(ClusterChange::Encryption)
+    } else if observed.channel != want.channel {
+        Some(ClusterChange::ReleaseChannel)
+    } else {
+        None
+    }
+}
+
+impl DescribeChange for ClusterChange {
+    fn describe(&self, name: &str) -> String {
+        match self {
+            ClusterChange::RemoveBootstrapPool => {
+                format!("removing the bootstrap node pool {BOOTSTRAP_POOL} of GKE cluster {name}")
+            }
+            ClusterChange::Endpoints => {
+                format!("changing the endpoint access or authorized networks of GKE cluster {name}")
+            }
+            ClusterChange::Logging => {
+                format!("changing the control plane logging of GKE cluster {name}")
+            }
+            ClusterChange::WorkloadIdentity => {
+                format!("changing workload identity of GKE cluster {name}")
+            }
+            ClusterChange::Encryption => {
+                format!("changing the Secrets encryption of GKE cluster {name}")
+            }
+            ClusterChange::ReleaseChannel => {
+                format!("changing the release channel of GKE cluster {name}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use contract::plan::Lifecycle;
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::{GKEClusterSpec, GKEControlPlane};
+    use crate::scope::Infra;
+
+    fn want(spec: serde_json::Value) -> DesiredCluster {
+        let cp: GKEControlPlane = serde_json::from_value(json!({
+            "apiVersion": "controlplane.cluster.x-k8s.io/v1alpha1",
+            "kind": "GKEControlPlane",
+            "metadata": {"name": "cp", "namespace": "ns"},
+            "spec": spec,
+        }))
+        .unwrap();
+        let mut infra = Infra::from_spec(&GKEClusterSpec::default());
+        infra.project = "proj".into();
+        super::super::desired::validate(&cp, &infra).unwrap()
+    }
+
+    fn cluster(detail: ObservedCluster) -> ManagedCluster<ObservedCluster> {
+        ManagedCluster {
+            id: "https://container.googleapis.com/v1/projects/proj/locations/r/clusters/c".into(),
+            lifecycle: Lifecycle::Running,
+            version: "1.33".into(),
+            endpoints: Vec::new(),
+            ca_pem: Ok(None),
+            tags: Default::default(),
+            detail,
+        }
+    }
+
+    fn as_made(want: &DesiredCluster) -> ObservedCluster {
+        ObservedCluster {
+            public: want.public,
+            authorized: want.authorized.clone(),
+            logging: want.logging.iter().rev().cloned().collect(),
+            workload_pool: want.workload_pool.clone(),
+            kms_key: want.kms_key.clone(),
+            channel: want.channel.clone(),
+            dns_external: want.dns_external,
+            ..ObservedCluster::default()
+        }
+    }
+
+    #[test]
+    fn a_cluster_as_the_spec_asks_needs_nothing_and_each_difference_is_one_step() {
+        let want = want(json!({
+            "version": "v1.33.0",
+            "oidcIssuer": {"enabled": true},
+            "logging": {"apiServer": true},
+        }));
+        assert_eq!(want.workload_pool, "proj.svc.id.goog");
+        let made = as_made(&want);
+        assert!(matches!(
+            diff(&want, &cluster(made.clone())),
+            CloudStep::Nothing
+        ));
+        let mut with_bootstrap = made.clone();
+        with_bootstrap.pools = vec![BOOTSTRAP_POOL.into()];
+        with_bootstrap.logging.clear();
+        assert!(matches!(
+            diff(&want, &cluster(with_bootstrap)),
+            CloudStep::Change(ClusterChange::RemoveBootstrapPool)
+        ));
+        let mut no_logs = made;
+        no_logs.logging.clear();
+        let CloudStep::Change(change) = diff(&want, &cluster(no_logs)) else {
+            panic!("the logging differs");
+        };
+        assert_eq!(change, ClusterChange::Logging);
+        assert_eq!(
+            change.describe("c1"),
+            "changing the control plane logging of GKE cluster c1"
+        );
+    }
+}

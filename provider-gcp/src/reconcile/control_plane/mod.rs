@@ -1,0 +1,185 @@
+//! GKE's side of the ControlPlane role: the GKEControlPlane reconciler ([`reconciler`]), the
+//! kind as the kernel reads it, and [`GkeControlPlane`], whose steps delegate to the files
+//! below (what the spec asks, `desired`; reading GKE, `observe`; the difference, `diff`; the
+//! calls that change something, `act`; the kubeconfigs' credentials, `kubeconfig`).
+//! Everything else (the infrastructure lookup, observe order, plan, status, conditions,
+//! kubeconfig Secrets, `spec.controlPlaneEndpoint`, requeue, cleanup policy) is the generic
+//! reconciler's ([`provider_runtime::control_plane`]).
+//!
+//! Every GKE change is a long-running Operation; its name is remembered in `status.operation`
+//! and polled on the next pass. GKE runs one operation per cluster at a time and refuses others
+//! with FAILED_PRECONDITION, which is a wait (`WaitingForCloud`), not a failure. A
+//! `ClusterUpdate` carries one field, so each difference is its own step.
+
+mod act;
+mod desired;
+mod diff;
+mod kubeconfig;
+mod observe;
+
+use std::sync::Arc;
+
+use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::idempotency::GKE_UNSENT_TOKEN;
+use contract::plan::CloudStep;
+use kube::ResourceExt;
+use provider_runtime::control_plane::{
+    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
+    ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step, UserExec,
+};
+use provider_runtime::{CloudCalls, ProviderError};
+
+pub use desired::{DesiredCluster, Network};
+pub use diff::ClusterChange;
+pub use kubeconfig::{Tokens, auth_plugin};
+pub use observe::{ObservedCluster, get_operation, operation_state};
+
+use crate::api::{GKECluster, GKEClusterSpec, GKEControlPlane, GKEControlPlaneStatus};
+use crate::cloud;
+use crate::scope::{self, Infra, Shared};
+
+/// The service name cloud calls are counted under.
+const SERVICE: &str = "container";
+
+/// The node pool a cluster is created with (GKE refuses a cluster without nodes), removed
+/// once the cluster runs.
+pub const BOOTSTRAP_POOL: &str = "capi-bootstrap";
+
+/// The GKEControlPlane reconciler: the generic one over GKE.
+pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<GkeControlPlane> {
+    let profile = ControlPlaneProfile {
+        cloud: "GKE",
+        // GKE picks the patch and build for a minor.
+        minors_only: true,
+        token_limits: &GKE_UNSENT_TOKEN,
+        create_call: "CreateCluster",
+        poll: shared.poll_interval,
+        rest: shared.rest_interval,
+    };
+    ControlPlaneReconciler::new(scope::PROVIDER, profile, GkeControlPlane { shared })
+}
+
+impl ManagedControlPlane for GKEControlPlane {
+    type OwnInfra = GKEClusterSpec;
+
+    fn spec_common(&self) -> &ControlPlaneSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+
+    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
+        self.status.as_ref()?.request_overrides.as_ref()
+    }
+
+    fn own_infrastructure(&self) -> Option<&GKEClusterSpec> {
+        self.spec.infrastructure.as_ref()
+    }
+}
+
+/// GKE, for the generic ControlPlane reconciler.
+pub struct GkeControlPlane {
+    shared: Arc<Shared>,
+}
+
+/// One pass's clients, and where the cluster is.
+pub struct Clients {
+    /// The project's clients, as the identity.
+    gke: cloud::Clients,
+    /// Where every call is counted and admitted.
+    calls: CloudCalls,
+    /// `projects/<project>/locations/<region>`.
+    parent: String,
+    /// `<parent>/clusters/<name>`.
+    path: String,
+}
+
+/// What a pass of GKE's is connected with.
+type GkeConnected = Connected<Clients, Tokens>;
+
+impl ControlPlaneCloud for GkeControlPlane {
+    type Object = GKEControlPlane;
+    type InfraCluster = GKECluster;
+    type Infra = Infra;
+    type Desired = DesiredCluster;
+    type Clients = Clients;
+    type Tokens = Tokens;
+    type Detail = ObservedCluster;
+    type Extra = ();
+    type Change = ClusterChange;
+    type Status = GKEControlPlaneStatus;
+
+    fn validate(
+        &self,
+        cp: &GKEControlPlane,
+        infra: &Infra,
+    ) -> Result<DesiredCluster, ProviderError> {
+        desired::validate(cp, infra)
+    }
+
+    async fn connect(
+        &self,
+        cp: &GKEControlPlane,
+        infra: Infra,
+        reach: Reach<'_>,
+    ) -> Result<GkeConnected, ProviderError> {
+        let namespace = cp.namespace().unwrap_or_default();
+        let gke = scope::clients_for(&self.shared, reach.client, &namespace, &infra).await?;
+        let name = scope::gke_cluster_name(cp, reach.cluster_name);
+        let parent = format!("projects/{}/locations/{}", infra.project, infra.region);
+        let tokens = Tokens {
+            http: self.shared.http.clone(),
+            key: gke.key.clone(),
+            lifetime: self.shared.token_lifetime,
+        };
+        Ok(Connected {
+            tags: infra.additional_tags,
+            tokens,
+            user_exec: UserExec::new(auth_plugin()),
+            clients: Clients {
+                gke,
+                calls: reach.calls.clone(),
+                path: format!("{parent}/clusters/{name}"),
+                parent,
+            },
+            name,
+        })
+    }
+
+    async fn observe(
+        &self,
+        connected: &GkeConnected,
+        look: Look<'_>,
+    ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
+        observe::observe(connected, look).await
+    }
+
+    fn diff(
+        &self,
+        desired: &DesiredCluster,
+        cluster: &ManagedCluster<ObservedCluster>,
+        (): &(),
+    ) -> CloudStep<ClusterChange> {
+        diff::diff(desired, cluster)
+    }
+
+    async fn act(
+        &self,
+        connected: &GkeConnected,
+        step: Step<'_, DesiredCluster, ClusterChange>,
+        request: &Request,
+    ) -> Result<Started<ObservedCluster>, ProviderError> {
+        act::act(connected, step, request).await
+    }
+
+    fn status(
+        &self,
+        common: ControlPlaneStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        cluster: Option<&ManagedCluster<ObservedCluster>>,
+    ) -> GKEControlPlaneStatus {
+        observe::status(common, request_overrides, cluster)
+    }
+}
