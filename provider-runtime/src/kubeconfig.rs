@@ -61,6 +61,7 @@ pub trait TokenSource {
     fn mint(
         &self,
         now: jiff::Timestamp,
+        cloud_id: &str,
     ) -> impl std::future::Future<Output = Result<MintedToken, ProviderError>> + Send;
 }
 
@@ -82,6 +83,8 @@ pub struct KubeconfigSecrets<'a> {
 /// What the Secrets point at.
 #[derive(Clone, Debug)]
 pub struct KubeconfigTarget<'a> {
+    /// The cloud's id of the cluster the pass observed (for a token that names it).
+    pub cloud_id: &'a str,
     /// The server of `<cluster>-kubeconfig` (the user's endpoint, or the published one).
     pub server: &'a ApiEndpoint,
     /// The cluster CA, PEM.
@@ -122,7 +125,7 @@ impl KubeconfigSecrets<'_> {
         let expires_at = match good {
             Some(expiry) => expiry,
             None => {
-                let token = tokens.mint(now).await?;
+                let token = tokens.mint(now, target.cloud_id).await?;
                 let secret = with_token_expiry(
                     cluster_kubeconfig_secret(
                         self.cluster_name,

@@ -160,7 +160,7 @@ impl XksState {
         what: String,
         name: &str,
         f: impl FnOnce(&mut XksCluster),
-    ) -> Started<bool> {
+    ) -> Started<ManagedCluster<bool>> {
         self.write(what);
         self.clusters.get_mut(name).map_or(Started::Gone, |c| {
             f(c);
@@ -179,7 +179,7 @@ impl TokenSource for XksTokens {
         let second: i64 = token.strip_prefix("xks-")?.parse().ok()?;
         jiff::Timestamp::from_second(second).ok()
     }
-    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
+    async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
         let expires_at = now + Duration::from_secs(3600);
         Ok(MintedToken {
             token: format!("xks-{}", expires_at.as_second()),
@@ -302,7 +302,7 @@ impl ControlPlaneCloud for Xks {
         at: &At,
         step: Step<'_, bool, Audit>,
         r: &Request,
-    ) -> Result<Started<bool>, ProviderError> {
+    ) -> Result<Started<ManagedCluster<bool>>, ProviderError> {
         let (name, tags) = (at.name.as_str(), r.tags.clone());
         Ok(self.with(|s| match step {
             Step::Create { desired, version } => {
@@ -311,7 +311,7 @@ impl ControlPlaneCloud for Xks {
                     .insert(name.into(), XksCluster::new(*version, tags, *desired));
                 Started::Created {
                     id: format!("xks://{name}"),
-                    cluster: None,
+                    observed: None,
                     overrides: false,
                 }
             }

@@ -501,7 +501,8 @@ mod tests {
     fn ownership_decides_first() {
         let owner = owner();
         let v131 = KubeVersion::new(1, 31);
-        let absent: Plan<Logging> = control_plane(None, None, &intent(&owner, v131, true), CloudStep::Nothing);
+        let absent: Plan<Logging> =
+            control_plane(None, None, &intent(&owner, v131, true), CloudStep::Nothing);
         assert_eq!(absent, Plan::Create);
 
         let foreign = BTreeMap::from([("team".to_string(), "b".to_string())]);

@@ -465,9 +465,21 @@ mod tests {
         );
         // The cloud's change goes before the version step, which follows once nothing differs.
         let i = intent(&owner, &ours);
-        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, CloudStep::Change("scale"));
+        let plan = pool(
+            Some(facts(&running, &ours, v131)),
+            None,
+            false,
+            &i,
+            CloudStep::Change("scale"),
+        );
         assert_eq!(plan, Plan::Update("scale"));
-        let plan = pool(Some(facts(&running, &ours, v131)), None, false, &i, nothing());
+        let plan = pool(
+            Some(facts(&running, &ours, v131)),
+            None,
+            false,
+            &i,
+            nothing(),
+        );
         assert_eq!(
             plan,
             Plan::Upgrade {

@@ -262,7 +262,10 @@ impl Oci {
     pub async fn call(&self, calls: &CloudCalls, call: Call<'_>) -> Result<Answer, Failure> {
         // A `Retry-After` holds the request it answered: this method on this path, whatever
         // the query (a list's filters and pages are the same request to the cloud's limiter).
-        let path = call.path.split_once('?').map_or(call.path, |(path, _)| path);
+        let path = call
+            .path
+            .split_once('?')
+            .map_or(call.path, |(path, _)| path);
         let sent = calls
             .admit(SERVICE, format!("{} {path}", call.method))
             .map_err(|error| Failure {

@@ -338,17 +338,18 @@ pub enum Step<'a, Desired, Change> {
     Delete,
 }
 
-/// What the cloud said to a [`Step`].
+/// What the cloud said to a step (`T`: what a create's answer may carry, the cluster or the
+/// pool as the cloud described it).
 #[derive(Debug)]
-pub enum Started<D> {
-    /// A create the cloud accepted: the id to track (the cluster's where the cloud has no
-    /// operation id), the cluster when the answer carried it, and whether `requestOverrides`
+pub enum Started<T> {
+    /// A create the cloud accepted: the id to track (the resource's where the cloud has no
+    /// operation id), the resource when the answer carried it, and whether `requestOverrides`
     /// went out with it.
     Created {
         /// The id to track.
         id: String,
-        /// The cluster as the answer gave it.
-        cluster: Option<ManagedCluster<D>>,
+        /// The resource as the answer gave it.
+        observed: Option<T>,
         /// The user's request overrides went out with the create.
         overrides: bool,
     },
@@ -356,23 +357,23 @@ pub enum Started<D> {
     Operation(String),
     /// A change with nothing to track: look again after the poll interval.
     Untracked,
-    /// A change the cloud completed at once: look again soon.
+    /// A change the cloud completed at once (or found done already): look again soon.
     Done,
     /// The cloud refuses the step for now, in its words (a version step until the node pools
-    /// catch up; a delete while pools are attached): a wait, not a failure.
+    /// catch up; a delete while pools are attached or an update runs): a wait, not a failure.
     Busy(String),
     /// What was to be deleted is gone.
     Gone,
 }
 
-impl<D> Started<D> {
+impl<T> Started<T> {
     /// What a delete request's outcome means, the same on every cloud: the cloud's own answer
     /// as it is; a not-found is gone; busy (an operation running, dependents still attached) is
     /// a wait, in the cloud's words; anything else is the pass's error.
     ///
     /// # Errors
     /// Every other classified failure.
-    pub fn after_delete(outcome: Result<Started<D>, CloudError>) -> Result<Self, ProviderError> {
+    pub fn after_delete(outcome: Result<Started<T>, CloudError>) -> Result<Self, ProviderError> {
         match outcome {
             Ok(started) => Ok(started),
             Err(CloudError::NotFound(_)) => Ok(Started::Gone),
@@ -454,7 +455,7 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
         connected: &Connected<Self::Clients, Self::Tokens>,
         step: Step<'_, Self::Desired, Self::Change>,
         request: &Request,
-    ) -> impl Future<Output = Result<Started<Self::Detail>, ProviderError>> + Send;
+    ) -> impl Future<Output = Result<Started<ManagedCluster<Self::Detail>>, ProviderError>> + Send;
 
     /// The kind's whole status from the shared block and the cloud's view (`None` when there is
     /// no cluster of ours to report on).

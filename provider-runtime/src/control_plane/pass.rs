@@ -107,7 +107,7 @@ impl<D> Acted<D> {
 
     /// What the cloud's answer to a step of `kind` leaves to track, and when to look again.
     fn started(
-        started: Started<D>,
+        started: Started<ManagedCluster<D>>,
         kind: OperationKind,
         request: &Request,
         p: &ControlPlaneProfile,
@@ -116,7 +116,7 @@ impl<D> Acted<D> {
         match started {
             Started::Created {
                 id,
-                cluster,
+                observed: cluster,
                 overrides,
             } => Self {
                 cluster,
@@ -287,6 +287,7 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
             owner,
         };
         let target = KubeconfigTarget {
+            cloud_id: &cluster.id,
             server,
             ca_pem,
             endpoints: &cluster.endpoints,

@@ -3,6 +3,7 @@
 //! the one [`Step`] of a pass. Version and configuration updates answer an update id the kernel
 //! tracks; EKS refuses a version step while node groups lag behind, which is a wait.
 
+use provider_runtime::control_plane::ManagedCluster;
 use std::collections::{BTreeSet, HashMap};
 
 use aws_sdk_eks::types as eks;
@@ -26,7 +27,7 @@ pub(super) async fn act(
     connected: &EksConnected,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let api = EksApi::of(connected);
     match step {
         Step::Create { desired, version } => create(&api, desired, version, request).await,
@@ -53,7 +54,7 @@ async fn create(
     desired: &DesiredCluster,
     version: &KubeVersion,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let subnets = desired.subnets()?;
     let mode = desired
         .authentication_mode
@@ -107,7 +108,7 @@ async fn create(
     let cluster = sent.cluster().map(observed_cluster);
     Ok(Started::Created {
         id: cluster.as_ref().map(|c| c.arn.clone()).unwrap_or_default(),
-        cluster: cluster.map(managed),
+        observed: cluster.map(managed),
         overrides: desired.request_overrides.is_some(),
     })
 }
@@ -116,7 +117,7 @@ async fn upgrade(
     api: &EksApi<'_>,
     to: &KubeVersion,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let version = eks_version(to);
     let token = request.update_token(&format!("upgrade-{version}"));
     match api.update_version(&version, token).await {
@@ -136,7 +137,7 @@ async fn update(
     desired: &DesiredCluster,
     change: &ClusterChange,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let config = |what: &str| request.update_token(&format!("config-{what}"));
     let started = match change {
         ClusterChange::EndpointAccess => {

@@ -35,7 +35,7 @@ impl TokenSource for Tokens {
         token_expiry(token, self.lifetime)
     }
 
-    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
+    async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
         crate::cloud::token::mint(
             &self.credentials,
             &self.region,
@@ -103,7 +103,10 @@ mod tests {
             eks_name: "ns-c1".into(),
             lifetime: TOKEN_LIFETIME,
         };
-        let minted = tokens.mint(t(0)).await.unwrap();
+        let minted = tokens
+            .mint(t(0), "arn:aws:eks:us-east-1:111122223333:cluster/c1")
+            .await
+            .unwrap();
         assert_eq!(minted.expires_at, t(900));
         assert_eq!(tokens.expires_at(&minted.token), Some(t(900)));
         // Read with a one-minute lifetime, the same token expires a minute after signing: the

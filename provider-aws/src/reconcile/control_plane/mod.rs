@@ -176,7 +176,7 @@ impl ControlPlaneCloud for EksControlPlane {
         connected: &EksConnected,
         step: Step<'_, DesiredCluster, ClusterChange>,
         request: &Request,
-    ) -> Result<Started<ObservedCluster>, ProviderError> {
+    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
         act::act(connected, step, request).await
     }
 

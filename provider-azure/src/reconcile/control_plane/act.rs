@@ -29,7 +29,7 @@ pub async fn act(
     connected: &AksConnected,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     match step {
         Step::Create { desired, version } => {
             create(connected, desired, &aks_version(version), request).await
@@ -107,7 +107,7 @@ fn put_body(raw: &Value) -> Value {
 }
 
 /// What a PUT or DELETE ARM accepted leaves to track.
-fn started(answer: &arm::Answer) -> Started<ObservedCluster> {
+fn started(answer: &arm::Answer) -> Started<ManagedCluster<ObservedCluster>> {
     match arm::tracked(answer) {
         Some(path) => Started::Operation(path),
         None => Started::Untracked,
@@ -143,7 +143,7 @@ async fn create(
     want: &DesiredCluster,
     version: &str,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let subnet = want.subnet()?;
     let dns_prefix = want
         .dns_prefix
@@ -193,7 +193,7 @@ async fn create(
     Ok(Started::Created {
         id: arm::tracked(&answer)
             .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
-        cluster: None,
+        observed: None,
         overrides: want.request_overrides.is_some(),
     })
 }
@@ -213,7 +213,7 @@ async fn tag(
     shared: &Shared,
     connected: &AksConnected,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let current = current(shared, connected).await?;
     let mut tags = current.tags.clone();
     tags.extend(request.tags.clone());
@@ -239,7 +239,7 @@ async fn upgrade(
     shared: &Shared,
     connected: &AksConnected,
     to: &str,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let current = current(shared, connected).await?;
     let mut body = put_body(&current.detail.raw);
     body["properties"]["kubernetesVersion"] = json!(to);
@@ -290,7 +290,7 @@ async fn update(
     connected: &AksConnected,
     want: &DesiredCluster,
     change: &ClusterChange,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let current = current(shared, connected).await?;
     let o = &current.detail;
     let clients = &connected.clients;
@@ -342,7 +342,9 @@ async fn update(
 }
 
 /// DELETEs the cluster: gone at once (204), or deleting.
-async fn delete(connected: &AksConnected) -> Result<Started<ObservedCluster>, ProviderError> {
+async fn delete(
+    connected: &AksConnected,
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let clients = &connected.clients;
     let outcome = clients
         .arm

@@ -34,7 +34,7 @@ impl TokenSource for Tokens {
         jwt_expiry(token)
     }
 
-    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
+    async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
         let t = self.entra.exchange(AKS_SCOPE, now).await?;
         Ok(MintedToken {
             token: t.token,

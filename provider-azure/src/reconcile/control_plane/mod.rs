@@ -155,7 +155,7 @@ impl ControlPlaneCloud for AksControlPlane {
         connected: &AksConnected,
         step: Step<'_, DesiredCluster, ClusterChange>,
         request: &Request,
-    ) -> Result<Started<ObservedCluster>, ProviderError> {
+    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
         act::act(&self.shared, connected, step, request).await
     }
 

@@ -6,6 +6,7 @@
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
+use provider_runtime::control_plane::ManagedCluster;
 use provider_runtime::control_plane::{Request, Started, Step};
 use provider_runtime::{CloudError, ProviderError};
 
@@ -23,7 +24,7 @@ pub(super) async fn act(
     connected: &GkeConnected,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let clients = &connected.clients;
     match step {
         Step::Create { desired, version } => {
@@ -77,7 +78,7 @@ fn encryption(want: &DesiredCluster) -> gke::DatabaseEncryption {
 }
 
 /// The Operation GKE answered a change with, as what the kernel tracks.
-fn started(op: &gke::Operation) -> Result<Started<ObservedCluster>, ProviderError> {
+fn started(op: &gke::Operation) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     if op.name.is_empty() {
         return Err(ProviderError::cloud(
             "cloud_response",
@@ -161,7 +162,7 @@ async fn create(
     want: &DesiredCluster,
     version: &KubeVersion,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let cluster = cluster_body(name, want, version, request)?;
     let op = counted(
         &clients.calls,
@@ -184,7 +185,7 @@ async fn create(
     };
     Ok(Started::Created {
         id: op.name.clone(),
-        cluster: None,
+        observed: None,
         overrides: want.request_overrides.is_some(),
     })
 }
@@ -195,7 +196,7 @@ async fn tag(
     clients: &Clients,
     name: &str,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let Some(current) = get_cluster(clients).await? else {
         return Err(CloudError::NotFound(format!("GKE cluster {name} is gone")).into());
     };
@@ -221,7 +222,7 @@ async fn tag(
 async fn upgrade(
     clients: &Clients,
     to: &KubeVersion,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let update =
         gke::ClusterUpdate::new().set_desired_master_version(crate::reconcile::gke_version(to));
     match counted(
@@ -253,7 +254,7 @@ async fn update(
     clients: &Clients,
     want: &DesiredCluster,
     change: &ClusterChange,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let c = &clients.gke.container;
     let update = match change {
         ClusterChange::RemoveBootstrapPool => None,
@@ -307,7 +308,9 @@ async fn update(
     started(&op)
 }
 
-async fn delete(clients: &Clients) -> Result<Started<ObservedCluster>, ProviderError> {
+async fn delete(
+    clients: &Clients,
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let outcome = counted(
         &clients.calls,
         SERVICE,

@@ -24,7 +24,7 @@ impl TokenSource for Tokens {
         None
     }
 
-    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
+    async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
         crate::cloud::token::mint(&self.http, &self.key, now).await
     }
 }

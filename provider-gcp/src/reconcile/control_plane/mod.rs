@@ -170,7 +170,7 @@ impl ControlPlaneCloud for GkeControlPlane {
         connected: &GkeConnected,
         step: Step<'_, DesiredCluster, ClusterChange>,
         request: &Request,
-    ) -> Result<Started<ObservedCluster>, ProviderError> {
+    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
         act::act(connected, step, request).await
     }
 

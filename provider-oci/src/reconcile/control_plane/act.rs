@@ -5,6 +5,7 @@
 
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
+use provider_runtime::control_plane::ManagedCluster;
 use provider_runtime::control_plane::{Request, Started, Step};
 use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
@@ -26,7 +27,7 @@ pub(super) async fn act(
     connected: &OkeConnected,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let (clients, name) = (&connected.clients, connected.name.as_str());
     match step {
         Step::Create { desired, version } => create(clients, name, desired, version, request).await,
@@ -38,7 +39,7 @@ pub(super) async fn act(
 }
 
 /// What OKE's answer to a change leaves to track: its work request, when it gave one.
-fn started(answer: Answer) -> Started<ObservedCluster> {
+fn started(answer: Answer) -> Started<ManagedCluster<ObservedCluster>> {
     match answer.work_request {
         Some(w) => Started::Operation(w),
         None => Started::Untracked,
@@ -99,7 +100,7 @@ async fn change(
     path: &str,
     body: &Value,
     etag: Option<&str>,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let call = Call::send(
         operation,
         Service::ContainerEngine,
@@ -118,7 +119,7 @@ async fn create(
     desired: &DesiredCluster,
     version: &KubeVersion,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let net = &desired.network;
     if net.vcn.is_empty() || net.endpoint_subnet.is_empty() {
         return Err(ProviderError::terminal(
@@ -170,7 +171,7 @@ async fn create(
     let answer = clients.oci.call(&clients.calls, call).await?;
     Ok(Started::Created {
         id: answer.work_request.unwrap_or_default(),
-        cluster: None,
+        observed: None,
         overrides: desired.request_overrides.is_some(),
     })
 }
@@ -181,7 +182,7 @@ async fn tag(
     name: &str,
     id: &str,
     request: &Request,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let seen = match clients.seen.get().filter(|s| s.id == id) {
         Some(seen) => Some(seen),
         None => {
@@ -221,7 +222,7 @@ async fn upgrade(
     clients: &Clients,
     name: &str,
     to: &KubeVersion,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let exact = version_for(clients, to).await?;
     let id = cluster_id(clients, name).await?;
     let path = format!("/clusters/{id}");
@@ -247,7 +248,7 @@ async fn update(
     clients: &Clients,
     name: &str,
     change_: &ClusterChange,
-) -> Result<Started<ObservedCluster>, ProviderError> {
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let id = cluster_id(clients, name).await?;
     let path = format!("/clusters/{id}");
     match change_ {
@@ -289,7 +290,10 @@ async fn update(
 
 /// DeleteCluster: a cluster already gone is gone; a second delete while OKE deletes (409) is a
 /// wait like any other.
-async fn delete(clients: &Clients, name: &str) -> Result<Started<ObservedCluster>, ProviderError> {
+async fn delete(
+    clients: &Clients,
+    name: &str,
+) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let Some(seen) = seen(clients, name).await? else {
         return Ok(Started::Gone);
     };

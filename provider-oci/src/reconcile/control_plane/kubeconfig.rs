@@ -6,27 +6,20 @@ use std::time::Duration;
 
 use contract::conditions::Reason;
 use contract::kubeconfig::ExecPlugin;
+use provider_runtime::ProviderError;
 use provider_runtime::control_plane::UserExec;
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
-use provider_runtime::{CloudError, ProviderError};
 
-use super::LastSeen;
 use crate::oci::Oci;
 use crate::oci::token::{cluster_token, signed_at};
 
 /// Tokens of `oci ce cluster generate-token`'s form for the kubeconfig Secret, for the cluster
-/// this pass saw, else the one recorded in the status (a pass that planned from an earlier look).
+/// the kernel observed.
 pub struct Tokens {
     /// The region's client: its API key signs, its region is the token's.
     pub(super) oci: Oci,
     /// How long after its signing a token is taken to hold.
     pub(super) lifetime: Duration,
-    /// The cluster's name in OKE, for the message when it is not known.
-    pub(super) name: String,
-    /// `status.cloudID`.
-    pub(super) recorded: Option<String>,
-    /// What this pass's look saw.
-    pub(super) seen: LastSeen,
 }
 
 impl Tokens {
@@ -45,11 +38,12 @@ impl TokenSource for Tokens {
         signed_at(token).map(|t| t + self.span())
     }
 
-    async fn mint(&self, now: jiff::Timestamp) -> Result<MintedToken, ProviderError> {
-        let id = self.seen.id_or(self.recorded.as_deref()).ok_or_else(|| {
-            CloudError::NotFound(format!("OKE cluster {} is not known yet", self.name))
-        })?;
-        let token = cluster_token(self.oci.key(), self.oci.region(), &id, now)
+    async fn mint(
+        &self,
+        now: jiff::Timestamp,
+        cluster: &str,
+    ) -> Result<MintedToken, ProviderError> {
+        let token = cluster_token(self.oci.key(), self.oci.region(), cluster, now)
             .map_err(|e| ProviderError::terminal(Reason::Unauthorized, e.to_string()))?;
         Ok(MintedToken {
             token,

@@ -86,7 +86,7 @@ pub struct OkeControlPlane {
     shared: Arc<Shared>,
 }
 
-/// The cluster as a pass's look saw it, shared by the pass's [`Clients`] and [`Tokens`]:
+/// The cluster as a pass's look saw it, kept in the pass's [`Clients`]:
 /// filled by `observe`, empty while the pass plans from an earlier look.
 #[derive(Debug, Clone, Default)]
 pub struct LastSeen(Arc<Mutex<Option<Seen>>>);
@@ -101,14 +101,6 @@ impl LastSeen {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
-    }
-
-    /// The cluster's OCID: the one this pass saw, else `recorded` (`status.cloudID`, the one
-    /// the earlier look saw).
-    fn id_or(&self, recorded: Option<&str>) -> Option<String> {
-        self.get()
-            .map(|s| s.id)
-            .or_else(|| recorded.map(String::from))
     }
 }
 
@@ -169,9 +161,6 @@ impl ControlPlaneCloud for OkeControlPlane {
         let tokens = Tokens {
             oci: oci.clone(),
             lifetime: self.shared.token_lifetime,
-            name: name.clone(),
-            recorded: recorded.clone(),
-            seen: seen.clone(),
         };
         Ok(Connected {
             tags: infra.additional_tags,
@@ -211,7 +200,7 @@ impl ControlPlaneCloud for OkeControlPlane {
         connected: &OkeConnected,
         step: Step<'_, DesiredCluster, ClusterChange>,
         request: &Request,
-    ) -> Result<Started<ObservedCluster>, ProviderError> {
+    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
         act::act(connected, step, request).await
     }
 
@@ -222,34 +211,5 @@ impl ControlPlaneCloud for OkeControlPlane {
         cluster: Option<&ManagedCluster<ObservedCluster>>,
     ) -> OKEControlPlaneStatus {
         observe::status(common, request_overrides, cluster)
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cluster_s_ocid_is_the_one_seen_else_the_recorded_one() {
-        let seen = LastSeen::default();
-        assert_eq!(seen.id_or(None), None);
-        assert_eq!(
-            seen.id_or(Some("ocid1.cluster.old")).as_deref(),
-            Some("ocid1.cluster.old"),
-            "a pass that planned from an earlier look has the recorded OCID"
-        );
-        let shared = seen.clone();
-        shared.set(Some(Seen {
-            id: "ocid1.cluster.new".into(),
-            etag: None,
-            tags: Default::default(),
-        }));
-        assert_eq!(
-            seen.id_or(Some("ocid1.cluster.old")).as_deref(),
-            Some("ocid1.cluster.new")
-        );
-        shared.set(None);
-        assert_eq!(seen.id_or(None), None, "a look that found nothing");
     }
 }
