@@ -45,8 +45,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::CloudCalls;
-use crate::control_plane::Request;
 use crate::CloudError;
+use crate::control_plane::Request;
 use crate::{
     Cleanup, CleanupContext, ClusterRef, Pass, PassContext, ProviderError, ProviderObject,
     Reconciler,
