@@ -1,5 +1,5 @@
 //! A corpus of invalid specs for the shared blocks, each with the message admission must give
-//! (`reliability.md`, "Bad input").
+//! (bad input gets a clear error and loses nothing).
 //!
 //! Every entry names the kind of object (by role), the stored spec for update cases, the spec
 //! submitted, and a fragment of the error message the apiserver returns. The fragments were

@@ -1,4 +1,4 @@
-//! CRD rules of the contract (`contract.md` §1): contract labels and CRD names.
+//! CRD rules of the Cluster API contract: contract labels and CRD names.
 
 use std::collections::BTreeMap;
 

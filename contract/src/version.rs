@@ -3,7 +3,7 @@
 //! Versions are written `v1.31` or `v1.31.2` everywhere in our API. Clouds that report them
 //! without the `v` (EKS reports `1.31`) go through [`normalize`] first.
 //!
-//! Upgrade rules (`api.md`, "Upgrades and scaling"): the control plane goes first, one minor
+//! Upgrade rules (the API's "upgrades and scaling"): the control plane goes first, one minor
 //! version at a time; nothing is ever downgraded; a pool never runs ahead of the control
 //! plane's minor and also moves one minor at a time. The planners here are pure: they say what
 //! the next version to ask the cloud for is, or that there is nothing to do yet.

@@ -46,7 +46,7 @@ pub struct CommonArgs {
     /// How long a cloud resource at rest goes between two looks (e.g. `10m`): a change made
     /// behind the provider's back (a cluster deleted or upgraded in the cloud's console, a node
     /// group resized) is seen within it. The default keeps a cluster at rest under six cloud
-    /// reads an hour (performance.md P7).
+    /// reads an hour (the benchmark's P7).
     #[arg(long, env = "REST_INTERVAL", default_value = "30m", value_parser = parse_duration)]
     pub rest_interval: Duration,
 

@@ -431,7 +431,7 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
     drop(plane);
 }
 
-/// reliability.md: cross-namespace use of a credential is refused. The kernel's `identityRef`
+/// A credential is not used across namespaces. The kernel's `identityRef`
 /// has no namespace (no credential allows another namespace, so none may be used from one): a
 /// namespace written into it is refused by server-side apply and by strict field validation
 /// with the field named, pruned from a plain create, and a Secret of that name in the other

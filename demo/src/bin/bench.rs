@@ -1,4 +1,4 @@
-//! `bench`: the benchmark of `shared/design/performance.md` for the EKS provider (module docs of
+//! `bench`: the performance benchmark of the EKS provider, figures P1–P12 (module docs of
 //! `demo::bench`). Build release binaries first, so the provider measured is the one users run:
 //!
 //!     cargo build --release -p provider-aws -p demo
@@ -16,7 +16,7 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(
     name = "bench",
-    about = "P1–P12 of performance.md for the EKS provider, or for the Go peer (CAPA)"
+    about = "P1–P12 of the performance benchmark for the EKS provider, or for the Go peer (CAPA)"
 )]
 struct Args {
     /// Cumulative cluster counts, comma-separated (each size adds clusters up to it, applied at
@@ -42,7 +42,7 @@ struct Args {
     #[arg(long, default_value_t = 60)]
     active_delay_seconds: u64,
     /// P6: clusters created at once, each kept CREATING for --delayed-seconds (0 skips P6;
-    /// performance.md's P6 is 200 for 840 s).
+    /// the target's P6 is 200 for 840 s).
     #[arg(long, default_value_t = 0)]
     delayed_clusters: usize,
     /// P6: seconds each stays CREATING.

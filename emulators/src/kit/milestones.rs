@@ -1,5 +1,5 @@
 //! When resources reached a state, as the emulator's ticker completed their transitions: what a
-//! benchmark needs to tell the cloud's time from the provider's (performance.md P5: from "the
+//! benchmark needs to tell the cloud's time from the provider's (the benchmark's P5: from "the
 //! cloud says ACTIVE" to "the control plane is initialized").
 
 use std::sync::Mutex;
