@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use contract::version::KubeVersion;
-use provider_runtime::machine_pool::Deletion;
 use provider_runtime::{CloudCalls, CloudError, ProviderError, Role};
 use reqwest::Method;
 use serde_json::Value;
@@ -159,24 +158,6 @@ pub async fn request_delete(
         .await
         .map(|answer| answer.work_request)
         .map_err(|f| f.error)
-}
-
-/// Deletes the node pool at `path` (`/nodePools/<id>`): the kernel's outcome of the request (a
-/// second delete while OKE deletes is 409, a wait like any other).
-///
-/// # Errors
-/// As [`Deletion::after`].
-pub async fn delete(
-    oci: &Oci,
-    calls: &CloudCalls,
-    operation: &'static str,
-    path: &str,
-) -> Result<Deletion, ProviderError> {
-    Deletion::after(
-        request_delete(oci, calls, operation, path)
-            .await
-            .map(|_| Deletion::Started),
-    )
 }
 
 /// `body` with the user's `requestOverrides` laid under the provider's fields (the shared merge

@@ -1,0 +1,248 @@
+//! OKE's side of the InfraMachinePool role: the OKEMachinePool reconciler ([`reconciler`]), the
+//! kind as the kernel reads it, and [`OkeMachinePool`], whose steps delegate to the files below
+//! (what the spec asks, `desired`; reading OKE, `observe`; the difference, `diff`; the calls
+//! that change something, `act`). One OKE managed node pool, its nodes compute instances placed
+//! in the pool's availability domains (the MachinePool's failure domains, else the cluster's).
+//! Everything else (the cluster lookup, the pool's name, observe order, the MachinePool
+//! write-back, `spec.providerIDList`, plan, status, conditions, requeue, cleanup policy) is the
+//! generic reconciler's ([`provider_runtime::machine_pool`]).
+//!
+//! A node pool is found by name in its cluster (names are not unique in OCI: only one tagged as
+//! ours is used) and read whole with its nodes, whose instance OCIDs are the provider IDs OKE
+//! writes on its Nodes. Changes are UpdateNodePool calls of the fields that differ, answered
+//! with a work request. OKE's cluster autoscaler is an add-on in the cluster, not a pool
+//! setting: with `spec.scaling` the provider leaves the size to it and only keeps it within the
+//! bounds.
+//!
+//! What a pass's look saw of the pool (its OCID, ETag and tags) is kept in its [`PoolClients`]
+//! for the change of the same pass; the kernel looks before it changes anything, and a change
+//! that finds nothing kept looks the pool up itself.
+
+mod act;
+mod desired;
+mod diff;
+mod observe;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
+use contract::idempotency::OCI_RETRY_TOKEN;
+use contract::naming;
+use contract::ownership::Owner;
+use contract::plan::CloudStep;
+use contract::version::KubeVersion;
+use kube::ResourceExt;
+use provider_runtime::cluster_objects::PoolPlace;
+use provider_runtime::control_plane::{Request, Started};
+use provider_runtime::machine_pool::{
+    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool,
+    PoolConnected, PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+};
+use provider_runtime::{CloudCalls, ProviderError};
+
+pub use desired::PoolSpec;
+pub use diff::PoolChange;
+pub use observe::{ObservedPool, lifecycle};
+
+use super::{Seen, tags_of};
+use crate::api::{CniType, OKECluster, OKEControlPlane, OKEMachinePool, OKEMachinePoolStatus};
+use crate::oci::{Oci, Service, q};
+use crate::scope::{self, Infra, Shared};
+
+/// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
+pub const REPLICAS_MANAGER: &str = "oke";
+
+/// The OKEMachinePool reconciler: the generic one over OKE.
+pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<OkeMachinePool> {
+    let profile = MachinePoolProfile {
+        cloud: "OKE",
+        noun: "node pool",
+        // Names are unique within the cluster's namespace, so within the cluster.
+        names: PoolNames::Child(&naming::OKE_NODE_POOL),
+        replicas_manager: REPLICAS_MANAGER,
+        token_limits: &OCI_RETRY_TOKEN,
+        create_call: "CreateNodePool",
+        poll: shared.poll_interval,
+        rest: shared.rest_interval,
+    };
+    MachinePoolReconciler::new(scope::PROVIDER, profile, OkeMachinePool { shared })
+}
+
+impl ManagedMachinePool for OKEMachinePool {
+    fn spec_common(&self) -> &MachinePoolSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+
+    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
+        self.status.as_ref()?.request_overrides.as_ref()
+    }
+
+    fn cloud_id(&self) -> Option<&str> {
+        self.status.as_ref()?.node_pool_id.as_deref()
+    }
+}
+
+/// OKE, for the generic InfraMachinePool reconciler.
+pub struct OkeMachinePool {
+    shared: Arc<Shared>,
+}
+
+/// One pass's OCI client, where the pool's cluster is, and what the pass's look saw.
+pub struct PoolClients {
+    /// The region's client, as the identity.
+    oci: Oci,
+    /// Where every call is counted and admitted.
+    calls: CloudCalls,
+    /// Where the cluster lives (its availability domains filled in when it names none).
+    infra: Infra,
+    /// The cluster's OCID, `None` while OKE has no cluster of that name of ours.
+    cluster_id: Option<String>,
+    /// The cluster's pod networking.
+    cni: CniType,
+    /// The version the control plane reports (a create's when the MachinePool names none).
+    control_plane_version: Option<KubeVersion>,
+    /// The pool's OCID recorded in the status (`status.nodePoolID`).
+    recorded: Option<String>,
+    /// The owner of what is made for the Cluster.
+    owner: Owner,
+    /// The pool as this pass's look saw it (empty until it looked, or when it found none).
+    seen: Mutex<Option<Seen>>,
+}
+
+impl PoolClients {
+    fn remember(&self, seen: Option<Seen>) {
+        *self.seen.lock().unwrap_or_else(PoisonError::into_inner) = seen;
+    }
+
+    fn seen(&self) -> Option<Seen> {
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl OkeMachinePool {
+    /// The OCID of the cluster named `name`: the control plane's recorded one, else the one of
+    /// that name tagged as ours.
+    async fn cluster_id(
+        oci: &Oci,
+        calls: &CloudCalls,
+        cp: &OKEControlPlane,
+        infra: &Infra,
+        name: &str,
+        cluster_name: &str,
+    ) -> Result<Option<String>, ProviderError> {
+        if let Some(id) = cp.status.as_ref().and_then(|s| s.common.cloud_id.clone()) {
+            return Ok(Some(id));
+        }
+        let owner = scope::owner(&cp.namespace().unwrap_or_default(), cluster_name);
+        let listed = oci
+            .list(
+                calls,
+                "ListClusters",
+                Service::ContainerEngine,
+                &format!(
+                    "/clusters?compartmentId={}&name={}",
+                    q(&infra.compartment),
+                    q(name)
+                ),
+            )
+            .await?;
+        Ok(listed
+            .iter()
+            .find(|c| c["lifecycleState"] != "DELETED" && owner.owns(&tags_of(c)))
+            .and_then(|c| c["id"].as_str().map(String::from)))
+    }
+}
+
+impl MachinePoolCloud for OkeMachinePool {
+    type Object = OKEMachinePool;
+    type ControlPlane = OKEControlPlane;
+    type InfraCluster = OKECluster;
+    type Infra = Infra;
+    type Spec = PoolSpec;
+    type Clients = PoolClients;
+    type Detail = ObservedPool;
+    type Change = PoolChange;
+    type Status = OKEMachinePoolStatus;
+
+    fn validate(&self, obj: &OKEMachinePool) -> Result<PoolSpec, ProviderError> {
+        desired::validate(obj)
+    }
+
+    async fn connect(
+        &self,
+        obj: &OKEMachinePool,
+        place: PoolPlace<OKEControlPlane, Infra>,
+        reach: PoolReach<'_>,
+    ) -> Result<PoolConnected<PoolClients>, ProviderError> {
+        let namespace = obj.namespace().unwrap_or_default();
+        let (cp, mut infra) = (place.control_plane, place.infra);
+        let oci = scope::oci_for(&self.shared, reach.client, &namespace, &infra).await?;
+        if infra.availability_domains.is_empty() {
+            infra.availability_domains = self
+                .shared
+                .availability_domains(&oci, reach.calls, &infra.compartment)
+                .await?;
+        }
+        let cluster = scope::oke_cluster_name(&cp, reach.cluster_name);
+        let cluster_id =
+            Self::cluster_id(&oci, reach.calls, &cp, &infra, &cluster, reach.cluster_name).await?;
+        Ok(PoolConnected {
+            pool: reach.pool.to_string(),
+            cluster,
+            tags: infra.additional_tags.clone(),
+            clients: PoolClients {
+                oci,
+                calls: reach.calls.clone(),
+                infra,
+                cluster_id,
+                cni: cp.spec.oke.cni_type,
+                control_plane_version: place.version,
+                recorded: obj.cloud_id().map(String::from),
+                owner: scope::owner(&namespace, reach.cluster_name),
+                seen: Mutex::new(None),
+            },
+        })
+    }
+
+    async fn observe(
+        &self,
+        at: &PoolConnected<PoolClients>,
+        look: PoolLook<'_>,
+    ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
+        observe::observe(at, look).await
+    }
+
+    fn diff(
+        &self,
+        want: &PoolWant<'_, PoolSpec>,
+        pool: &ManagedPool<ObservedPool>,
+    ) -> CloudStep<PoolChange> {
+        diff::diff(&pool.detail, want.spec, want.scaling)
+    }
+
+    async fn act(
+        &self,
+        at: &PoolConnected<PoolClients>,
+        step: PoolStep<'_, PoolSpec, PoolChange>,
+        request: &Request,
+    ) -> Result<Started<ManagedPool<ObservedPool>>, ProviderError> {
+        act::act(at, step, request).await
+    }
+
+    fn status(
+        &self,
+        common: MachinePoolStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        pool: Option<&ManagedPool<ObservedPool>>,
+        name: &str,
+    ) -> OKEMachinePoolStatus {
+        observe::status(common, request_overrides, pool, name)
+    }
+}
