@@ -1,0 +1,299 @@
+//! EKS's side of the InfraMachinePool role: the EKSMachinePool reconciler ([`reconciler`]), the
+//! kind as the kernel reads it, and [`EksMachinePool`], whose steps delegate to the files below.
+//! One EKS managed node group. Everything else (the cluster lookup, the node group's name,
+//! observe order, the MachinePool write-back, `spec.providerIDList`, plan, status, conditions,
+//! requeue, cleanup policy) is the generic reconciler's ([`provider_runtime::machine_pool`]).
+//!
+//! - `desired`: the spec as EKS will be asked for it (pure);
+//! - `observe`: reading the node group, a tracked update, and its EC2 instances;
+//! - `diff`: EKS's own difference (scaling, labels, taints, update config; pure);
+//! - `act`: the calls that change something, and the requests they send.
+//!
+//! At rest a pass reads DescribeNodegroup and DescribeInstances only. The node count follows
+//! `MachinePool.spec.replicas`, unless `spec.scaling` hands it to the cloud's autoscaler: then
+//! the MachinePool is annotated `cluster.x-k8s.io/replicas-managed-by: eks` and the count EKS
+//! reports is written back into `MachinePool.spec.replicas`.
+
+mod act;
+mod desired;
+mod diff;
+mod observe;
+
+use std::sync::Arc;
+
+use contract::api::{
+    ClusterSpecCommon, MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus,
+};
+use contract::idempotency::EKS_REQUEST_TOKEN;
+use contract::naming;
+use contract::plan::CloudStep;
+use kube::ResourceExt;
+use provider_runtime::cluster_objects::{InfraOf, PoolPlace};
+use provider_runtime::control_plane::{Request, Started};
+use provider_runtime::machine_pool::{
+    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool,
+    PoolConnected, PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+};
+use provider_runtime::{Admitted, CloudCalls, ProviderError};
+
+pub use desired::PoolSpec;
+pub use diff::PoolChange;
+pub use observe::ObservedPool;
+
+use self::act::SubnetCandidate;
+use crate::api::{EKSCluster, EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
+use crate::cloud::{Clients, CloudError};
+use crate::scope::{self, Infra, Shared};
+
+/// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
+pub const REPLICAS_MANAGER: &str = "eks";
+
+/// What EKS says about itself to the generic reconciler.
+fn profile(shared: &Shared) -> MachinePoolProfile {
+    MachinePoolProfile {
+        cloud: "EKS",
+        noun: "node group",
+        // Without spec.cloudName: derived from the object's namespace and name.
+        names: PoolNames::Namespaced(&naming::EKS_NODEGROUP),
+        replicas_manager: REPLICAS_MANAGER,
+        token_limits: &EKS_REQUEST_TOKEN,
+        create_call: act::CREATE_CALL,
+        poll: shared.poll_interval,
+        rest: shared.rest_interval,
+    }
+}
+
+/// The EKSMachinePool reconciler: the generic one over EKS.
+pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<EksMachinePool> {
+    MachinePoolReconciler::new(scope::PROVIDER, profile(&shared), EksMachinePool { shared })
+}
+
+impl ManagedMachinePool for EKSMachinePool {
+    fn spec_common(&self) -> &MachinePoolSpecCommon {
+        &self.spec.common
+    }
+
+    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
+        self.status.as_ref().map(|s| &s.common)
+    }
+
+    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
+        self.status.as_ref()?.request_overrides.as_ref()
+    }
+
+    fn cloud_id(&self) -> Option<&str> {
+        self.status.as_ref()?.nodegroup_arn.as_deref()
+    }
+}
+
+/// EKS, for the generic InfraMachinePool reconciler.
+pub struct EksMachinePool {
+    shared: Arc<Shared>,
+}
+
+/// Where a node group's cluster lives: its [`Infra`], and the cluster's subnets with what the
+/// EKSCluster knows of them (a node group goes into the private ones, or the failure domains'
+/// zones).
+pub struct PoolInfra {
+    infra: Infra,
+    subnets: Vec<SubnetCandidate>,
+}
+
+impl InfraOf<EKSCluster, ClusterSpecCommon> for PoolInfra {
+    const CLOUD: &'static str = <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::CLOUD;
+    const OWN_FIELDS: &'static str = <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::OWN_FIELDS;
+
+    fn from_infra_cluster(eks_cluster: &EKSCluster) -> Self {
+        let subnets = eks_cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.network.as_ref())
+            .map(|n| {
+                n.subnets
+                    .iter()
+                    .map(|s| SubnetCandidate {
+                        id: s.id.clone(),
+                        zone: Some(s.availability_zone.clone()).filter(|z| !z.is_empty()),
+                        public: Some(s.public),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            infra: Infra::from_eks_cluster(eks_cluster),
+            subnets,
+        }
+    }
+
+    fn from_own(spec: &ClusterSpecCommon) -> Self {
+        let infra = Infra::from_spec(spec);
+        let subnets = infra
+            .subnet_ids
+            .iter()
+            .map(|id| SubnetCandidate {
+                id: id.clone(),
+                zone: None,
+                public: None,
+            })
+            .collect();
+        Self { infra, subnets }
+    }
+
+    fn not_yet() -> Self {
+        Self {
+            infra: <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::not_yet(),
+            subnets: Vec::new(),
+        }
+    }
+
+    fn locatable(&self) -> bool {
+        self.infra.locatable()
+    }
+
+    fn ready(&self) -> bool {
+        self.infra.ready()
+    }
+}
+
+/// One pass's clients, and the cluster's subnets a create picks from.
+pub struct PoolClients {
+    /// EKS and EC2, as the identity, in the region.
+    aws: Clients,
+    /// Where every call is counted and admitted.
+    calls: CloudCalls,
+    /// The cluster's subnets, with what the EKSCluster knows of them.
+    cluster_subnets: Vec<SubnetCandidate>,
+}
+
+impl MachinePoolCloud for EksMachinePool {
+    type Object = EKSMachinePool;
+    type ControlPlane = EKSControlPlane;
+    type InfraCluster = EKSCluster;
+    type Infra = PoolInfra;
+    type Spec = PoolSpec;
+    type Clients = PoolClients;
+    type Detail = ObservedPool;
+    type Change = PoolChange;
+    type Status = EKSMachinePoolStatus;
+
+    fn validate(&self, obj: &EKSMachinePool) -> Result<PoolSpec, ProviderError> {
+        desired::validate(obj)
+    }
+
+    async fn connect(
+        &self,
+        obj: &EKSMachinePool,
+        place: PoolPlace<EKSControlPlane, PoolInfra>,
+        reach: PoolReach<'_>,
+    ) -> Result<PoolConnected<PoolClients>, ProviderError> {
+        let namespace = obj.namespace().unwrap_or_default();
+        let PoolInfra { infra, subnets } = place.infra;
+        let aws =
+            scope::clients_for(&self.shared.clients, reach.client, &namespace, &infra).await?;
+        Ok(PoolConnected {
+            pool: reach.pool.to_string(),
+            cluster: scope::eks_cluster_name(&place.control_plane, reach.cluster_name),
+            tags: infra.additional_tags,
+            clients: PoolClients {
+                aws,
+                calls: reach.calls.clone(),
+                cluster_subnets: subnets,
+            },
+        })
+    }
+
+    async fn observe(
+        &self,
+        at: &PoolConnected<PoolClients>,
+        look: PoolLook<'_>,
+    ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
+        observe::observe(at, look).await
+    }
+
+    fn diff(
+        &self,
+        want: &PoolWant<'_, PoolSpec>,
+        pool: &ManagedPool<ObservedPool>,
+    ) -> CloudStep<PoolChange> {
+        diff::diff(&pool.detail, want.spec, want.scaling)
+    }
+
+    async fn act(
+        &self,
+        at: &PoolConnected<PoolClients>,
+        step: PoolStep<'_, PoolSpec, PoolChange>,
+        request: &Request,
+    ) -> Result<Started<ManagedPool<ObservedPool>>, ProviderError> {
+        act::act(at, step, request).await
+    }
+
+    fn status(
+        &self,
+        common: MachinePoolStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        pool: Option<&ManagedPool<ObservedPool>>,
+        name: &str,
+    ) -> EKSMachinePoolStatus {
+        observe::status(common, request_overrides, pool, name)
+    }
+}
+
+/// The EKS and EC2 operations of this role, on one node group of one cluster: the reads are
+/// [`observe`]'s, the changes [`act`]'s. Each is counted in the cloud-call metric and answers
+/// our own views (no SDK type leaks into planning).
+struct NodegroupApi<'a> {
+    clients: &'a Clients,
+    calls: &'a CloudCalls,
+    /// The EKS cluster's name.
+    cluster: &'a str,
+    /// The node group's name.
+    nodegroup: &'a str,
+}
+
+impl<'a> NodegroupApi<'a> {
+    fn of(at: &'a PoolConnected<PoolClients>) -> Self {
+        Self {
+            clients: &at.clients.aws,
+            calls: &at.clients.calls,
+            cluster: &at.cluster,
+            nodegroup: &at.pool,
+        }
+    }
+
+    /// Counts the answer of a call `sent` as `operation` (its target, what its `Retry-After`
+    /// holds: for EKS the request's method and path, named by the operation and the resources
+    /// in the path; for EC2 the action, every request being `POST /`).
+    fn count<T>(
+        sent: Admitted<'_>,
+        operation: &'static str,
+        result: Result<T, CloudError>,
+    ) -> Result<T, CloudError> {
+        sent.answered(operation, result.as_ref().map(|_| ()));
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cloud_name_eks_refuses_is_an_invalid_spec() {
+        let mut obj = EKSMachinePool::new(
+            "pool",
+            crate::api::EKSMachinePoolSpec {
+                common: MachinePoolSpecCommon {
+                    machine_type: "m5.large".into(),
+                    ..Default::default()
+                },
+                eks: Default::default(),
+            },
+        );
+        obj.metadata.namespace = Some("team-a".into());
+        let names = profile(&Shared::default()).names;
+        assert_eq!(names.of(&obj).unwrap(), "team-a-pool");
+        obj.spec.common.cloud_name = Some("bad name!".into());
+        let err = names.of(&obj).unwrap_err().to_string();
+        assert!(err.contains("spec.cloudName"), "{err}");
+    }
+}
