@@ -159,6 +159,13 @@ fn desired_version(pool: &MachinePool) -> Result<Option<KubeVersion>, ProviderEr
         .transpose()
 }
 
+/// Whether the recorded `operation` is a create asked for so recently that a pool the cloud does
+/// not list may just not be listed yet ([`CREATE_VISIBILITY_GRACE`]).
+fn recent_create(operation: Option<&Operation>, now: jiff::Timestamp) -> bool {
+    operation
+        .is_some_and(|op| op.kind == OperationKind::Create && op.age(now) < CREATE_VISIBILITY_GRACE)
+}
+
 /// Applies the MachinePool write-back (a merge patch), when there is one.
 async fn patch_machine_pool(
     ctx: &PassContext,
@@ -364,10 +371,7 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             version,
             control_plane_version,
         };
-        let create_pending = found.is_none()
-            && operation.as_ref().is_some_and(|op| {
-                op.kind == OperationKind::Create && op.age(ctx.now) < CREATE_VISIBILITY_GRACE
-            });
+        let create_pending = found.is_none() && recent_create(operation.as_ref(), ctx.now);
         let diff = match &found {
             Some(p) if ours == Some(true) => self.cloud.diff(&want, p),
             _ => CloudStep::Nothing,
@@ -514,5 +518,19 @@ mod tests {
         pool.spec.template.spec.version = Some("latest".into());
         let err = desired_version(&pool).unwrap_err().to_string();
         assert!(err.contains("spec.template.spec.version"), "{err}");
+    }
+
+    #[test]
+    fn a_create_asked_for_moments_ago_is_waited_for_and_one_asked_long_ago_is_made_again() {
+        let now: jiff::Timestamp = "2026-09-01T12:00:00Z".parse().unwrap();
+        let ago = |seconds: i64| now - jiff::SignedDuration::from_secs(seconds);
+        let create = |seconds| Operation::new("op-1", OperationKind::Create, ago(seconds));
+        assert!(recent_create(Some(&create(20)), now));
+        assert!(recent_create(Some(&create(59)), now));
+        assert!(!recent_create(Some(&create(60)), now));
+        assert!(!recent_create(Some(&create(3600)), now));
+        let update = Operation::new("op-1", OperationKind::Update, ago(20));
+        assert!(!recent_create(Some(&update), now));
+        assert!(!recent_create(None, now));
     }
 }
