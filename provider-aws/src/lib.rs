@@ -1,7 +1,7 @@
 //! Cluster API provider for Amazon EKS.
 
 pub mod api;
-pub mod cloud;
+pub mod client;
 pub mod network;
 pub mod reconcile;
 pub mod scope;

@@ -14,7 +14,7 @@ use kube::ResourceExt;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
 use crate::api::{EKSCluster, EKSControlPlane};
-use crate::cloud::{AwsCredentials, Clients, Endpoints, resolve_credentials};
+use crate::client::{AwsCredentials, Clients, Endpoints, resolve_credentials};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
 pub const PROVIDER: &str = "eks";
@@ -31,7 +31,7 @@ pub struct Shared {
     /// only against an emulator configured so. The kubeconfig Secret's token is replaced when a
     /// third of it is left.
     ///
-    /// [`TOKEN_LIFETIME`]: crate::cloud::token::TOKEN_LIFETIME
+    /// [`TOKEN_LIFETIME`]: crate::client::token::TOKEN_LIFETIME
     pub token_lifetime: std::time::Duration,
 }
 
@@ -41,7 +41,7 @@ impl Default for Shared {
             clients: ClientCache::default(),
             poll_interval: std::time::Duration::from_secs(30),
             rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
-            token_lifetime: crate::cloud::token::TOKEN_LIFETIME,
+            token_lifetime: crate::client::token::TOKEN_LIFETIME,
         }
     }
 }

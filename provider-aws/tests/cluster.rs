@@ -26,7 +26,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::DynamicObject;
 use kube::{Api, ResourceExt};
 use provider_aws::api::EKSCluster;
-use provider_aws::cloud::{AwsCredentials, Clients};
+use provider_aws::client::{AwsCredentials, Clients};
 use provider_aws::reconcile::cluster;
 use provider_aws::scope::{PROVIDER, Shared};
 use serde_json::{Value, json};

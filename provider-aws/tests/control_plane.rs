@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use provider_aws::api::EKSControlPlane;
-use provider_aws::cloud::Endpoints;
+use provider_aws::client::Endpoints;
 use provider_aws::reconcile::control_plane;
 use provider_aws::scope::{ClientCache, Shared};
 use serde_json::json;

@@ -30,7 +30,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use provider_aws::api::{EKSControlPlane, EKSMachinePool};
-use provider_aws::cloud::{AwsCredentials, Clients};
+use provider_aws::client::{AwsCredentials, Clients};
 use provider_aws::reconcile::machine_pool;
 use provider_aws::scope::Shared;
 use serde_json::{Value, json};
@@ -251,12 +251,12 @@ async fn child() {
             .and_then(|c| c.data())
             .unwrap(),
     );
-    let token = provider_aws::cloud::token::mint(
+    let token = provider_aws::client::token::mint(
         &credentials,
         REGION,
         EKS_NAME,
         SystemTime::now(),
-        provider_aws::cloud::token::TOKEN_LIFETIME,
+        provider_aws::client::token::TOKEN_LIFETIME,
     )
     .unwrap();
 

@@ -1,6 +1,7 @@
 //! Cluster API provider for Azure Kubernetes Service.
 
 pub mod api;
-pub mod arm;
+pub mod client;
+pub mod network;
 pub mod reconcile;
 pub mod scope;

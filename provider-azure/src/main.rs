@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use provider_azure::api::{AKSCluster, AKSControlPlane, AKSMachinePool};
-use provider_azure::arm::{DEFAULT_ENDPOINT, install_crypto};
+use provider_azure::client::{DEFAULT_ENDPOINT, install_crypto};
 use provider_azure::reconcile::{cluster, control_plane, machine_pool};
 use provider_azure::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;

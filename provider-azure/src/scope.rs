@@ -17,7 +17,7 @@ use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 pub use provider_runtime::ClusterRef;
 
 use crate::api::{AKSCluster, AKSClusterSpec, AKSControlPlane};
-use crate::arm::{self, Arm, Credential, Tokens};
+use crate::client::{self, Arm, Credential, Tokens};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
 pub const PROVIDER: &str = "aks";
@@ -56,7 +56,7 @@ pub struct ClusterAccess {
 impl Shared {
     /// Settings with clients talking to ARM at `endpoint`.
     pub fn new(endpoint: &str) -> Self {
-        arm::install_crypto();
+        client::install_crypto();
         Self {
             clients: ClientCache::new(endpoint),
             poll_interval: std::time::Duration::from_secs(15),
@@ -80,7 +80,7 @@ impl ClientCache {
         Self {
             clients: identity::ClientCache::default(),
             endpoint: endpoint.to_string(),
-            http: arm::http_client(),
+            http: client::http_client(),
         }
     }
 
@@ -306,6 +306,6 @@ pub async fn arm_for(
         ));
     }
     let credential =
-        arm::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+        client::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
     Ok(shared.clients.get(&infra.subscription, credential).await)
 }

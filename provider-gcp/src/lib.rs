@@ -1,6 +1,7 @@
 //! Cluster API provider for Google Kubernetes Engine.
 
 pub mod api;
-pub mod cloud;
+pub mod client;
+pub mod network;
 pub mod reconcile;
 pub mod scope;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use provider_gcp::api::{GKECluster, GKEControlPlane, GKEMachinePool};
-use provider_gcp::cloud::{Endpoints, install_crypto};
+use provider_gcp::client::{Endpoints, install_crypto};
 use provider_gcp::reconcile::{cluster, control_plane, machine_pool};
 use provider_gcp::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;

@@ -17,7 +17,7 @@ use provider_runtime::{ProviderError, cluster_objects, identity};
 pub use provider_runtime::ClusterRef;
 
 use crate::api::{GKECluster, GKEClusterSpec, GKEControlPlane};
-use crate::cloud::{Clients, Endpoints, ServiceAccountKey, resolve_key};
+use crate::client::{Clients, Endpoints, ServiceAccountKey, resolve_key};
 
 /// The provider's name: field manager, finalizer prefix, ownership label, clusterctl name.
 pub const PROVIDER: &str = "gke";
@@ -45,13 +45,13 @@ pub struct Shared {
 impl Shared {
     /// Settings with the clients talking to `endpoints`.
     pub fn new(endpoints: Endpoints) -> Self {
-        crate::cloud::install_crypto();
+        crate::client::install_crypto();
         Self {
             clients: ClientCache::with_endpoints(endpoints),
             poll_interval: std::time::Duration::from_secs(15),
             rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
             http: reqwest::Client::new(),
-            token_lifetime: crate::cloud::token::TOKEN_LIFETIME,
+            token_lifetime: crate::client::token::TOKEN_LIFETIME,
         }
     }
 }
@@ -165,11 +165,11 @@ impl Infra {
             additional_tags: spec.common.additional_tags.0.clone(),
             network: network
                 .and_then(|n| n.id.as_deref())
-                .map(|n| crate::reconcile::cluster::last_segment(n).to_string())
+                .map(|n| crate::network::last_segment(n).to_string())
                 .unwrap_or_default(),
             subnetwork: network
                 .and_then(|n| n.subnet_ids.first())
-                .map(|s| crate::reconcile::cluster::last_segment(s).to_string())
+                .map(|s| crate::network::last_segment(s).to_string())
                 .unwrap_or_default(),
             pods_range: spec
                 .gke

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use provider_oci::api::{OKECluster, OKEControlPlane, OKEMachinePool};
-use provider_oci::oci::install_crypto;
+use provider_oci::client::install_crypto;
 use provider_oci::reconcile::{cluster, control_plane, machine_pool};
 use provider_oci::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;

@@ -19,7 +19,7 @@ use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 pub use provider_runtime::ClusterRef;
 
 use crate::api::{OKECluster, OKEClusterSpec, OKEControlPlane};
-use crate::oci::{self, Credential, Endpoints, Oci, Service, q};
+use crate::client::{self, Credential, Endpoints, Oci, Service, q};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
 pub const PROVIDER: &str = "oke";
@@ -51,7 +51,7 @@ impl Shared {
     /// Settings with clients talking to OCI's public endpoints, or to `endpoint` for every
     /// service (an emulator).
     pub fn new(endpoint: Option<&str>) -> Self {
-        oci::install_crypto();
+        client::install_crypto();
         Self {
             clients: ClientCache::new(endpoint),
             poll_interval: Duration::from_secs(15),
@@ -118,7 +118,7 @@ impl ClientCache {
         Self {
             clients: identity::ClientCache::default(),
             endpoint: endpoint.map(String::from),
-            http: oci::http_client(),
+            http: client::http_client(),
         }
     }
 
@@ -304,6 +304,6 @@ pub async fn oci_for(
         ));
     }
     let credential =
-        oci::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+        client::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
     shared.clients.get(&infra.region, credential).await
 }

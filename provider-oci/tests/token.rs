@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use emulators::oke::{KeyRing, TENANCY, generate_api_key, global_ocid, token};
 use oci_signer::ApiKey;
-use provider_oci::oci::token::{cluster_token, signed_at};
+use provider_oci::client::token::{cluster_token, signed_at};
 
 #[test]
 fn a_minted_token_is_accepted_for_its_cluster_while_fresh_and_for_nothing_else() {

@@ -9,7 +9,7 @@ use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use aws_smithy_runtime_api::http::Response;
 use provider_runtime::CloudCalls;
 
-use crate::cloud::{CloudError, classify};
+use crate::client::{CloudError, classify};
 
 /// An EC2 client that counts its calls.
 #[derive(Clone, Debug)]

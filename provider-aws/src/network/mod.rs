@@ -53,7 +53,7 @@ use provider_runtime::walker::{self, Builds, TearsDown, Walk};
 pub use provider_runtime::walker::{Progress, Removal, Timing, Turn, Wait};
 
 use crate::api::{NetworkStatus, SubnetStatus};
-use crate::cloud::CloudError;
+use crate::client::CloudError;
 use cidr::Ipv4Cidr;
 use ec2::Ec2;
 

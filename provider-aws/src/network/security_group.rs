@@ -182,7 +182,7 @@ pub async fn reconcile(scope: &Scope<'_>, built: &mut Built) -> Result<Progress,
                 {
                     Ok(_) => {}
                     // Already there (a crash after the call, before the next look): nothing to do.
-                    Err(crate::cloud::CloudError::Invalid { code, .. })
+                    Err(crate::client::CloudError::Invalid { code, .. })
                         if code == "InvalidPermission.Duplicate" => {}
                     Err(e) => return Err(e.into()),
                 }

@@ -15,7 +15,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::api::{OKECluster, OKEControlPlane, OKEMachinePool};
-use crate::oci::{Call, Oci, Service};
+use crate::client::{Call, Oci, Service};
 
 provider_runtime::provider_object!(OKECluster, Role::InfraCluster);
 

@@ -17,7 +17,7 @@ use super::diff::{ANY_IPV4, ClusterChange};
 use super::observe::{ObservedCluster, managed, observed_cluster};
 use super::{EksApi, EksConnected, counted};
 use crate::api::AuthenticationMode;
-use crate::cloud::CloudError;
+use crate::client::CloudError;
 
 /// EKS's name of the call that creates a cluster (the one that takes `requestOverrides`).
 pub const CREATE_CALL: &str = "CreateCluster";
@@ -98,7 +98,7 @@ async fn create(
                 CREATE_CALL,
                 api.name,
                 call.customize()
-                    .mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch))
+                    .mutate_request(move |r| crate::client::overrides::rewrite(r, &patch))
                     .send(),
             )
             .await
@@ -266,9 +266,9 @@ pub fn eks_version(v: &KubeVersion) -> String {
     format!("{}.{}", v.major, v.minor)
 }
 
-/// The id of the update an `Update*` call started ([`crate::cloud::started_update`]).
+/// The id of the update an `Update*` call started ([`crate::client::started_update`]).
 fn update_id(operation: &str, update: Option<&eks::Update>) -> Result<String, CloudError> {
-    crate::cloud::started_update(operation, update).map(|u| u.id().unwrap_or_default().to_string())
+    crate::client::started_update(operation, update).map(|u| u.id().unwrap_or_default().to_string())
 }
 
 /// One kind of cluster configuration update (EKS refuses mixing kinds).

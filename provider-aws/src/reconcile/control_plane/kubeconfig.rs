@@ -11,7 +11,7 @@ use contract::kubeconfig::ExecPlugin;
 use provider_runtime::ProviderError;
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
 
-use crate::cloud::AwsCredentials;
+use crate::client::AwsCredentials;
 
 /// EKS tokens for one cluster.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ impl TokenSource for Tokens {
     }
 
     async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
-        crate::cloud::token::mint(
+        crate::client::token::mint(
             &self.credentials,
             &self.region,
             &self.eks_name,
@@ -88,7 +88,7 @@ pub fn get_token_plugin(eks_name: &str, region: &str) -> ExecPlugin {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::cloud::token::TOKEN_LIFETIME;
+    use crate::client::token::TOKEN_LIFETIME;
 
     fn t(seconds: i64) -> jiff::Timestamp {
         jiff::Timestamp::from_second(1_800_000_000 + seconds).unwrap()
@@ -128,7 +128,7 @@ mod tests {
         let creds = AwsCredentials::new("AKIDEXAMPLE", "secret", None);
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let minted =
-            crate::cloud::token::mint(&creds, "us-west-2", "ns-c1", at, TOKEN_LIFETIME).unwrap();
+            crate::client::token::mint(&creds, "us-west-2", "ns-c1", at, TOKEN_LIFETIME).unwrap();
         let expiry = token_expiry(&minted.token, TOKEN_LIFETIME).unwrap();
         assert_eq!(expiry, minted.expires_at);
         assert_eq!(token_expiry("not-a-token", Duration::from_secs(1)), None);

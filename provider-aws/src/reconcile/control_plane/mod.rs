@@ -40,7 +40,7 @@ use provider_runtime::control_plane::{
 use provider_runtime::{CloudCalls, ProviderError};
 
 use crate::api::{EKSCluster, EKSControlPlane, EKSControlPlaneStatus};
-use crate::cloud::{CloudError, classify};
+use crate::client::{CloudError, classify};
 use crate::scope::{self, Infra, Shared};
 
 pub use desired::DesiredCluster;

@@ -16,7 +16,7 @@ use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 use super::desired::LogKind;
 use super::{EksApi, EksConnected, MAX_PAGES, absent_if_not_found, counted};
 use crate::api::EKSControlPlane;
-use crate::cloud::CloudError;
+use crate::client::CloudError;
 
 /// An EKS cluster as the planner sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use super::desired::{
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, UpdateView, managed};
 use super::{NodegroupApi, PoolClients};
-use crate::cloud::{CloudError, classify, started_update};
+use crate::client::{CloudError, classify, started_update};
 
 /// EKS's name of the call that creates a node group (the one that takes `requestOverrides`).
 pub const CREATE_CALL: &str = "CreateNodegroup";
@@ -195,7 +195,7 @@ impl NodegroupApi<'_> {
             .client_request_token(&request.client_request_token)
             .customize();
         if let Some(patch) = contract::overrides::effective(overrides).cloned() {
-            call = call.mutate_request(move |r| crate::cloud::overrides::rewrite(r, &patch));
+            call = call.mutate_request(move |r| crate::client::overrides::rewrite(r, &patch));
         }
         // `POST /clusters/{name}/node-groups`: one target for the cluster's creates.
         let sent = self

@@ -42,7 +42,7 @@ pub use observe::ObservedPool;
 
 use self::act::SubnetCandidate;
 use crate::api::{EKSCluster, EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
-use crate::cloud::{Clients, CloudError};
+use crate::client::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
 
 /// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.

@@ -14,7 +14,7 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 use super::desired::{EksTaint, Scaling, UpdateConfig};
 use super::{NodegroupApi, PoolClients};
 use crate::api::EKSMachinePoolStatus;
-use crate::cloud::{CloudError, classify};
+use crate::client::{CloudError, classify};
 
 /// One look: the node group; the state of the update [`PoolLook::operation`] names once the
 /// node group is found; the provider IDs of its instances when the look asks for them.

@@ -12,7 +12,7 @@ use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, describe};
 use super::{AksConnected, SYSTEM_POOL};
 use crate::api::{NetworkPlugin, NetworkPolicy};
-use crate::arm;
+use crate::client;
 use crate::reconcile::{aks_version, overridden};
 use crate::scope::Shared;
 
@@ -107,8 +107,8 @@ fn put_body(raw: &Value) -> Value {
 }
 
 /// What a PUT or DELETE ARM accepted leaves to track.
-fn started(answer: &arm::Answer) -> Started<ManagedCluster<ObservedCluster>> {
-    match arm::tracked(answer) {
+fn started(answer: &client::Answer) -> Started<ManagedCluster<ObservedCluster>> {
+    match client::tracked(answer) {
         Some(path) => Started::Operation(path),
         None => Started::Untracked,
     }
@@ -185,13 +185,13 @@ async fn create(
             CREATE_CALL,
             Method::PUT,
             &clients.cluster_path,
-            arm::CONTAINER,
+            client::CONTAINER,
             Some(&body),
             None,
         )
         .await?;
     Ok(Started::Created {
-        id: arm::tracked(&answer)
+        id: client::tracked(&answer)
             .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
         observed: None,
         overrides: want.request_overrides.is_some(),
@@ -225,7 +225,7 @@ async fn tag(
             "ManagedClusters_UpdateTags",
             Method::PATCH,
             &clients.cluster_path,
-            arm::CONTAINER,
+            client::CONTAINER,
             Some(&json!({ "tags": tags })),
             None,
         )
@@ -251,7 +251,7 @@ async fn upgrade(
             "ManagedClusters_CreateOrUpdate",
             Method::PUT,
             &clients.cluster_path,
-            arm::CONTAINER,
+            client::CONTAINER,
             Some(&body),
             Some(&current.detail.etag),
         )
@@ -305,7 +305,7 @@ async fn update(
                     "ManagedClusters_CreateOrUpdate",
                     Method::PUT,
                     &clients.cluster_path,
-                    arm::CONTAINER,
+                    client::CONTAINER,
                     Some(&body),
                     Some(&o.etag),
                 )
@@ -331,7 +331,7 @@ async fn update(
                     "AgentPools_CreateOrUpdate",
                     Method::PUT,
                     &format!("{}/agentPools/{SYSTEM_POOL}", clients.cluster_path),
-                    arm::CONTAINER,
+                    client::CONTAINER,
                     Some(&json!({ "properties": props })),
                     etag.as_deref(),
                 )
@@ -353,7 +353,7 @@ async fn delete(
             "ManagedClusters_Delete",
             Method::DELETE,
             &clients.cluster_path,
-            arm::CONTAINER,
+            client::CONTAINER,
             None,
             None,
         )

@@ -9,18 +9,18 @@ use contract::kubeconfig::ExecPlugin;
 use provider_runtime::ProviderError;
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
 
-use crate::arm;
-use crate::arm::credentials::{AKS_SCOPE, AKS_SERVER_APP, jwt_expiry};
+use crate::client;
+use crate::client::credentials::{AKS_SCOPE, AKS_SERVER_APP, jwt_expiry};
 
 /// Entra tokens for the kubeconfig Secret.
 pub struct Tokens {
-    entra: Arc<arm::Tokens>,
+    entra: Arc<client::Tokens>,
     lifetime: Duration,
 }
 
 impl Tokens {
     /// Tokens exchanged by `entra`'s identity, which the cluster accepts for `lifetime`.
-    pub fn new(entra: Arc<arm::Tokens>, lifetime: Duration) -> Self {
+    pub fn new(entra: Arc<client::Tokens>, lifetime: Duration) -> Self {
         Self { entra, lifetime }
     }
 }

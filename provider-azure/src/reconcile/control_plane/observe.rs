@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::desired::sorted;
 use super::{AksConnected, SYSTEM_POOL};
-use crate::arm;
+use crate::client;
 use crate::reconcile::tags_of;
 use crate::scope::{ClusterAccess, Shared};
 
@@ -172,7 +172,7 @@ async fn access(
             "ManagedClusters_ListClusterUserCredentials",
             Method::POST,
             &format!("{}/listClusterUserCredential", clients.cluster_path),
-            arm::CONTAINER,
+            client::CONTAINER,
             None,
             None,
         )
@@ -219,7 +219,7 @@ pub async fn describe(
             &clients.calls,
             "ManagedClusters_Get",
             &clients.cluster_path,
-            arm::CONTAINER,
+            client::CONTAINER,
         )
         .await?
     else {

@@ -1,5 +1,5 @@
 //! The ARM calls that change an agent pool: create, tag (adopt, or put missing tags back),
-//! upgrade, update, delete, and [`act`], which asks for the one [`PoolStep`] of a pass. Every
+//! upgrade, update, delete, and `act`, which asks for the one [`PoolStep`] of a pass. Every
 //! change but the create PUTs the pool's properties as just read, with the desired fields set
 //! and nothing ARM sets, guarded by its `eTag`; its `Azure-AsyncOperation` is what the kernel
 //! tracks.
@@ -18,7 +18,7 @@ use super::PoolClients;
 use super::desired::{PoolSpec, invalid, pool_zones};
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, describe};
-use crate::arm;
+use crate::client;
 use crate::reconcile::{aks_version, last_segment, overridden};
 
 /// AKS's call that creates (and changes) an agent pool, the one that takes
@@ -145,7 +145,7 @@ async fn put(
     name: &str,
     props: &Value,
     etag: &str,
-) -> Result<arm::Answer, ProviderError> {
+) -> Result<client::Answer, ProviderError> {
     Ok(clients
         .arm
         .call(
@@ -153,7 +153,7 @@ async fn put(
             CREATE_CALL,
             Method::PUT,
             &clients.pool_path(name),
-            arm::CONTAINER,
+            client::CONTAINER,
             Some(&json!({ "properties": props })),
             Some(etag),
         )
@@ -243,14 +243,14 @@ async fn create(
             CREATE_CALL,
             Method::PUT,
             &clients.pool_path(name),
-            arm::CONTAINER,
+            client::CONTAINER,
             Some(&body),
             None,
         )
         .await;
     match result {
         Ok(answer) => Ok(Started::Created {
-            id: arm::tracked(&answer)
+            id: client::tracked(&answer)
                 .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
             observed: None,
             overrides: patch.is_some(),
@@ -283,7 +283,7 @@ async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answere
     props["orchestratorVersion"] = json!(aks_version(to));
     let answer = put(clients, name, &props, &pool.detail.etag).await?;
     Ok(Started::Operation(
-        arm::tracked(&answer).unwrap_or_default(),
+        client::tracked(&answer).unwrap_or_default(),
     ))
 }
 
@@ -293,7 +293,7 @@ async fn update(clients: &PoolClients, name: &str, change: &PoolChange) -> Answe
     let props = changed(&pool.detail.props, change);
     let answer = put(clients, name, &props, &pool.detail.etag).await?;
     Ok(Started::Operation(
-        arm::tracked(&answer).unwrap_or_default(),
+        client::tracked(&answer).unwrap_or_default(),
     ))
 }
 
@@ -306,14 +306,14 @@ async fn delete(clients: &PoolClients, name: &str) -> Answered {
             "AgentPools_Delete",
             Method::DELETE,
             &clients.pool_path(name),
-            arm::CONTAINER,
+            client::CONTAINER,
             None,
             None,
         )
         .await;
     Started::after_delete(match outcome {
         Ok(a) if a.status == 204 => Ok(Started::Gone),
-        Ok(a) => Ok(arm::tracked(&a).map_or(Started::Untracked, Started::Operation)),
+        Ok(a) => Ok(client::tracked(&a).map_or(Started::Untracked, Started::Operation)),
         Err(f) => Err(f.error),
     })
 }

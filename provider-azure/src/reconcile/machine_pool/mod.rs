@@ -40,7 +40,7 @@ pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
 use crate::api::{AKSCluster, AKSControlPlane, AKSMachinePool, AKSMachinePoolStatus};
-use crate::arm::Arm;
+use crate::client::Arm;
 use crate::scope::{self, Infra, Shared};
 
 /// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.

@@ -1,7 +1,7 @@
 //! Reading AKS: the agent pool (mapped to the kernel's [`ManagedPool`] with [`ObservedPool`],
 //! AKS's own view of it), the state of the operation `status.operation` tracks, and the provider
 //! IDs of its nodes (its scale set's instances, written as AKS's cloud provider writes them);
-//! [`observe`] reads them in that order, as [`PoolLook`] allows.
+//! `observe` reads them in that order, as [`PoolLook`] allows.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 use serde_json::Value;
 
 use super::PoolClients;
-use crate::arm;
+use crate::client;
 
 /// What AKS says about a pool.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -113,7 +113,7 @@ pub(super) async fn describe(
             &clients.calls,
             "AgentPools_Get",
             &clients.pool_path(name),
-            arm::CONTAINER,
+            client::CONTAINER,
         )
         .await?
     else {
@@ -167,7 +167,7 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
             &clients.calls,
             "ManagedClusters_Get",
             &clients.cluster_path,
-            arm::CONTAINER,
+            client::CONTAINER,
         )
         .await?
     else {
@@ -189,7 +189,7 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
             &clients.calls,
             "VirtualMachineScaleSets_List",
             &sets_path,
-            arm::COMPUTE,
+            client::COMPUTE,
         )
         .await
     {
@@ -209,7 +209,7 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
                 &clients.calls,
                 "VirtualMachineScaleSetVMs_List",
                 &format!("{sets_path}/{vmss}/virtualMachines"),
-                arm::COMPUTE,
+                client::COMPUTE,
             )
             .await
         {

@@ -14,7 +14,7 @@ use super::desired::DesiredCluster;
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, get_cluster};
 use super::{BOOTSTRAP_POOL, Clients, GkeConnected, SERVICE};
-use crate::cloud::counted;
+use crate::client::counted;
 
 /// Asks GKE for `step`.
 ///

@@ -5,7 +5,7 @@ use contract::kubeconfig::ExecPlugin;
 use provider_runtime::ProviderError;
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
 
-use crate::cloud::ServiceAccountKey;
+use crate::client::ServiceAccountKey;
 
 /// OAuth access tokens for the kubeconfig Secret, minted from the identity's key.
 pub struct Tokens {
@@ -25,7 +25,7 @@ impl TokenSource for Tokens {
     }
 
     async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
-        crate::cloud::token::mint(&self.http, &self.key, now).await
+        crate::client::token::mint(&self.http, &self.key, now).await
     }
 }
 

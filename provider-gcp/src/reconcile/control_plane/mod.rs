@@ -35,7 +35,7 @@ pub use kubeconfig::{Tokens, auth_plugin};
 pub use observe::{ObservedCluster, get_operation, operation_state};
 
 use crate::api::{GKECluster, GKEClusterSpec, GKEControlPlane, GKEControlPlaneStatus};
-use crate::cloud;
+use crate::client;
 use crate::scope::{self, Infra, Shared};
 
 /// The service name cloud calls are counted under.
@@ -87,7 +87,7 @@ pub struct GkeControlPlane {
 /// One pass's clients, and where the cluster is.
 pub struct Clients {
     /// The project's clients, as the identity.
-    gke: cloud::Clients,
+    gke: client::Clients,
     /// Where every call is counted and admitted.
     calls: CloudCalls,
     /// `projects/<project>/locations/<region>`.

@@ -12,7 +12,7 @@ use provider_runtime::{CloudCalls, ProviderError};
 
 use super::{Clients, GkeConnected, SERVICE};
 use crate::api::{GKEControlPlaneObserved, GKEControlPlaneStatus};
-use crate::cloud::{self, absent_if_not_found, counted};
+use crate::client::{self, absent_if_not_found, counted};
 
 /// What GKE says about a cluster, in the terms the diff needs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -186,7 +186,7 @@ pub fn operation_state(op: &gke::Operation) -> OperationState {
 /// Reads an operation by name in the cluster's location (`parent`); the machine pool role
 /// follows its operations with it too.
 pub async fn get_operation(
-    clients: &cloud::Clients,
+    clients: &client::Clients,
     calls: &CloudCalls,
     parent: &str,
     id: &str,

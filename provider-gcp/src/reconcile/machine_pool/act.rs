@@ -16,7 +16,7 @@ use super::desired::{PoolSpec, Taint, invalid, per_zone, pool_zones};
 use super::diff::PoolChange;
 use super::observe::ObservedPool;
 use super::{PoolClients, SERVICE};
-use crate::cloud::counted;
+use crate::client::counted;
 use crate::reconcile::{gke_version, overridden};
 
 /// What a step answers.

@@ -36,7 +36,7 @@ pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
 use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool, GKEMachinePoolStatus};
-use crate::cloud;
+use crate::client;
 use crate::scope::{self, Infra, Shared};
 
 /// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
@@ -87,7 +87,7 @@ pub struct GkeMachinePool {
 /// One pass's clients, and where the pool's cluster is.
 pub struct PoolClients {
     /// The project's clients, as the identity.
-    gke: cloud::Clients,
+    gke: client::Clients,
     /// Where every call is counted and admitted.
     calls: CloudCalls,
     /// Where the cluster lives (project, region, zones).

@@ -17,7 +17,7 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 use super::desired::{Taint, sort_taints};
 use super::{PoolClients, SERVICE};
 use crate::api::GKEMachinePoolStatus;
-use crate::cloud::{absent_if_not_found, counted};
+use crate::client::{absent_if_not_found, counted};
 use crate::reconcile::control_plane::get_operation;
 
 /// The Compute method that lists a pool's instances (counted, and held by its `Retry-After`).
@@ -202,7 +202,7 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
                         ));
                     }
                 }
-                Some(Err(e)) => break Err(crate::cloud::classify(&e)),
+                Some(Err(e)) => break Err(crate::client::classify(&e)),
             }
         };
         // One listing, counted once (a group gone counted a failure and a success before).

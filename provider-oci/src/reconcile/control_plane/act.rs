@@ -15,7 +15,7 @@ use super::desired::DesiredCluster;
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, find};
 use super::{Clients, OkeConnected};
-use crate::oci::{Answer, Call, Service, q};
+use crate::client::{Answer, Call, Service, q};
 use crate::reconcile::{Seen, offered_version, overridden, request_delete};
 
 /// Asks OKE for `step`.

@@ -10,8 +10,8 @@ use provider_runtime::ProviderError;
 use provider_runtime::control_plane::UserExec;
 use provider_runtime::kubeconfig::{MintedToken, TokenSource};
 
-use crate::oci::Oci;
-use crate::oci::token::{cluster_token, signed_at};
+use crate::client::Oci;
+use crate::client::token::{cluster_token, signed_at};
 
 /// Tokens of `oci ce cluster generate-token`'s form for the kubeconfig Secret, for the cluster
 /// the kernel observed.

@@ -44,7 +44,7 @@ pub use observe::{ObservedCluster, lifecycle};
 
 use super::Seen;
 use crate::api::{OKECluster, OKEClusterSpec, OKEControlPlane, OKEControlPlaneStatus};
-use crate::oci::Oci;
+use crate::client::Oci;
 use crate::scope::{self, Infra, Shared};
 
 /// The OKEControlPlane reconciler: the generic one over OKE.

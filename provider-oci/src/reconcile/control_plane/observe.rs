@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::{Clients, OkeConnected};
 use crate::api::{OKEControlPlaneObserved, OKEControlPlaneStatus};
-use crate::oci::{Call, Service, q};
+use crate::client::{Call, Service, q};
 use crate::reconcile::{Named, Seen, find_named};
 use crate::scope::Shared;
 

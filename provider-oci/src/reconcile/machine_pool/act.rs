@@ -21,7 +21,7 @@ use super::desired::{PoolSpec, invalid};
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, find};
 use crate::api::CniType;
-use crate::oci::{Call, Service, q};
+use crate::client::{Call, Service, q};
 use crate::reconcile::{Seen, offered_version, overridden, request_delete};
 use crate::scope::Infra;
 

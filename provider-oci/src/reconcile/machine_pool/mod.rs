@@ -46,7 +46,7 @@ pub use observe::{ObservedPool, lifecycle};
 
 use super::{Seen, tags_of};
 use crate::api::{CniType, OKECluster, OKEControlPlane, OKEMachinePool, OKEMachinePoolStatus};
-use crate::oci::{Oci, Service, q};
+use crate::client::{Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
 
 /// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.

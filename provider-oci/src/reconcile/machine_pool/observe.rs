@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::PoolClients;
 use super::desired::MEMORY_PER_OCPU;
 use crate::api::OKEMachinePoolStatus;
-use crate::oci::q;
+use crate::client::q;
 use crate::reconcile::{Named, Seen, find_named};
 
 /// What OKE says about a pool, in the terms the diff needs.

@@ -274,7 +274,7 @@ mod tests {
             proof: Proof::Secret("s".into()),
             authority: authority.into(),
         };
-        let http = crate::arm::http_client();
+        let http = crate::client::http_client();
         assert!(credential(&http, &c("http://10.0.0.1")).is_err());
         assert!(credential(&http, &c("http://127.0.0.1:1")).is_ok());
         assert!(

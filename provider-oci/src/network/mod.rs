@@ -1,0 +1,481 @@
+//! The cluster's OCI network, as an ordered list of services.
+//!
+//! A created network is laid out as OKE's quick create lays one out. It is seven services, each
+//! one kind of Core Services resource in its own module, walked in the order below to build and
+//! in reverse to tear down:
+//!
+//! | service | builds | needs |
+//! | --- | --- | --- |
+//! | [`vcn`] | the VCN, over the spec's block | |
+//! | [`internet_gateway`] | an internet gateway | VCN |
+//! | [`nat_gateway`] | a NAT gateway | VCN |
+//! | [`service_gateway`] | a service gateway to the region's Oracle Services Network | VCN |
+//! | [`route_tables`] | a public route table (to the internet gateway) and a private one (to the NAT gateway, and to the Oracle Services Network through the service gateway) | the three gateways |
+//! | [`security_lists`] | the endpoint's security list and the nodes' | VCN |
+//! | [`subnets`] | the endpoint subnet and the load balancers' (public), the nodes' (private) | route tables, security lists |
+//!
+//! In a build turn a service looks for each of its resources and creates the one that is
+//! missing. A resource is ready once OCI reports it AVAILABLE; the first of a service's
+//! resources that is not ready ends the service's turn. Every create carries the resource's
+//! display name and the cluster's ownership tags in the request itself, and an
+//! `opc-retry-token` derived from the object's UID, the operation and the name, so a create
+//! repeated after a crash does not make a second resource.
+//!
+//! OCI names are not unique. Each resource is found by its display name in the compartment (and
+//! in the VCN, for what lives in one), and only one tagged as ours is used. A live resource of
+//! that name that is not ours stops the pass with `NameConflict`: networks are never adopted,
+//! and bringing a network by OCID ([`bring_your_own`]) is how a cluster uses one it did not
+//! create.
+//!
+//! Tear-down first finds our VCN: the one a created network recorded in the status, else the
+//! one of our name tagged as ours. It then walks the services backwards; each deletes at most
+//! one resource of ours per turn, and the walk stops at the first service that still has
+//! something left. Without our VCN nothing of ours can be inside one, so only the VCN's own
+//! service looks further. A resource of our name that is not ours is left alone.
+
+pub mod bring_your_own;
+pub mod internet_gateway;
+pub mod nat_gateway;
+pub mod route_tables;
+pub mod security_lists;
+pub mod service_gateway;
+pub mod subnets;
+pub mod vcn;
+
+use contract::conditions::{ConditionType, DesiredCondition, Reason};
+use contract::idempotency::{self, OCI_RETRY_TOKEN};
+use contract::naming::{self, NameLimits};
+use contract::ownership::{Owner, Ownership};
+use provider_runtime::walker::{self, Builds, Progress, Removal, TearsDown, Walk};
+use provider_runtime::{CloudCalls, CloudError, ProviderError};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::api::OKENetworkStatus;
+use crate::client::{Call, Oci, Service as Api, q};
+use crate::reconcile::cluster::CreatedNetwork;
+use crate::reconcile::tags_of;
+use crate::scope::Infra;
+
+/// Display names the provider derives (a suffix such as `-endpoint-security` follows).
+const BASE_NAME: NameLimits = NameLimits {
+    what: "OCI display name",
+    max_len: 200,
+    punctuation: "-_",
+    first: naming::FirstChar::Letter,
+    must_end_alphanumeric: true,
+    lowercase: false,
+};
+
+/// The OCI client of one pass, with where the network lives.
+pub struct Network {
+    /// The OCI client.
+    pub(crate) oci: Oci,
+    /// The pass's record of cloud calls.
+    pub(crate) calls: CloudCalls,
+    /// The compartment, region, availability domains, tags and brought network.
+    pub(crate) infra: Infra,
+    /// The OKECluster's UID, the seed of retry tokens.
+    pub(crate) uid: String,
+    /// The VCN a created network recorded in the status.
+    pub(crate) recorded_vcn: Option<String>,
+}
+
+/// One kind of Core Services resource the network is made of.
+#[derive(Clone, Copy, Debug)]
+struct Kind {
+    collection: &'static str,
+    noun: &'static str,
+    list: &'static str,
+    create: &'static str,
+    delete: &'static str,
+    in_vcn: bool,
+}
+
+/// The lifecycle state of a resource.
+fn state(v: &Value) -> &str {
+    v["lifecycleState"].as_str().unwrap_or_default()
+}
+
+/// Whether a resource is deleted or being deleted.
+fn gone(v: &Value) -> bool {
+    matches!(state(v), "TERMINATED" | "TERMINATING")
+}
+
+/// The OCID of a resource.
+fn id(v: &Value) -> String {
+    v["id"].as_str().unwrap_or_default().to_string()
+}
+
+/// One build or tear-down pass over a created network.
+pub struct Scope<'a> {
+    net: &'a Network,
+    owner: &'a Owner,
+    base: String,
+    plan: Option<&'a CreatedNetwork>,
+    /// On tear-down: our VCN, looked up once per pass (`None`: nothing of ours can be left in one).
+    vcn: Option<String>,
+}
+
+/// What a look for one resource found.
+enum Found {
+    /// Ours, live.
+    Ours(Value),
+    /// Ours, being deleted.
+    Going,
+    /// None.
+    None,
+}
+
+impl<'a> Scope<'a> {
+    /// A pass over `owner`'s network: a build pass with the network to create (`plan`), a
+    /// tear-down pass without one.
+    pub fn new(net: &'a Network, owner: &'a Owner, plan: Option<&'a CreatedNetwork>) -> Self {
+        Self {
+            net,
+            owner,
+            base: naming::derive_cloud_name(owner.namespace(), owner.cluster(), &BASE_NAME),
+            plan,
+            vcn: None,
+        }
+    }
+}
+
+impl Scope<'_> {
+    /// The display name of one of the network's resources.
+    fn name(&self, suffix: &str) -> String {
+        format!("{}-{suffix}", self.base)
+    }
+
+    /// The freeform tags every resource carries.
+    fn tags(&self) -> Value {
+        json!(self.owner.tags(&self.net.infra.additional_tags))
+    }
+
+    /// The resource of `kind` named `name` in the compartment (and `vcn`), if ours.
+    async fn find(
+        &self,
+        kind: Kind,
+        name: &str,
+        vcn: Option<&str>,
+    ) -> Result<Found, ProviderError> {
+        let n = self.net;
+        let mut path = format!(
+            "/{}?compartmentId={}",
+            kind.collection,
+            q(&n.infra.compartment)
+        );
+        if let Some(v) = vcn.filter(|_| kind.in_vcn) {
+            path.push_str(&format!("&vcnId={}", q(v)));
+        }
+        if kind.collection != "serviceGateways" {
+            path.push_str(&format!("&displayName={}", q(name)));
+        }
+        let listed = n.oci.list(&n.calls, kind.list, Api::Core, &path).await?;
+        let named: Vec<&Value> = listed.iter().filter(|r| r["displayName"] == name).collect();
+        if let Some(live) = named.iter().find(|r| !gone(r)) {
+            return match self.owner.decide(&tags_of(live), false) {
+                Ownership::Ours => Ok(Found::Ours((*live).clone())),
+                Ownership::Adopt | Ownership::Conflict(_) => Err(ProviderError::terminal(
+                    Reason::NameConflict,
+                    format!(
+                        "the {} {name} ({}) already exists in compartment {} and was not created for this cluster; nothing was changed. Delete or rename it, or bring the network by OCID instead (spec.network.id and spec.network.subnetIDs)",
+                        kind.noun,
+                        id(live),
+                        n.infra.compartment
+                    ),
+                )),
+            };
+        }
+        Ok(named
+            .iter()
+            .find(|r| state(r) == "TERMINATING" && self.owner.owns(&tags_of(r)))
+            .map_or(Found::None, |_| Found::Going))
+    }
+
+    /// Creates a resource of `kind` named `name` with `body` (compartment, name and tags added).
+    async fn create(
+        &self,
+        kind: Kind,
+        name: &str,
+        mut body: Value,
+    ) -> Result<Progress, ProviderError> {
+        let n = self.net;
+        body["compartmentId"] = json!(n.infra.compartment);
+        body["displayName"] = json!(name);
+        body["freeformTags"] = self.tags();
+        let token = idempotency::token(&OCI_RETRY_TOKEN, kind.create, &n.uid, &[name]);
+        let path = format!("/{}", kind.collection);
+        let call = Call::send(kind.create, Api::Core, &Method::POST, &path, Some(&body))
+            .retry_token(&token);
+        match n.oci.call(&n.calls, call).await {
+            Ok(_) => Ok(Progress::creating(format!(
+                "creating the {} {name}",
+                kind.noun
+            ))),
+            Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Progress::waiting(format!(
+                "the {} {name} is being changed: {}",
+                kind.noun, f.error
+            ))),
+            Err(f) => Err(f.into()),
+        }
+    }
+
+    /// Looks for one resource; creates it when missing. `Ready` once it is AVAILABLE.
+    async fn ensure(
+        &self,
+        kind: Kind,
+        suffix: &str,
+        vcn: Option<&str>,
+        body: impl FnOnce() -> Value,
+    ) -> Result<(Progress, Option<Value>), ProviderError> {
+        let name = self.name(suffix);
+        match self.find(kind, &name, vcn).await? {
+            Found::Ours(v) => {
+                let progress = if state(&v) == "AVAILABLE" {
+                    Progress::Ready
+                } else {
+                    Progress::waiting(format!("the {} {name} is {}", kind.noun, state(&v)))
+                };
+                Ok((progress, Some(v)))
+            }
+            Found::Going => Ok((
+                Progress::waiting(format!("the {} {name} is still being deleted", kind.noun)),
+                None,
+            )),
+            Found::None => Ok((self.create(kind, &name, body()).await?, None)),
+        }
+    }
+
+    /// Deletes one of ours; `Gone` when none is left.
+    async fn remove(
+        &self,
+        kind: Kind,
+        suffix: &str,
+        vcn: Option<&str>,
+    ) -> Result<Removal, ProviderError> {
+        let name = self.name(suffix);
+        let found = match self.find(kind, &name, vcn).await {
+            Ok(f) => f,
+            // A same-named resource of someone else's is not ours to delete.
+            Err(ProviderError::Terminal {
+                reason: Reason::NameConflict,
+                ..
+            }) => return Ok(Removal::Gone),
+            Err(e) => return Err(e),
+        };
+        match found {
+            Found::None => Ok(Removal::Gone),
+            Found::Going => Ok(Removal::waiting(format!(
+                "the {} {name} is being deleted",
+                kind.noun
+            ))),
+            Found::Ours(v) => self.delete(kind, &name, &id(&v)).await,
+        }
+    }
+
+    /// Deletes, in `sequence`'s order, the resources of ours inside our VCN: the first one not
+    /// yet gone ends the turn. `Gone` without our VCN: nothing of ours can be inside it.
+    async fn remove_in_vcn(&self, sequence: &[(Kind, &str)]) -> Result<Removal, ProviderError> {
+        let Some(vcn) = self.vcn.as_deref() else {
+            return Ok(Removal::Gone);
+        };
+        for (kind, suffix) in sequence {
+            match self.remove(*kind, suffix, Some(vcn)).await? {
+                Removal::Gone => {}
+                pending => return Ok(pending),
+            }
+        }
+        Ok(Removal::Gone)
+    }
+
+    /// Deletes one of ours, `name`, by its OCID.
+    async fn delete(&self, kind: Kind, name: &str, id: &str) -> Result<Removal, ProviderError> {
+        let n = self.net;
+        let path = format!("/{}/{id}", kind.collection);
+        let call = Call::send(kind.delete, Api::Core, &Method::DELETE, &path, None);
+        match n.oci.call(&n.calls, call).await {
+            Ok(_) => Ok(Removal::deleting(format!(
+                "deleting the {} {name}",
+                kind.noun
+            ))),
+            Err(f) if f.error.is_not_found() => Ok(Removal::Gone),
+            Err(f) if matches!(f.error, CloudError::InUse(_)) => Ok(Removal::waiting(format!(
+                "the {} {name} is still in use: {}",
+                kind.noun, f.error
+            ))),
+            Err(f) => Err(f.into()),
+        }
+    }
+}
+
+/// Takes the result of one [`Scope::ensure`] in a service with several resources: a resource
+/// that is not ready ends the service's turn with its progress; a ready one gives its OCID.
+macro_rules! each_ready {
+    ($progress:expr) => {{
+        let (progress, found) = $progress;
+        if progress != Progress::Ready {
+            return Ok(progress);
+        }
+        found.as_ref().map($crate::network::id)
+    }};
+}
+use each_ready;
+
+/// What the walk found or made: each service's OCIDs, read by the services after it.
+#[derive(Debug, Default)]
+pub struct Built {
+    /// The VCN.
+    pub vcn: Option<String>,
+    /// The internet gateway.
+    pub internet_gateway: Option<String>,
+    /// The NAT gateway.
+    pub nat_gateway: Option<String>,
+    /// The service gateway.
+    pub service_gateway: Option<String>,
+    /// The Oracle Services Network's service CIDR label, the private routes' destination.
+    pub services_cidr: Option<String>,
+    /// The public route table.
+    pub public_routes: Option<String>,
+    /// The private route table.
+    pub private_routes: Option<String>,
+    /// The endpoint's security list.
+    pub endpoint_list: Option<String>,
+    /// The nodes' security list.
+    pub nodes_list: Option<String>,
+    /// The endpoint subnet.
+    pub endpoint_subnet: Option<String>,
+    /// The load balancers' subnet.
+    pub lb_subnet: Option<String>,
+    /// The nodes' subnet.
+    pub nodes_subnet: Option<String>,
+}
+
+impl Built {
+    /// The network status this describes, for the network `plan` over `availability_domains`.
+    pub fn status(
+        &self,
+        plan: &CreatedNetwork,
+        availability_domains: &[String],
+    ) -> OKENetworkStatus {
+        OKENetworkStatus {
+            vcn_id: self.vcn.clone(),
+            cidr_block: Some(plan.vcn.clone()),
+            endpoint_subnet_id: self.endpoint_subnet.clone(),
+            node_subnet_ids: self.nodes_subnet.iter().cloned().collect(),
+            service_lb_subnet_ids: self.lb_subnet.iter().cloned().collect(),
+            endpoint_subnet_public: true,
+            availability_domains: availability_domains.to_vec(),
+            managed: true,
+        }
+    }
+}
+
+/// The created network's services, in build order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// [`vcn`].
+    Vcn,
+    /// [`internet_gateway`].
+    InternetGateway,
+    /// [`nat_gateway`].
+    NatGateway,
+    /// [`service_gateway`].
+    ServiceGateway,
+    /// [`route_tables`].
+    RouteTables,
+    /// [`security_lists`].
+    SecurityLists,
+    /// [`subnets`].
+    Subnets,
+}
+
+impl walker::Service for Service {
+    const ORDER: &'static [Self] = &[
+        Self::Vcn,
+        Self::InternetGateway,
+        Self::NatGateway,
+        Self::ServiceGateway,
+        Self::RouteTables,
+        Self::SecurityLists,
+        Self::Subnets,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Vcn => "VCN",
+            Self::InternetGateway => "Internet gateway",
+            Self::NatGateway => "NAT gateway",
+            Self::ServiceGateway => "Service gateway",
+            Self::RouteTables => "Route tables",
+            Self::SecurityLists => "Security lists",
+            Self::Subnets => "Subnets",
+        }
+    }
+}
+
+impl Builds<Scope<'_>, Built> for Service {
+    async fn reconcile(self, s: &Scope<'_>, built: &mut Built) -> Result<Progress, ProviderError> {
+        let Some(plan) = s.plan else {
+            return Ok(Progress::Blocked("no network to build".into()));
+        };
+        if self != Service::Vcn && built.vcn.is_none() {
+            return Ok(Progress::Blocked("waiting for the VCN".into()));
+        }
+        match self {
+            Service::Vcn => vcn::reconcile(s, plan, built).await,
+            Service::InternetGateway => internet_gateway::reconcile(s, built).await,
+            Service::NatGateway => nat_gateway::reconcile(s, built).await,
+            Service::ServiceGateway => service_gateway::reconcile(s, built).await,
+            Service::RouteTables => route_tables::reconcile(s, built).await,
+            Service::SecurityLists => security_lists::reconcile(s, plan, built).await,
+            Service::Subnets => subnets::reconcile(s, plan, built).await,
+        }
+    }
+}
+
+impl TearsDown<Scope<'_>> for Service {
+    async fn delete(self, s: &Scope<'_>) -> Result<Removal, ProviderError> {
+        match self {
+            Service::Vcn => vcn::delete(s).await,
+            Service::InternetGateway => internet_gateway::delete(s).await,
+            Service::NatGateway => nat_gateway::delete(s).await,
+            Service::ServiceGateway => service_gateway::delete(s).await,
+            Service::RouteTables => route_tables::delete(s).await,
+            Service::SecurityLists => security_lists::delete(s).await,
+            Service::Subnets => subnets::delete(s).await,
+        }
+    }
+}
+
+/// The result of walking the services forwards once.
+pub type BuildOutcome = Walk<Service, Built>;
+
+/// Walks the services forwards: each gets one turn; a failure stops the walk.
+pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
+    walker::build::<Service, _, Built>(scope).await
+}
+
+/// The `NetworkReady` condition of a build walk over the network `plan`: each service
+/// contributes its part.
+pub fn condition(
+    outcome: &BuildOutcome,
+    scope: &Scope<'_>,
+    plan: &CreatedNetwork,
+) -> DesiredCondition {
+    outcome.condition(ConditionType::NetworkReady, |_| {
+        format!(
+            "VCN {} ({}) with its gateways, route tables, security lists and endpoint, load-balancer and node subnets ready in {}",
+            scope.name("vcn"),
+            plan.vcn,
+            scope.net.infra.availability_domains.join(", ")
+        )
+    })
+}
+
+/// Finds our VCN, then walks the services backwards, each deleting at most one resource, and
+/// stops at the first that still has something left.
+pub async fn tear_down(mut scope: Scope<'_>) -> Result<Removal, ProviderError> {
+    scope.vcn = vcn::find_ours(&scope).await?;
+    walker::tear_down::<Service, _>(&scope).await
+}
