@@ -12,6 +12,7 @@ use emulators::kit::Timing;
 use emulators::kit::workload::WorkloadServers;
 use emulators::moto::Moto;
 use emulators::oke::{OkeConfig, OkeServer, serve_oke};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::process::start_provider;
 use super::{
@@ -71,12 +72,8 @@ impl Environment {
         let (poll, workload_servers) = (options.poll_interval, options.workload_servers);
         let moto = Moto::start(logs).await.context("starting moto")?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let port = listener.local_addr()?.port();
-        let workload = Arc::new(WorkloadServers::new(
-            self.plane.assets().clone(),
-            self.dir.path().join("workload-eks"),
-            format!("http://127.0.0.1:{port}/_emulator/tokenreview"),
-        )?);
+        let base = format!("http://{}", listener.local_addr()?);
+        let workload = self.workload_servers(Cloud::Eks, &base)?;
         let mut config = EksConfig::new(REGION, "123456789012");
         config.credentials = vec![(ACCESS_KEY_ID.into(), SECRET_ACCESS_KEY.into())];
         config.cluster_quota = options.eks_cluster_quota;
@@ -138,11 +135,7 @@ impl Environment {
     ) -> Result<()> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let workload = Arc::new(WorkloadServers::new(
-            self.plane.assets().clone(),
-            self.dir.path().join("workload-gke"),
-            format!("{base}/_emulator/tokenreview"),
-        )?);
+        let workload = self.workload_servers(Cloud::Gke, &base)?;
         let key = ServiceAccountKey::generate(
             GCP_PROJECT,
             &format!("capi-provider@{GCP_PROJECT}.iam.gserviceaccount.com"),
@@ -158,13 +151,9 @@ impl Environment {
         let server = serve_gke(config, timing, listener)
             .await
             .context("starting the GKE emulator")?;
-        self.plane
-            .install_crds(&provider_gcp::api::crds())
-            .await
-            .context("installing the GKE provider's CRDs")?;
-        let provider = start_provider(
+        self.start_ours(
             Cloud::Gke,
-            &self.plane,
+            &provider_gcp::api::crds(),
             logs,
             poll,
             &[
@@ -175,9 +164,8 @@ impl Environment {
                 ("GKE_CONTAINER_ENDPOINT", server.url().to_string()),
                 ("GKE_COMPUTE_ENDPOINT", server.url().to_string()),
             ],
-        )?;
-        self.metrics.push((Cloud::Gke, provider.1));
-        self.providers.push((Cloud::Gke, provider.0));
+        )
+        .await?;
         self.gke = Some(GkeCloud {
             server,
             workload,
@@ -194,11 +182,7 @@ impl Environment {
     ) -> Result<()> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let workload = Arc::new(WorkloadServers::new(
-            self.plane.assets().clone(),
-            self.dir.path().join("workload-aks"),
-            format!("{base}/_emulator/tokenreview"),
-        )?);
+        let workload = self.workload_servers(Cloud::Aks, &base)?;
         let config = AksConfig {
             principals: vec![Principal {
                 client_id: AZURE_CLIENT_ID.into(),
@@ -213,13 +197,9 @@ impl Environment {
         let server = serve_aks(config, timing, listener)
             .await
             .context("starting the AKS emulator")?;
-        self.plane
-            .install_crds(&provider_azure::api::crds())
-            .await
-            .context("installing the AKS provider's CRDs")?;
-        let provider = start_provider(
+        self.start_ours(
             Cloud::Aks,
-            &self.plane,
+            &provider_azure::api::crds(),
             logs,
             poll,
             &[
@@ -229,9 +209,8 @@ impl Environment {
                 ("AZURE_AUTHORITY_HOST", server.url().to_string()),
                 ("AKS_ARM_ENDPOINT", server.url().to_string()),
             ],
-        )?;
-        self.metrics.push((Cloud::Aks, provider.1));
-        self.providers.push((Cloud::Aks, provider.0));
+        )
+        .await?;
         self.aks = Some(AksCloud { server, workload });
         Ok(())
     }
@@ -244,11 +223,7 @@ impl Environment {
     ) -> Result<()> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let workload = Arc::new(WorkloadServers::new(
-            self.plane.assets().clone(),
-            self.dir.path().join("workload-oke"),
-            format!("{base}/_emulator/tokenreview"),
-        )?);
+        let workload = self.workload_servers(Cloud::Oke, &base)?;
         let user = emulators::oke::global_ocid("user");
         let tenancy = emulators::oke::TENANCY;
         let (pem, key) = emulators::oke::generate_api_key(&format!("{tenancy}/{user}"))?;
@@ -263,13 +238,9 @@ impl Environment {
         let server = serve_oke(config, timing, listener)
             .await
             .context("starting the OKE emulator")?;
-        self.plane
-            .install_crds(&provider_oci::api::crds())
-            .await
-            .context("installing the OKE provider's CRDs")?;
-        let provider = start_provider(
+        self.start_ours(
             Cloud::Oke,
-            &self.plane,
+            &provider_oci::api::crds(),
             logs,
             poll,
             &[
@@ -279,14 +250,42 @@ impl Environment {
                 ("OCI_CREDENTIALS_KEY_PATH", key_file.display().to_string()),
                 ("OCI_ENDPOINT", server.url().to_string()),
             ],
-        )?;
-        self.metrics.push((Cloud::Oke, provider.1));
-        self.providers.push((Cloud::Oke, provider.0));
+        )
+        .await?;
         self.oke = Some(OkeCloud {
             server,
             workload,
             key_file,
         });
+        Ok(())
+    }
+
+    /// A cloud's workload API servers, whose token reviews go to its emulator at `base`.
+    fn workload_servers(&self, cloud: Cloud, base: &str) -> Result<Arc<WorkloadServers>> {
+        let dir = format!("workload-{}", cloud.kind_prefix().to_lowercase());
+        Ok(Arc::new(WorkloadServers::new(
+            self.plane.assets().clone(),
+            self.dir.path().join(dir),
+            format!("{base}/_emulator/tokenreview"),
+        )?))
+    }
+
+    /// Installs our provider's CRDs for `cloud` and starts it with `env`.
+    async fn start_ours(
+        &mut self,
+        cloud: Cloud,
+        crds: &[CustomResourceDefinition],
+        logs: &Path,
+        poll: &str,
+        env: &[(&str, String)],
+    ) -> Result<()> {
+        self.plane
+            .install_crds(crds)
+            .await
+            .with_context(|| format!("installing the {} provider's CRDs", cloud.kind_prefix()))?;
+        let (child, metrics_port) = start_provider(cloud, &self.plane, logs, poll, env)?;
+        self.metrics.push((cloud, metrics_port));
+        self.providers.push((cloud, child));
         Ok(())
     }
 }
