@@ -89,6 +89,37 @@ pub fn unexplained(status: u16, text: &str) -> String {
     format!("HTTP {status}: {start}{cut}")
 }
 
+/// Reads a cloud's answer into its typed shape. An answer that lacks a field the type needs, or
+/// holds one of another type, is refused with the operation and the field's path ("GetCluster:
+/// the answer's `properties.agentPoolProfiles[0].count` is missing"), never filled with a
+/// default: a malformed answer must not look like a change to make. It counts as transient (the
+/// next look may read a whole answer), so it backs off if it keeps coming.
+pub fn read_answer<T: serde::de::DeserializeOwned>(
+    operation: &str,
+    body: serde_json::Value,
+) -> Result<T, CloudError> {
+    serde_path_to_error::deserialize(body).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let message = match inner.strip_prefix("missing field ") {
+            Some(field) => {
+                let field = field.trim_matches('`');
+                let at = if path == "." || path.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{path}.{field}")
+                };
+                format!("{operation}: the answer has no `{at}`")
+            }
+            None if path == "." || path.is_empty() => {
+                format!("{operation}: the answer is malformed: {inner}")
+            }
+            None => format!("{operation}: the answer's `{path}` is malformed: {inner}"),
+        };
+        CloudError::Transient(message)
+    })
+}
+
 impl From<CloudError> for ProviderError {
     fn from(e: CloudError) -> Self {
         match e {
@@ -119,6 +150,60 @@ impl From<CloudError> for ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Pool {
+        name: String,
+        properties: PoolProperties,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct PoolProperties {
+        min_count: u32,
+    }
+
+    #[test]
+    fn a_malformed_answer_names_the_operation_and_the_field() {
+        let missing = read_answer::<Pool>(
+            "GetAgentPool",
+            serde_json::json!({"name": "p", "properties": {}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            missing,
+            CloudError::Transient("GetAgentPool: the answer has no `properties.minCount`".into())
+        );
+        let top = read_answer::<Pool>(
+            "GetAgentPool",
+            serde_json::json!({"properties": {"minCount": 1}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            top,
+            CloudError::Transient("GetAgentPool: the answer has no `name`".into())
+        );
+        let wrong = read_answer::<Pool>(
+            "GetAgentPool",
+            serde_json::json!({"name": "p", "properties": {"minCount": "three"}}),
+        )
+        .unwrap_err();
+        assert!(
+            wrong
+                .to_string()
+                .starts_with("GetAgentPool: the answer's `properties.minCount` is malformed"),
+            "{wrong}"
+        );
+        let read: Pool = read_answer(
+            "GetAgentPool",
+            serde_json::json!({"name": "p", "properties": {"minCount": 2}, "extra": true}),
+        )
+        .unwrap();
+        assert_eq!(read.properties.min_count, 2);
+    }
 
     #[test]
     fn an_unexplained_answer_shows_its_status_and_the_start_of_its_body() {

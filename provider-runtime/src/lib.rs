@@ -68,7 +68,7 @@ pub mod telemetry;
 pub mod walker;
 mod watches;
 
-pub use cloud_error::CloudError;
+pub use cloud_error::{CloudError, read_answer};
 
 #[doc(hidden)]
 pub use k8s_openapi as __k8s_openapi;
