@@ -87,6 +87,57 @@ pub fn control_plane_template_spec_schema<S: schemars::JsonSchema>(
     schema
 }
 
+/// Checks that a ControlPlane Template's `spec.template.spec` schema is the ControlPlane's
+/// `spec` schema with only `version` no longer required (and its own description); says what
+/// differs otherwise.
+pub fn check_control_plane_template(
+    control_plane: &CustomResourceDefinition,
+    template: &CustomResourceDefinition,
+) -> Result<(), String> {
+    let schema = |crd: &CustomResourceDefinition, path: &[&str]| -> serde_json::Value {
+        let crd = serde_json::to_value(crd).unwrap_or_default();
+        let mut schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        for field in path {
+            schema = &schema["properties"][*field];
+        }
+        schema.clone()
+    };
+    let mut stamped = schema(control_plane, &["spec"]);
+    let mut templated = schema(template, &["spec", "template", "spec"]);
+    let requires_version = |s: &serde_json::Value| {
+        s["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|f| f == "version"))
+    };
+    if !requires_version(&stamped) {
+        return Err("the control plane's spec does not require `version`".into());
+    }
+    if requires_version(&templated) {
+        return Err("the template's spec requires `version`".into());
+    }
+    for s in [&mut stamped, &mut templated] {
+        if let Some(obj) = s.as_object_mut() {
+            obj.remove("required");
+            obj.remove("description");
+        }
+    }
+    if stamped != templated {
+        return Err(
+            "the template's spec schema differs from the control plane's beyond `version`".into(),
+        );
+    }
+    Ok(())
+}
+
+/// A JSON merge patch the user supplies for a cloud request body (`requestOverrides`): any
+/// object, kept as written.
+pub fn free_form_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

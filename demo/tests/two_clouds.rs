@@ -2,7 +2,8 @@
 //! same template shape (each provider's default flavor: a created network, the control plane, one pool
 //! of two) in one bed, and their Cluster API objects compared field by field with EKS's. The
 //! shared contract shows as the same condition types, reasons and message style, the same status
-//! fields, the same Secrets; they differ only inside the cloud blocks and the cloud's identifiers.
+//! fields leaf by leaf, the same Secrets; they differ only in values and inside the cloud blocks
+//! (`status.eks`, `status.gke`, …), with no exception.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -42,15 +43,33 @@ fn conditions(obj: &Value) -> (BTreeSet<(String, String, String)>, Vec<String>) 
     (set, messages)
 }
 
-/// The top-level keys of `status`, less the ones only one cloud has (its own block and ids).
-fn status_keys(obj: &Value, own: &[&str]) -> BTreeSet<String> {
-    obj["status"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, _)| k.clone())
-        .filter(|k| !own.contains(&k.as_str()))
-        .collect()
+/// Every leaf path of `status` (an array's items as `[]`), outside the cloud's own block
+/// (`status.eks`, `status.gke`, …) and the conditions (compared on their own).
+fn status_paths(obj: &Value, block: &str) -> BTreeSet<String> {
+    fn walk(value: &Value, path: String, out: &mut BTreeSet<String>) {
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                for (k, v) in map {
+                    walk(v, format!("{path}.{k}"), out);
+                }
+            }
+            Value::Array(items) if !items.is_empty() => {
+                for v in items {
+                    walk(v, format!("{path}[]"), out);
+                }
+            }
+            _ => {
+                out.insert(path);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for (k, v) in obj["status"].as_object().into_iter().flatten() {
+        if k != block && k != "conditions" {
+            walk(v, format!("status.{k}"), &mut out);
+        }
+    }
+    out
 }
 
 fn shape_of_secret(s: &Secret) -> Value {
@@ -202,20 +221,6 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
     }
     let eks = &by_cloud["EKS"];
     let mut differences = Vec::new();
-    // What only one cloud's status has (its own block and identifiers), by role.
-    let own = |prefix: &str, role: &str| -> &'static [&'static str] {
-        match (prefix, role) {
-            ("EKS", "ControlPlane") => &["platformVersion", "oidcIssuerURL"],
-            ("EKS", "InfraMachinePool") => &["nodegroupARN", "nodegroupName"],
-            ("GKE", "ControlPlane") => &["gke"],
-            ("GKE", "InfraMachinePool") => &["nodePoolName", "instanceGroups"],
-            ("AKS", "ControlPlane") => &["aks"],
-            ("AKS", "InfraMachinePool") => &["agentPoolName"],
-            ("OKE", "ControlPlane") => &["oke"],
-            ("OKE", "InfraMachinePool") => &["nodePoolName", "nodePoolID"],
-            _ => &[],
-        }
-    };
     for &other in &others {
         let theirs = &by_cloud[other];
         // The same condition types, statuses and reasons on every object, core's included;
@@ -242,11 +247,22 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
                     }
                 }
             }
-            // The same status fields, less each cloud's own block and identifiers.
-            let a = status_keys(&eks[role], own("EKS", role));
-            let b = status_keys(&theirs[role], own(other, role));
-            if a != b {
-                differences.push(format!("{role} status fields: EKS {a:?} vs {other} {b:?}"));
+            // The same status fields, leaf by leaf, outside each cloud's own block.
+            let a = status_paths(&eks[role], "eks");
+            let b = status_paths(&theirs[role], &other.to_lowercase());
+            for path in a.symmetric_difference(&b) {
+                let has = if a.contains(path) { "EKS" } else { other };
+                differences.push(format!("{role}: only {has} has {path}"));
+            }
+            // A message never changes a name's case ("Demo-demo-eks runs …").
+            for m in a_messages.iter().chain(&b_messages) {
+                for &(_, name) in &names {
+                    let mut capitalised = name.to_string();
+                    capitalised[..1].make_ascii_uppercase();
+                    if m.contains(&capitalised) {
+                        differences.push(format!("{role}: {m:?} changes the case of {name}"));
+                    }
+                }
             }
         }
         for (role, field) in [

@@ -13,7 +13,7 @@ use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
-use crate::api::{EKSCluster, EKSControlPlane};
+use crate::api::{EKSCluster, EKSClusterSpec, EKSControlPlane};
 use crate::client::{AwsCredentials, Clients, Endpoints, resolve_credentials};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
@@ -104,7 +104,8 @@ impl Infra {
     /// From the EKSCluster: its spec for region/identity/tags, its status for the network.
     pub fn from_eks_cluster(c: &EKSCluster) -> Self {
         let status = c.status.as_ref();
-        let network = status.and_then(|s| s.network.as_ref());
+        let network = crate::network::AwsNetwork::of(c);
+        let network = network.as_ref();
         Self {
             region: c.spec.common.region.clone(),
             identity_ref: c.spec.common.identity_ref.clone(),
@@ -182,7 +183,7 @@ pub async fn eks_cluster_for(
     cluster_objects::infra_cluster_for(client, cluster, "EKS").await
 }
 
-impl cluster_objects::InfraOf<EKSCluster, ClusterSpecCommon> for Infra {
+impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
     const CLOUD: &'static str = "EKS";
     const OWN_FIELDS: &'static str = "region, network.subnetIDs";
 
@@ -190,8 +191,8 @@ impl cluster_objects::InfraOf<EKSCluster, ClusterSpecCommon> for Infra {
         Self::from_eks_cluster(c)
     }
 
-    fn from_own(spec: &ClusterSpecCommon) -> Self {
-        Self::from_spec(spec)
+    fn from_own(spec: &EKSClusterSpec) -> Self {
+        Self::from_spec(&spec.common)
     }
 
     fn not_yet() -> Self {

@@ -27,6 +27,7 @@ use kube::core::DynamicObject;
 use kube::{Api, ResourceExt};
 use provider_aws::api::EKSCluster;
 use provider_aws::client::{AwsCredentials, Clients};
+use provider_aws::network::AwsNetwork;
 use provider_aws::reconcile::cluster;
 use provider_aws::scope::{PROVIDER, Shared};
 use serde_json::{Value, json};
@@ -402,7 +403,7 @@ async fn child() {
     );
     let status = managed.status.clone().unwrap();
     assert!(status.common.ready, "v1beta1 ready");
-    let network = status.network.clone().expect("status.network");
+    let network = AwsNetwork::of(&managed).expect("status.network");
     assert!(network.managed);
     let vpc_id = network.vpc_id.clone().expect("vpcID");
     assert_eq!(network.cidr_block.as_deref(), Some("10.0.0.0/16"));
@@ -629,6 +630,7 @@ async fn child() {
             .unwrap()
             .status
             .unwrap()
+            .common
             .network
             .is_none()
     );
@@ -639,7 +641,7 @@ async fn child() {
         Duration::from_secs(60),
         || async {
             let c = eks.get(MANAGED).await.ok()?;
-            (c.status?.network?.vpc_id.as_deref() == Some(vpc_id.as_str())).then_some(())
+            (AwsNetwork::of(&c)?.vpc_id.as_deref() == Some(vpc_id.as_str())).then_some(())
         },
     )
     .await;
@@ -655,7 +657,7 @@ async fn child() {
         "the restart wrote nothing to EC2"
     );
     assert_eq!(
-        eks.get(MANAGED).await.unwrap().status.unwrap().network,
+        AwsNetwork::of(&eks.get(MANAGED).await.unwrap()),
         Some(network.clone())
     );
 
@@ -678,7 +680,7 @@ async fn child() {
     )
     .await;
     let byo_status = byo.status.clone().unwrap();
-    let n = byo_status.network.clone().unwrap();
+    let n = AwsNetwork::of(&byo).unwrap();
     assert!(!n.managed);
     assert_eq!(n.vpc_id.as_deref(), Some(byo_vpc.as_str()));
     assert_eq!(n.security_group_id, None);

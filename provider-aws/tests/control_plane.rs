@@ -203,8 +203,9 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
     );
     let arn = status.common.cloud_id.clone().expect("cloudID");
     let eks_name = arn.rsplit('/').next().unwrap().to_string();
-    assert_eq!(status.platform_version.as_deref(), Some("eks.1"));
-    assert!(status.oidc_issuer_url.is_some());
+    let eks = status.eks.as_ref().expect("status.eks");
+    assert_eq!(eks.platform_version.as_deref(), Some("eks.1"));
+    assert!(eks.oidc_issuer_url.is_some());
     assert!(
         status
             .common

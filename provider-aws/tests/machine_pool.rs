@@ -418,10 +418,11 @@ async fn child() {
         "initialization.provisioned"
     );
     assert_eq!(status.common.version.as_deref(), Some("v1.31"));
-    assert_eq!(status.nodegroup_name.as_deref(), Some(NODEGROUP));
+    assert_eq!(status.common.cloud_name.as_deref(), Some(NODEGROUP));
     assert!(
         status
-            .nodegroup_arn
+            .common
+            .cloud_id
             .as_deref()
             .is_some_and(|a| a.contains(NODEGROUP)),
         "{status:?}"

@@ -126,7 +126,7 @@ impl Infra {
     pub fn from_aks_cluster(c: &AKSCluster) -> Self {
         let mut infra = Self::from_spec(&c.spec);
         let status = c.status.as_ref();
-        if let Some(n) = status.and_then(|s| s.network.as_ref()) {
+        if let Some(n) = crate::network::AzureNetwork::of(c) {
             if let Some(s) = &n.subnet {
                 infra.subnet.clone_from(s);
             }

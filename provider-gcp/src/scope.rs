@@ -127,7 +127,8 @@ impl Infra {
     /// network.
     pub fn from_gke_cluster(c: &GKECluster) -> Self {
         let status = c.status.as_ref();
-        let network = status.and_then(|s| s.network.as_ref());
+        let network = crate::network::GcpNetwork::of(c);
+        let network = network.as_ref();
         let mut infra = Self::from_spec(&c.spec);
         infra.network = network.and_then(|n| n.network.clone()).unwrap_or_default();
         infra.subnetwork = network

@@ -172,7 +172,7 @@ impl Infra {
     pub fn from_oke_cluster(c: &OKECluster) -> Self {
         let mut infra = Self::from_spec(&c.spec);
         let status = c.status.as_ref();
-        if let Some(n) = status.and_then(|s| s.network.as_ref()) {
+        if let Some(n) = crate::network::OciNetwork::of(c) {
             if let Some(v) = &n.vcn_id {
                 infra.vcn.clone_from(v);
             }

@@ -30,7 +30,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon, NetworkStatus};
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::ownership::Owner;
 use contract::plan::infra_cluster_status;
@@ -43,13 +43,38 @@ use crate::{
     Cleanup, CleanupContext, Pass, PassContext, ProviderError, ProviderObject, Reconciler,
 };
 
-/// An InfraCluster kind, as the generic reconciler reads it.
+/// An InfraCluster kind, as the generic reconciler reads and writes it: the shared blocks, and
+/// the block of what only its cloud reports (`status.eks`, `status.gke`, …).
 pub trait ManagedInfraCluster: ProviderObject {
+    /// What only this cloud reports of the network: its gateways, routers, resource groups.
+    type Observed: Clone + Send + Sync + 'static;
+    /// The kind's status.
+    type Status: Serialize + Send + Sync;
     /// The shared spec block (region, network, identity, tags).
     fn spec_common(&self) -> &ClusterSpecCommon;
     /// The shared status block, when there is a status.
     fn status_common(&self) -> Option<&InfraClusterStatusCommon>;
+    /// The cloud's block of the status, as an earlier pass wrote it.
+    fn observed(&self) -> Option<&Self::Observed>;
+    /// The kind's status from the shared block and the cloud's.
+    fn status_of(
+        common: InfraClusterStatusCommon,
+        observed: Option<Self::Observed>,
+    ) -> Self::Status;
 }
+
+/// A network as a pass saw it: the shape every cloud reports (the InfraCluster's
+/// `status.network`) and what only its cloud has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeenNetwork<O> {
+    /// Its id, name, block, subnets and whether it is ours.
+    pub shared: NetworkStatus,
+    /// The cloud's own block.
+    pub own: O,
+}
+
+/// The network report of a cloud whose kind is `K`.
+pub type ReportOf<K> = NetworkReport<SeenNetwork<<K as ManagedInfraCluster>::Observed>>;
 
 /// The network the spec asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,13 +141,6 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
     type Clients: Send + Sync;
     /// The parameters of a network to create, once validated.
     type Plan: Send + Sync;
-    /// The cloud's network status block.
-    type Network: Clone + Send + Sync;
-    /// The kind's whole status.
-    type Status: Serialize + Send + Sync;
-
-    /// The kind's name, for messages (`EKSCluster`).
-    fn kind(&self) -> &'static str;
 
     /// Validates the network part of the spec (pure). Objects admitted before a CRD rule existed
     /// reach this too.
@@ -144,7 +162,7 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
         &self,
         obj: &Self::Object,
         clients: &Self::Clients,
-    ) -> impl Future<Output = NetworkReport<Self::Network>> + Send;
+    ) -> impl Future<Output = ReportOf<Self::Object>> + Send;
 
     /// One build pass over a created network's services (`ctx` for what the cloud reads
     /// about the Cluster, such as its control plane's cloud name).
@@ -155,7 +173,7 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
         clients: &Self::Clients,
         owner: Owner,
         plan: Self::Plan,
-    ) -> impl Future<Output = Result<NetworkReport<Self::Network>, ProviderError>> + Send;
+    ) -> impl Future<Output = Result<ReportOf<Self::Object>, ProviderError>> + Send;
 
     /// One tear-down pass over a created network's services, deleting only what `owner` owns.
     fn tear_down(
@@ -164,26 +182,13 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
         clients: &Self::Clients,
         owner: Owner,
     ) -> impl Future<Output = Result<Cleanup, ProviderError>> + Send;
-
-    /// The network block of the object's status.
-    fn network_status<'o>(&self, obj: &'o Self::Object) -> Option<&'o Self::Network>;
-
-    /// The zones a network uses, in order (its failure domains).
-    fn zones<'n>(&self, network: &'n Self::Network) -> Vec<&'n str>;
-
-    /// The kind's status from the shared block and the network.
-    fn status(
-        &self,
-        common: InfraClusterStatusCommon,
-        network: Option<Self::Network>,
-    ) -> Self::Status;
 }
 
 /// The generic InfraCluster reconciler.
 pub struct InfraClusterReconciler<C: InfraClusterCloud> {
     cloud: C,
     provider: &'static str,
-    memo: NetworkMemo<C::Network>,
+    memo: NetworkMemo<SeenNetwork<<C::Object as ManagedInfraCluster>::Observed>>,
 }
 
 impl<C: InfraClusterCloud> InfraClusterReconciler<C> {
@@ -201,16 +206,22 @@ impl<C: InfraClusterCloud> InfraClusterReconciler<C> {
         &self.cloud
     }
 
-    fn report(&self, obj: &C::Object, report: NetworkReport<C::Network>) -> Pass {
-        let network = report
-            .network
-            .or_else(|| self.cloud.network_status(obj).cloned());
+    fn report(&self, obj: &C::Object, report: ReportOf<C::Object>) -> Pass {
+        // A walk cut short keeps what the status said of the network.
+        let (network, own) = match report.network {
+            Some(seen) => (Some(seen.shared), Some(seen.own)),
+            None => (
+                obj.status_common().and_then(|s| s.network.clone()),
+                obj.observed().cloned(),
+            ),
+        };
         let zones = network
             .as_ref()
-            .map(|n| self.cloud.zones(n))
+            .map(NetworkStatus::zones)
             .unwrap_or_default();
-        let common = infra_cluster_status(obj.status_common(), zones, report.complete);
-        let status = self.cloud.status(common, network);
+        let mut common = infra_cluster_status(obj.status_common(), zones, report.complete);
+        common.network = network;
+        let status = C::Object::status_of(common, own);
         let pass = Pass::new().status(&status).condition(report.condition);
         match report.error {
             Some(error) => pass.with_error(error),
@@ -269,8 +280,9 @@ impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
         if matches!(self.cloud.mode(&obj), Ok(NetworkMode::Brought)) {
             return Ok(Cleanup::Done);
         }
-        let created_something = self.cloud.network_status(&obj).is_some();
-        let Some(cluster) = ctx.cluster_to_clean(created_something, self.cloud.kind())? else {
+        let created_something = obj.status_common().is_some_and(|s| s.network.is_some());
+        let kind = <C::Object as kube::Resource>::kind(&());
+        let Some(cluster) = ctx.cluster_to_clean(created_something, &kind)? else {
             return Ok(Cleanup::Done);
         };
         let owner = Owner::new(self.provider, obj.namespace().unwrap_or_default(), cluster);

@@ -96,6 +96,8 @@ pub use flags::CommonArgs;
 pub use metrics::{CallOutcome, Metrics};
 pub use operator::{Operator, ProviderSpec, shutdown_signal};
 pub use pacing::admission::{Admitted, CloudCalls};
+/// A role's kind and a provider's Template kinds, CRD list and kernel glue, written once.
+pub use provider_macros::{kind, kinds};
 pub use reconcile::{
     Cleanup, CleanupContext, ClusterRef, ObjectEvents, Pass, PassContext, ProviderObject,
     Reconciler, Role,

@@ -14,7 +14,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon, NetworkStatus, SubnetStatus};
 use contract::capi::Cluster;
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::ownership::Owner;
@@ -24,6 +24,7 @@ use kube::api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, Po
 use kube::{Api, CustomResource, CustomResourceExt};
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
+    ReportOf, SeenNetwork,
 };
 use provider_runtime::{Cleanup, CloudCalls, PassContext, ProviderError, ProviderObject, Role};
 use schemars::JsonSchema;
@@ -56,16 +57,15 @@ pub struct XKSClusterStatus {
     #[serde(flatten)]
     pub common: InfraClusterStatusCommon,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<XksNetwork>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xks: Option<XksObserved>,
 }
 
-/// The cloud's network block.
+/// What only XKS reports of a network.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-pub struct XksNetwork {
-    pub id: String,
-    pub zones: Vec<String>,
+pub struct XksObserved {
+    pub gateway: String,
 }
 
 impl ProviderObject for XKSCluster {
@@ -79,11 +79,46 @@ impl ProviderObject for XKSCluster {
 }
 
 impl ManagedInfraCluster for XKSCluster {
+    type Observed = XksObserved;
+    type Status = XKSClusterStatus;
     fn spec_common(&self) -> &ClusterSpecCommon {
         &self.spec.common
     }
     fn status_common(&self) -> Option<&InfraClusterStatusCommon> {
         self.status.as_ref().map(|s| &s.common)
+    }
+    fn observed(&self) -> Option<&XksObserved> {
+        self.status.as_ref()?.xks.as_ref()
+    }
+    fn status_of(common: InfraClusterStatusCommon, xks: Option<XksObserved>) -> XKSClusterStatus {
+        XKSClusterStatus {
+            common,
+            observed_generation: None,
+            xks,
+        }
+    }
+}
+
+/// An XKS network: one subnet per zone.
+fn xks_network(id: &str, managed: bool) -> SeenNetwork<XksObserved> {
+    SeenNetwork {
+        shared: NetworkStatus {
+            id: id.to_string(),
+            cidr_block: None,
+            managed,
+            subnets: ZONES
+                .iter()
+                .map(|z| SubnetStatus {
+                    id: format!("{id}-{z}"),
+                    cidr_block: None,
+                    zones: vec![z.to_string()],
+                    public: false,
+                })
+                .collect(),
+        },
+        own: XksObserved {
+            gateway: format!("gw-{id}"),
+        },
     }
 }
 
@@ -106,13 +141,6 @@ impl InfraClusterCloud for Xks {
     type Object = XKSCluster;
     type Clients = ();
     type Plan = String;
-    type Network = XksNetwork;
-    type Status = XKSClusterStatus;
-
-    fn kind(&self) -> &'static str {
-        "XKSCluster"
-    }
-
     fn mode(&self, obj: &XKSCluster) -> Result<NetworkMode<String>, String> {
         let network = obj.spec.common.network.clone().unwrap_or_default();
         if network.is_bring_your_own() {
@@ -146,7 +174,7 @@ impl InfraClusterCloud for Xks {
         Ok(())
     }
 
-    async fn observe_brought(&self, obj: &XKSCluster, _: &()) -> NetworkReport<XksNetwork> {
+    async fn observe_brought(&self, obj: &XKSCluster, _: &()) -> ReportOf<XKSCluster> {
         let id = obj
             .spec
             .common
@@ -155,10 +183,7 @@ impl InfraClusterCloud for Xks {
             .and_then(|n| n.id.clone())
             .unwrap_or_default();
         if self.with(|s| s.networks.contains_key(&id)) {
-            let network = XksNetwork {
-                id: id.clone(),
-                zones: ZONES.map(String::from).to_vec(),
-            };
+            let network = xks_network(&id, false);
             NetworkReport::ready(network, format!("using the brought network {id}"), SOON)
         } else {
             NetworkReport::failed(ProviderError::terminal(
@@ -175,7 +200,7 @@ impl InfraClusterCloud for Xks {
         _: &(),
         owner: Owner,
         block: String,
-    ) -> Result<NetworkReport<XksNetwork>, ProviderError> {
+    ) -> Result<ReportOf<XKSCluster>, ProviderError> {
         let (_, tag) = owner.tag();
         let id = format!("net-{}-{}", owner.namespace(), owner.cluster());
         let ready = self.with(|s| match s.networks.get_mut(&id) {
@@ -189,10 +214,7 @@ impl InfraClusterCloud for Xks {
                 false
             }
         });
-        let network = XksNetwork {
-            id: id.clone(),
-            zones: ZONES.map(String::from).to_vec(),
-        };
+        let network = xks_network(&id, true);
         Ok(if ready {
             NetworkReport::ready(network, format!("network {id} is ready"), SOON)
         } else {
@@ -233,26 +255,6 @@ impl InfraClusterCloud for Xks {
             }
             None => Cleanup::Done,
         })
-    }
-
-    fn network_status<'o>(&self, obj: &'o XKSCluster) -> Option<&'o XksNetwork> {
-        obj.status.as_ref()?.network.as_ref()
-    }
-
-    fn zones<'n>(&self, network: &'n XksNetwork) -> Vec<&'n str> {
-        network.zones.iter().map(String::as_str).collect()
-    }
-
-    fn status(
-        &self,
-        common: InfraClusterStatusCommon,
-        network: Option<XksNetwork>,
-    ) -> XKSClusterStatus {
-        XKSClusterStatus {
-            common,
-            network,
-            observed_generation: None,
-        }
     }
 }
 
@@ -329,7 +331,7 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
         .collect();
     assert_eq!(zones, ZONES);
     assert_eq!(
-        status.network.map(|n| n.id).as_deref(),
+        status.common.network.map(|n| n.id).as_deref(),
         Some("net-kernel-infra-made")
     );
 

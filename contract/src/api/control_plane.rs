@@ -175,6 +175,11 @@ pub struct ControlPlaneStatusCommon {
     #[serde(default, rename = "cloudID", skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cloud_id: Option<String>,
+    /// The cluster's name in the cloud (`spec.cloudName`, or the name derived from the
+    /// Cluster's namespace and name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 255))]
+    pub cloud_name: Option<String>,
     /// The cloud operation in flight, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
@@ -210,6 +215,7 @@ impl Default for ControlPlaneStatusCommon {
             versions: Vec::new(),
             endpoints: Vec::new(),
             cloud_id: None,
+            cloud_name: None,
             operation: None,
             kubeconfig: None,
             conditions: Vec::new(),

@@ -197,10 +197,72 @@ pub struct InfraClusterStatusCommon {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 100), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub failure_domains: Vec<FailureDomain>,
+    /// The network in use, in the same shape on every cloud.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkStatus>,
     /// Conditions: Ready, NetworkReady, Paused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
+}
+
+/// The network an InfraCluster uses, the same on every cloud: what only one cloud has (its
+/// gateways, route tables, routers, resource groups) is in the status's cloud block.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkStatus {
+    /// The network's identifier in the cloud: the VPC ID, the virtual network's resource ID,
+    /// the VPC network's name, the VCN's OCID.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 1024))]
+    pub id: String,
+    /// The network's address block (on Google Cloud, whose VPC networks have none, the nodes'
+    /// subnetwork's primary range: the block `spec.network.cidrBlock` asks for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    pub cidr_block: Option<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    #[serde(default)]
+    pub managed: bool,
+    /// The subnets the cluster uses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub subnets: Vec<SubnetStatus>,
+}
+
+impl NetworkStatus {
+    /// The zones the subnets serve, each once, in the order the subnets list them (the
+    /// InfraCluster's failure domains).
+    pub fn zones(&self) -> Vec<&str> {
+        let mut zones: Vec<&str> = Vec::new();
+        for zone in self.subnets.iter().flat_map(|s| &s.zones) {
+            if !zone.is_empty() && !zones.contains(&zone.as_str()) {
+                zones.push(zone);
+            }
+        }
+        zones
+    }
+}
+
+/// One subnet in use.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubnetStatus {
+    /// The subnet's identifier in the cloud (subnet ID, resource ID, name, OCID).
+    #[schemars(length(max = 1024))]
+    pub id: String,
+    /// Its address block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 43))]
+    pub cidr_block: Option<String>,
+    /// The zones it serves: one for a zonal subnet (AWS), every zone in use for a regional one
+    /// (Azure, Google Cloud, OCI).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    pub zones: Vec<String>,
+    /// Whether it routes to the internet (public addresses may be given in it).
+    #[serde(default)]
+    pub public: bool,
 }
 
 #[cfg(test)]

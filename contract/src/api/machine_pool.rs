@@ -186,6 +186,15 @@ pub struct MachinePoolStatusCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 256))]
     pub version: Option<String>,
+    /// The pool's identifier in the cloud (EKS node group ARN, AKS agent pool resource ID, GKE
+    /// node pool self link, OKE node pool OCID), once the cloud has it.
+    #[serde(default, rename = "cloudID", skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cloud_id: Option<String>,
+    /// The pool's name in the cloud (`spec.cloudName`, or the name derived from the object's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 255))]
+    pub cloud_name: Option<String>,
     /// The cloud operation in flight, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,

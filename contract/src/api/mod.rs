@@ -43,7 +43,7 @@ pub use endpoints::{
 pub use infra_cluster::{
     AdditionalTags, ClusterSpecCommon, FailureDomain, IdentityKind, IdentityRef,
     InfraClusterInitialization, InfraClusterStatusCommon, MAX_ADDITIONAL_TAGS, MAX_TAG_KEY_LEN,
-    MAX_TAG_VALUE_LEN, NetworkSpec,
+    MAX_TAG_VALUE_LEN, NetworkSpec, NetworkStatus, SubnetStatus,
 };
 pub use machine_pool::{
     LABEL_VALUE_PATTERN, MachinePoolInitialization, MachinePoolSpecCommon, MachinePoolStatusCommon,

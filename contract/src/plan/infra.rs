@@ -41,6 +41,7 @@ pub fn infra_cluster_status<'a>(
         }),
         ready: reached,
         failure_domains: failure_domains(zones),
+        network: None,
         conditions: Vec::new(),
     }
 }

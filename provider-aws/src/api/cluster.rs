@@ -1,5 +1,5 @@
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where the cluster's AWS resources live: region, network (created from a CIDR or brought as
@@ -12,38 +12,8 @@ use serde::{Deserialize, Serialize};
 /// NAT gateway, route tables and a security group, all tagged as this cluster's and deleted with
 /// it. A VPC or subnet that carries the provider's name but not this cluster's ownership tag is
 /// never adopted (`NameConflict`): to build on an existing network, bring it by id instead.
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "EKSCluster",
-    plural = "eksclusters",
-    namespaced,
-    status = "EKSClusterStatus",
-    category = "cluster-api",
-    shortname = "ekscl",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-    printcolumn(name = "VPC", type_ = "string", json_path = ".status.network.vpcID"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind(column("Region", "string", ".spec.region"))]
+#[derive(Default)]
 #[x_kube(
     validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 16 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
         .message("spec.network.cidrBlock must be an IPv4 block from /16 to /24 (AWS VPCs are /16 to /28, and the provider carves a public and a private subnet per zone out of it), e.g. 10.0.0.0/16"),
@@ -74,42 +44,30 @@ pub struct EKSClusterOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct EKSClusterStatus {
-    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    /// Initialization, readiness, failure domains, the network and conditions, as on every
+    /// cloud.
     #[serde(flatten)]
     pub common: InfraClusterStatusCommon,
-    /// The network in use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<NetworkStatus>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// What only EKS reports of the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eks: Option<EKSClusterObserved>,
 }
 
-/// The AWS network resources in use.
+/// What only EKS reports of the network: the security group, gateways and route tables.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct NetworkStatus {
-    /// The VPC ID.
-    #[serde(rename = "vpcID", default, skip_serializing_if = "Option::is_none")]
-    pub vpc_id: Option<String>,
-    /// The subnets, with their zones.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
-    pub subnets: Vec<SubnetStatus>,
+pub struct EKSClusterObserved {
     /// The security group the control plane and nodes share.
     #[serde(
         rename = "securityGroupID",
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(length(max = 64))]
     pub security_group_id: Option<String>,
-    /// Whether the provider created the network (and so deletes it) or the user brought it.
-    #[serde(default)]
-    pub managed: bool,
-    /// The VPC's CIDR block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 43))]
-    pub cidr_block: Option<String>,
     /// The internet gateway of a created network.
     #[serde(
         rename = "internetGatewayID",
@@ -142,23 +100,6 @@ pub struct NetworkStatus {
     )]
     #[schemars(length(max = 64))]
     pub private_route_table_id: Option<String>,
-}
-
-/// One subnet in use.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SubnetStatus {
-    /// Subnet ID.
-    #[serde(rename = "id")]
-    pub id: String,
-    /// Availability zone.
-    pub availability_zone: String,
-    /// Whether it routes to an internet gateway.
-    #[serde(default)]
-    pub public: bool,
-    /// CIDR block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cidr_block: Option<String>,
 }
 
 #[cfg(test)]
@@ -202,25 +143,21 @@ mod tests {
     }
 
     #[test]
-    fn network_status_uses_the_api_spelling_of_ids() {
-        let status = NetworkStatus {
-            vpc_id: Some("vpc-1".into()),
+    fn the_eks_block_uses_the_api_spelling_of_ids() {
+        let status = EKSClusterObserved {
+            security_group_id: Some("sg-1".into()),
             internet_gateway_id: Some("igw-1".into()),
             nat_gateway_id: Some("nat-1".into()),
             public_route_table_id: Some("rtb-1".into()),
             private_route_table_id: Some("rtb-2".into()),
-            cidr_block: Some("10.0.0.0/16".into()),
-            ..NetworkStatus::default()
         };
         let v = serde_json::to_value(&status).unwrap();
         for key in [
-            "vpcID",
+            "securityGroupID",
             "internetGatewayID",
             "natGatewayID",
             "publicRouteTableID",
             "privateRouteTableID",
-            "cidrBlock",
-            "managed",
         ] {
             assert!(v.get(key).is_some(), "{key} in {v}");
         }

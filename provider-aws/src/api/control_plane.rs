@@ -1,48 +1,13 @@
-use contract::api::{
-    ClusterSpecCommon, ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus,
-};
-use kube::{CustomResource, KubeSchema};
+use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
+
+use super::EKSClusterSpec;
 
 /// The EKS cluster itself: version, endpoint access, logging, encryption, add-ons, OIDC issuer,
 /// access entries. Publishes the endpoint in `spec.controlPlaneEndpoint` and the kubeconfig
 /// Secrets `<cluster>-kubeconfig` and `<cluster>-user-kubeconfig`.
-// kube-derive repeats `type_` across printcolumns, which trips this lint.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "controlplane.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "EKSControlPlane",
-    plural = "ekscontrolplanes",
-    namespaced,
-    status = "EKSControlPlaneStatus",
-    category = "cluster-api",
-    shortname = "ekscp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Endpoint",
-        type_ = "string",
-        json_path = ".spec.controlPlaneEndpoint.host"
-    ),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(validation = contract::naming::EKS_CLUSTER.cel_validation("cloudName", "spec.cloudName"))]
 pub struct EKSControlPlaneSpec {
     /// Version, endpoint, access, logging, encryption, add-ons, OIDC issuer, cloud name, as on
@@ -53,7 +18,7 @@ pub struct EKSControlPlaneSpec {
     /// network ids (spec.infrastructure.network.subnetIDs, at least two zones), identity and
     /// tags. Ignored when the Cluster has an EKSCluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub infrastructure: Option<ClusterSpecCommon>,
+    pub infrastructure: Option<EKSClusterSpec>,
     /// What only EKS has.
     pub eks: EKSControlPlaneOptions,
 }
@@ -93,7 +58,7 @@ pub struct EKSControlPlaneOptions {
     /// user's responsibility; every field the provider itself sends wins. Applied when the
     /// cluster is created; status.requestOverrides shows when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
@@ -159,6 +124,18 @@ pub struct EKSControlPlaneStatus {
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// What EKS reports beyond the shared status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eks: Option<EKSControlPlaneObserved>,
+    /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_overrides: Option<RequestOverridesStatus>,
+}
+
+/// What EKS reports of a cluster beyond the shared status.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EKSControlPlaneObserved {
     /// EKS's platform version (eks.N).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform_version: Option<String>,
@@ -169,7 +146,4 @@ pub struct EKSControlPlaneStatus {
         skip_serializing_if = "Option::is_none"
     )]
     pub oidc_issuer_url: Option<String>,
-    /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides: Option<RequestOverridesStatus>,
 }

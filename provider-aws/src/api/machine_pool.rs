@@ -1,40 +1,9 @@
 use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// One EKS managed node group. Count, version and zones come from the owning MachinePool.
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "EKSMachinePool",
-    plural = "eksmachinepools",
-    namespaced,
-    status = "EKSMachinePoolStatus",
-    category = "cluster-api",
-    shortname = "eksmp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(
     validation = Rule::new("!has(self.update) || !has(self.update.maxSurge)")
         .message("spec.update.maxSurge is not supported on EKS: a managed node group replaces nodes by spec.update.maxUnavailable only; remove spec.update.maxSurge"),
@@ -85,7 +54,7 @@ pub struct EKSMachinePoolOptions {
     /// A JSON merge patch applied to the body of EKS CreateNodegroup requests. The user's
     /// responsibility; fields the provider manages win.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
@@ -93,24 +62,13 @@ pub struct EKSMachinePoolOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct EKSMachinePoolStatus {
-    /// Initialization, readiness, replicas, version, operation, conditions, as on every cloud.
+    /// Initialization, readiness, replicas, version, cloud id and name, operation, conditions,
+    /// as on every cloud.
     #[serde(flatten)]
     pub common: MachinePoolStatusCommon,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// The node group's ARN.
-    #[serde(
-        rename = "nodegroupARN",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub nodegroup_arn: Option<String>,
-    /// The node group's name in EKS (spec.cloudName, or the name derived from the namespace and
-    /// the object's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 63))]
-    pub nodegroup_name: Option<String>,
     /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_overrides: Option<RequestOverridesStatus>,
@@ -190,17 +148,5 @@ mod tests {
     fn the_shared_machine_pool_rules_are_kept_beside_the_eks_ones() {
         assert!(rule_at(".spec.scaling", "self.minReplicas <= self.maxReplicas").is_some());
         assert!(rule_at(".spec", "has(oldSelf.cloudName)").is_some());
-    }
-
-    #[test]
-    fn status_names_what_eks_calls_the_node_group() {
-        let status = EKSMachinePoolStatus {
-            nodegroup_arn: Some("arn".into()),
-            nodegroup_name: Some("ng".into()),
-            ..EKSMachinePoolStatus::default()
-        };
-        let v = serde_json::to_value(&status).unwrap();
-        assert_eq!(v["nodegroupARN"], "arn");
-        assert_eq!(v["nodegroupName"], "ng");
     }
 }

@@ -12,7 +12,7 @@ use super::MIN_ZONES;
 use super::ec2::{Ec2, filter};
 use super::route_tables::{DEFAULT_ROUTE, TableView};
 use super::subnets::SubnetView;
-use crate::api::{NetworkStatus, SubnetStatus};
+use super::{AwsNetwork, AwsSubnet};
 
 /// A brought subnet, with its VPC.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub fn assess(
     vpcs: &[(String, String)],
     found: &[Found],
     tables: &[TableView],
-) -> Result<NetworkStatus, String> {
+) -> Result<AwsNetwork, String> {
     let region = brought.region;
     if let Some(vpc) = brought.vpc
         && !vpcs.iter().any(|(id, _)| id == vpc)
@@ -119,14 +119,14 @@ pub fn assess(
     }
     let subnets = chosen
         .iter()
-        .map(|f| SubnetStatus {
+        .map(|f| AwsSubnet {
             id: f.subnet.id.clone(),
             availability_zone: f.subnet.zone.clone(),
             public: f.subnet.map_public_ip || routes_to_internet(&f.subnet.id, tables),
             cidr_block: (!f.subnet.cidr.is_empty()).then(|| f.subnet.cidr.clone()),
         })
         .collect();
-    Ok(NetworkStatus {
+    Ok(AwsNetwork {
         cidr_block: vpcs
             .iter()
             .find(|(id, _)| *id == vpc)
@@ -135,7 +135,7 @@ pub fn assess(
         vpc_id: Some(vpc),
         subnets,
         managed: false,
-        ..NetworkStatus::default()
+        ..AwsNetwork::default()
     })
 }
 
@@ -168,7 +168,7 @@ pub fn routes_to_internet(subnet: &str, tables: &[TableView]) -> bool {
 pub async fn observe(
     ec2: &Ec2,
     brought: &Brought<'_>,
-) -> Result<Result<NetworkStatus, String>, ProviderError> {
+) -> Result<Result<AwsNetwork, String>, ProviderError> {
     let mut vpc_filter = brought.vpc.map(|v| vec![v.to_string()]);
     let subnet_request = if brought.subnets.is_empty() {
         let vpc = brought.vpc.unwrap_or_default();

@@ -46,13 +46,15 @@ pub mod vpc;
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::Filter;
+use contract::api::{NetworkStatus, SubnetStatus};
 use contract::conditions::{ConditionType, DesiredCondition};
 use contract::naming;
 use provider_runtime::ProviderError;
+use provider_runtime::infra_cluster::SeenNetwork;
 use provider_runtime::walker::{self, Builds, TearsDown, Walk};
 pub use provider_runtime::walker::{Progress, Removal, Timing, Turn, Wait};
 
-use crate::api::{NetworkStatus, SubnetStatus};
+use crate::api::{EKSCluster, EKSClusterObserved};
 use crate::client::CloudError;
 use cidr::Ipv4Cidr;
 use ec2::Ec2;
@@ -160,6 +162,109 @@ impl Desired {
     }
 }
 
+/// The AWS network as the services see it: the shared part of the status
+/// ([`NetworkStatus`]) and what only EKS reports ([`EKSClusterObserved`]) in one struct, the
+/// way the services read and fill it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AwsNetwork {
+    /// The VPC ID.
+    pub vpc_id: Option<String>,
+    /// The subnets, with their zones.
+    pub subnets: Vec<AwsSubnet>,
+    /// The security group the control plane and nodes share.
+    pub security_group_id: Option<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    pub managed: bool,
+    /// The VPC's CIDR block.
+    pub cidr_block: Option<String>,
+    /// The internet gateway of a created network.
+    pub internet_gateway_id: Option<String>,
+    /// The NAT gateway of a created network (the private subnets' way out).
+    pub nat_gateway_id: Option<String>,
+    /// The route table of a created network's public subnets.
+    pub public_route_table_id: Option<String>,
+    /// The route table of a created network's private subnets.
+    pub private_route_table_id: Option<String>,
+}
+
+/// One subnet in use.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AwsSubnet {
+    /// Subnet ID.
+    pub id: String,
+    /// Availability zone.
+    pub availability_zone: String,
+    /// Whether it routes to an internet gateway.
+    pub public: bool,
+    /// CIDR block.
+    pub cidr_block: Option<String>,
+}
+
+impl AwsNetwork {
+    /// The network as the status reports it: the shared shape and the `eks` block.
+    pub fn seen(self) -> SeenNetwork<EKSClusterObserved> {
+        SeenNetwork {
+            shared: NetworkStatus {
+                id: self.vpc_id.unwrap_or_default(),
+                cidr_block: self.cidr_block,
+                managed: self.managed,
+                subnets: self
+                    .subnets
+                    .into_iter()
+                    .map(|s| SubnetStatus {
+                        id: s.id,
+                        cidr_block: s.cidr_block,
+                        zones: vec![s.availability_zone],
+                        public: s.public,
+                    })
+                    .collect(),
+            },
+            own: EKSClusterObserved {
+                security_group_id: self.security_group_id,
+                internet_gateway_id: self.internet_gateway_id,
+                nat_gateway_id: self.nat_gateway_id,
+                public_route_table_id: self.public_route_table_id,
+                private_route_table_id: self.private_route_table_id,
+            },
+        }
+    }
+
+    /// The network an earlier pass wrote in the status.
+    pub fn from_status(shared: &NetworkStatus, own: Option<&EKSClusterObserved>) -> Self {
+        let own = own.cloned().unwrap_or_default();
+        Self {
+            vpc_id: Some(shared.id.clone()).filter(|id| !id.is_empty()),
+            subnets: shared.subnets.iter().map(AwsSubnet::from_status).collect(),
+            security_group_id: own.security_group_id,
+            managed: shared.managed,
+            cidr_block: shared.cidr_block.clone(),
+            internet_gateway_id: own.internet_gateway_id,
+            nat_gateway_id: own.nat_gateway_id,
+            public_route_table_id: own.public_route_table_id,
+            private_route_table_id: own.private_route_table_id,
+        }
+    }
+
+    /// The network the EKSCluster's status describes, if any.
+    pub fn of(cluster: &EKSCluster) -> Option<Self> {
+        let status = cluster.status.as_ref()?;
+        let shared = status.common.network.as_ref()?;
+        Some(Self::from_status(shared, status.eks.as_ref()))
+    }
+}
+
+impl AwsSubnet {
+    /// A subnet as the status reports it (an AWS subnet is in one zone).
+    pub fn from_status(s: &SubnetStatus) -> Self {
+        Self {
+            id: s.id.clone(),
+            availability_zone: s.zones.first().cloned().unwrap_or_default(),
+            public: s.public,
+            cidr_block: s.cidr_block.clone(),
+        }
+    }
+}
+
 /// What a service may use in a build pass.
 #[derive(Clone, Copy, Debug)]
 pub struct Scope<'a> {
@@ -169,7 +274,7 @@ pub struct Scope<'a> {
     pub desired: &'a Desired,
     /// The network recorded in status by earlier passes: hints only (status does not survive
     /// `clusterctl move`), used to bridge EC2's eventual consistency and to vary tokens.
-    pub previous: Option<&'a NetworkStatus>,
+    pub previous: Option<&'a AwsNetwork>,
     /// Requeue delays.
     pub timing: Timing,
 }
@@ -191,7 +296,7 @@ pub struct BuiltSubnet {
     /// Which zone slot (0-based) it fills.
     pub slot: usize,
     /// Its id, zone, block and role.
-    pub status: SubnetStatus,
+    pub status: AwsSubnet,
 }
 
 /// What the services have found or made so far in a pass: each service's outputs, read by the
@@ -221,8 +326,8 @@ impl Built {
     }
 
     /// The network status this describes.
-    pub fn status(&self) -> NetworkStatus {
-        NetworkStatus {
+    pub fn status(&self) -> AwsNetwork {
+        AwsNetwork {
             vpc_id: self.vpc.as_ref().map(|(id, _)| id.clone()),
             subnets: self.subnets.iter().map(|s| s.status.clone()).collect(),
             security_group_id: self.security_group.clone(),
@@ -237,7 +342,7 @@ impl Built {
 }
 
 /// The zones of a set of subnets, once each in first-seen order (the failure domains).
-pub fn zones(subnets: &[SubnetStatus]) -> Vec<String> {
+pub fn zones(subnets: &[AwsSubnet]) -> Vec<String> {
     contract::plan::failure_domains(subnets.iter().map(|s| s.availability_zone.as_str()))
         .into_iter()
         .map(|d| d.name)
@@ -394,7 +499,7 @@ mod tests {
     fn subnet(id: &str, zone: &str, public: bool) -> BuiltSubnet {
         BuiltSubnet {
             slot: 0,
-            status: SubnetStatus {
+            status: AwsSubnet {
                 id: id.into(),
                 availability_zone: zone.into(),
                 public,
@@ -466,7 +571,7 @@ mod tests {
 
     #[test]
     fn zones_are_one_per_zone_in_order() {
-        let subnets: Vec<SubnetStatus> = [
+        let subnets: Vec<AwsSubnet> = [
             subnet("a", "z1", true),
             subnet("b", "z1", false),
             subnet("c", "z2", true),

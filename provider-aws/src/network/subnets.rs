@@ -15,10 +15,10 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 
+use super::AwsSubnet;
 use super::cidr::{Ipv4Cidr, carve};
 use super::ec2::{self, filter, missing_tags, tags_of};
 use super::{Built, BuiltSubnet, Desired, Progress, Removal, Scope, Teardown, Turn};
-use crate::api::SubnetStatus;
 
 /// The tag the AWS load balancer controller reads to pick subnets for internet-facing balancers.
 pub const PUBLIC_ROLE_TAG: &str = "kubernetes.io/role/elb";
@@ -213,7 +213,7 @@ pub fn plan(
             let s = found(w).filter(|s| s.state != "pending")?;
             Some(BuiltSubnet {
                 slot: w.slot,
-                status: SubnetStatus {
+                status: AwsSubnet {
                     id: s.id.clone(),
                     availability_zone: s.zone.clone(),
                     public: w.public,

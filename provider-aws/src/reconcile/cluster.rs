@@ -18,18 +18,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
 use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
+    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
-use crate::api::{EKSCluster, EKSClusterSpec, EKSClusterStatus, NetworkStatus};
+use crate::api::{EKSCluster, EKSClusterSpec};
+use crate::network::AwsNetwork;
 use crate::network::bring_your_own::{self, Brought};
 use crate::network::cidr::{self, Ipv4Cidr};
 use crate::network::ec2::Ec2;
@@ -45,16 +45,6 @@ const SETTLE: Duration = Duration::from_secs(5);
 /// The EKSCluster reconciler.
 pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<EksInfraCluster> {
     InfraClusterReconciler::new(scope::PROVIDER, EksInfraCluster { shared })
-}
-
-impl ManagedInfraCluster for EKSCluster {
-    fn spec_common(&self) -> &ClusterSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&InfraClusterStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
 }
 
 /// EKS's network, for the generic InfraCluster reconciler.
@@ -149,13 +139,6 @@ impl InfraClusterCloud for EksInfraCluster {
     type Object = EKSCluster;
     type Clients = Ec2;
     type Plan = CreatedNetwork;
-    type Network = NetworkStatus;
-    type Status = EKSClusterStatus;
-
-    fn kind(&self) -> &'static str {
-        "EKSCluster"
-    }
-
     fn mode(&self, obj: &EKSCluster) -> Result<NetworkMode<CreatedNetwork>, String> {
         Ok(match network_mode(&obj.spec)? {
             NetworkSpecMode::BringYourOwn { .. } => NetworkMode::Brought,
@@ -179,7 +162,7 @@ impl InfraClusterCloud for EksInfraCluster {
         Ok(Ec2::new(clients.ec2.clone(), calls.clone()))
     }
 
-    async fn observe_brought(&self, obj: &EKSCluster, ec2: &Ec2) -> NetworkReport<NetworkStatus> {
+    async fn observe_brought(&self, obj: &EKSCluster, ec2: &Ec2) -> ReportOf<EKSCluster> {
         let network = obj.spec.common.network.clone().unwrap_or_default();
         let brought = Brought {
             vpc: network.id.as_deref(),
@@ -198,7 +181,7 @@ impl InfraClusterCloud for EksInfraCluster {
                     network.subnets.len(),
                     network::zones(&network.subnets).join(", ")
                 );
-                NetworkReport::ready(network, message, self.shared.rest_interval)
+                NetworkReport::ready(network.seen(), message, self.shared.rest_interval)
             }
         }
     }
@@ -210,7 +193,7 @@ impl InfraClusterCloud for EksInfraCluster {
         ec2: &Ec2,
         owner: Owner,
         plan: CreatedNetwork,
-    ) -> Result<NetworkReport<NetworkStatus>, ProviderError> {
+    ) -> Result<ReportOf<EKSCluster>, ProviderError> {
         let (key, value) = owner.tag();
         let mut tags = obj.spec.common.additional_tags.0.clone();
         tags.insert(key, value);
@@ -225,19 +208,19 @@ impl InfraClusterCloud for EksInfraCluster {
             tags,
             uid: obj.uid().unwrap_or_default(),
         };
-        let previous = self.network_status(obj);
+        let previous = AwsNetwork::of(obj);
         let timing = self.timing();
         let scope = Scope {
             ec2,
             desired: &desired,
-            previous,
+            previous: previous.as_ref(),
             timing,
         };
         let outcome = network::build(&scope).await;
         Ok(NetworkReport {
             // A walk cut short by an error saw only part of the network: keep what status had.
             network: (outcome.error.is_none() || previous.is_none())
-                .then(|| outcome.built.status()),
+                .then(|| outcome.built.status().seen()),
             complete: outcome.complete(),
             condition: network::condition(&outcome),
             requeue: outcome.requeue(timing, self.shared.rest_interval),
@@ -260,39 +243,17 @@ impl InfraClusterCloud for EksInfraCluster {
         .await?;
         Ok(removal.cleanup(timing))
     }
-
-    fn network_status<'o>(&self, obj: &'o EKSCluster) -> Option<&'o NetworkStatus> {
-        obj.status.as_ref()?.network.as_ref()
-    }
-
-    fn zones<'n>(&self, network: &'n NetworkStatus) -> Vec<&'n str> {
-        network
-            .subnets
-            .iter()
-            .map(|s| s.availability_zone.as_str())
-            .collect()
-    }
-
-    fn status(
-        &self,
-        common: InfraClusterStatusCommon,
-        network: Option<NetworkStatus>,
-    ) -> EKSClusterStatus {
-        EKSClusterStatus {
-            common,
-            network,
-            ..EKSClusterStatus::default()
-        }
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use contract::api::{ClusterSpecCommon, NetworkSpec};
+    use provider_runtime::infra_cluster::ManagedInfraCluster;
 
     use super::*;
-    use crate::api::{EKSClusterOptions, SubnetStatus};
+    use crate::api::EKSClusterOptions;
+    use crate::network::AwsSubnet;
 
     fn spec(network: Option<NetworkSpec>, zones: Option<i32>) -> EKSClusterSpec {
         EKSClusterSpec {
@@ -378,16 +339,13 @@ mod tests {
     }
 
     #[test]
-    fn the_status_is_the_shared_block_beside_the_network_and_never_an_endpoint() {
-        let cloud = EksInfraCluster {
-            shared: Arc::new(Shared::default()),
-        };
-        let network = NetworkStatus {
+    fn the_status_is_the_shared_block_beside_the_eks_one_and_never_an_endpoint() {
+        let network = AwsNetwork {
             vpc_id: Some("vpc-1".into()),
             subnets: ["z1", "z1", "z2"]
                 .iter()
                 .enumerate()
-                .map(|(i, z)| SubnetStatus {
+                .map(|(i, z)| AwsSubnet {
                     id: format!("subnet-{i}"),
                     availability_zone: z.to_string(),
                     public: i % 2 == 0,
@@ -395,11 +353,17 @@ mod tests {
                 })
                 .collect(),
             managed: true,
-            ..NetworkStatus::default()
+            ..AwsNetwork::default()
         };
-        let common = contract::plan::infra_cluster_status(None, cloud.zones(&network), true);
-        let v = serde_json::to_value(cloud.status(common, Some(network))).unwrap();
-        assert_eq!(v["network"]["vpcID"], "vpc-1");
+        let seen = network.seen();
+        let mut common = contract::plan::infra_cluster_status(None, seen.shared.zones(), true);
+        common.network = Some(seen.shared);
+        let v = serde_json::to_value(EKSCluster::status_of(common, Some(seen.own))).unwrap();
+        assert_eq!(v["network"]["id"], "vpc-1");
+        assert_eq!(
+            v["network"]["subnets"][0]["zones"],
+            serde_json::json!(["z1"])
+        );
         assert_eq!(v["failureDomains"].as_array().unwrap().len(), 2);
         assert_eq!(
             v["initialization"],

@@ -4,13 +4,3 @@
 pub mod cluster;
 pub mod control_plane;
 pub mod machine_pool;
-
-use provider_runtime::Role;
-
-use crate::api::{EKSCluster, EKSControlPlane, EKSMachinePool};
-
-provider_runtime::provider_object!(EKSCluster, Role::InfraCluster);
-
-provider_runtime::provider_object!(EKSControlPlane, Role::ControlPlane);
-
-provider_runtime::provider_object!(EKSMachinePool, Role::InfraMachinePool);

@@ -1,5 +1,5 @@
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where the cluster's Azure resources live: subscription, resource group, location, network
@@ -11,42 +11,11 @@ use serde::{Deserialize, Serialize};
 /// (`network.subnetIDs`: one subnet's ARM id, `network.id` its virtual network's; the provider
 /// only reads them) or created (`network.cidrBlock`, default 10.224.0.0/12): a virtual network
 /// with one subnet for the nodes, tagged as this cluster's and deleted with it.
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "AKSCluster",
-    plural = "aksclusters",
-    namespaced,
-    status = "AKSClusterStatus",
-    category = "cluster-api",
-    shortname = "akscl",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(
-        name = "ResourceGroup",
-        type_ = "string",
-        json_path = ".spec.aks.resourceGroup"
-    ),
-    printcolumn(name = "Location", type_ = "string", json_path = ".spec.region"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+#[provider_runtime::kind(
+    column("ResourceGroup", "string", ".spec.aks.resourceGroup"),
+    column("Location", "string", ".spec.region")
 )]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 #[x_kube(
     validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 8 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
         .message("spec.network.cidrBlock must be an IPv4 block from /8 to /24 on AKS (the virtual network's address space), e.g. 10.224.0.0/12"),
@@ -102,41 +71,26 @@ pub struct AKSClusterOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AKSClusterStatus {
-    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    /// Initialization, readiness, failure domains, the network and conditions, as on every
+    /// cloud.
     #[serde(flatten)]
     pub common: InfraClusterStatusCommon,
-    /// The network in use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<AKSNetworkStatus>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// What only AKS reports of the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aks: Option<AKSClusterObserved>,
 }
 
-/// The Azure network resources in use.
+/// What only AKS reports of the network: the resource group.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct AKSNetworkStatus {
-    /// The resource group.
+pub struct AKSClusterObserved {
+    /// The resource group of the cluster and the network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_group: Option<String>,
     /// Whether the provider created the resource group (and so deletes it).
     #[serde(default)]
     pub resource_group_managed: bool,
-    /// The virtual network's ARM id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub virtual_network: Option<String>,
-    /// The nodes' subnet's ARM id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subnet: Option<String>,
-    /// The subnet's block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 43))]
-    pub cidr_block: Option<String>,
-    /// The availability zones in use (the failure domains).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub zones: Vec<String>,
-    /// Whether the provider created the network (and so deletes it) or the user brought it.
-    #[serde(default)]
-    pub managed: bool,
 }

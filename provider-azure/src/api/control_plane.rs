@@ -1,5 +1,5 @@
 use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 use super::AKSClusterSpec;
@@ -14,42 +14,7 @@ use super::AKSClusterSpec;
 /// AKS cannot run a cluster without a System node pool, so the control plane owns one
 /// (`aks.systemPool`, named `system`, tainted `CriticalAddonsOnly` so workloads land on the
 /// AKSMachinePools' User pools) and keeps its version with the control plane's.
-// kube-derive repeats `type_` across printcolumns, which trips this lint.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "controlplane.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "AKSControlPlane",
-    plural = "akscontrolplanes",
-    namespaced,
-    status = "AKSControlPlaneStatus",
-    category = "cluster-api",
-    shortname = "akscp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Endpoint",
-        type_ = "string",
-        json_path = ".spec.controlPlaneEndpoint.host"
-    ),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(
     validation = contract::naming::AKS_CLUSTER.cel_validation("cloudName", "spec.cloudName"),
     validation = Rule::new("!has(self.logging) || ((!has(self.logging.apiServer) || !self.logging.apiServer) && (!has(self.logging.audit) || !self.logging.audit) && (!has(self.logging.authenticator) || !self.logging.authenticator) && (!has(self.logging.controllerManager) || !self.logging.controllerManager) && (!has(self.logging.scheduler) || !self.logging.scheduler))")
@@ -174,7 +139,7 @@ pub struct AKSControlPlaneOptions {
     /// {"azurepolicy": {"enabled": true}}}}`). The user's responsibility; every field the
     /// provider itself sends wins. status.requestOverrides shows when it was applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 

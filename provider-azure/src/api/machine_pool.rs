@@ -1,42 +1,11 @@
 use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// One AKS agent pool (a virtual machine scale set in the cluster's node resource group). Count,
 /// version and zones come from the owning MachinePool (its failure domains are availability
 /// zones "1", "2", "3").
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "AKSMachinePool",
-    plural = "aksmachinepools",
-    namespaced,
-    status = "AKSMachinePoolStatus",
-    category = "cluster-api",
-    shortname = "aksmp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(
     validation = Rule::new("!has(self.subnetIDs) || size(self.subnetIDs) <= 1")
         .message("spec.subnetIDs takes one subnet on AKS (an agent pool's vnetSubnetID)"),
@@ -96,7 +65,7 @@ pub struct AKSMachinePoolOptions {
     /// A JSON merge patch applied to the agent pool body of AKS PUT requests that create it.
     /// The user's responsibility; fields the provider manages win.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
@@ -104,16 +73,13 @@ pub struct AKSMachinePoolOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AKSMachinePoolStatus {
-    /// Initialization, readiness, replicas, version, operation, conditions, as on every cloud.
+    /// Initialization, readiness, replicas, version, cloud id and name, operation, conditions,
+    /// as on every cloud.
     #[serde(flatten)]
     pub common: MachinePoolStatusCommon,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// The agent pool's name in AKS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 12))]
-    pub agent_pool_name: Option<String>,
     /// When spec.aks.requestOverrides was last applied to an AKS request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_overrides: Option<RequestOverridesStatus>,

@@ -6,18 +6,19 @@
 use std::time::Duration;
 
 use contract::conditions::Reason;
-use provider_runtime::infra_cluster::NetworkReport;
+use provider_runtime::infra_cluster::{NetworkReport, ReportOf};
 use provider_runtime::{CloudError, ProviderError};
 
+use super::AzureNetwork;
 use super::Network;
-use crate::api::AKSNetworkStatus;
+use crate::api::AKSCluster;
 use crate::client;
 use crate::reconcile::last_segment;
 
 /// Reads the brought network: the resource group, then the subnet. A missing or unreadable one
 /// fails the pass with `InvalidSpec`; once both are there the network is ready, to be looked at
 /// again after `rest_interval`.
-pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<AKSNetworkStatus> {
+pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<AKSCluster> {
     let invalid =
         |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
     match n
@@ -65,10 +66,11 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<AKSN
         .subnet
         .rsplit_once("/subnets/")
         .map(|(v, _)| v.to_string());
-    let status = AKSNetworkStatus {
+    let status = AzureNetwork {
         resource_group: Some(n.infra.resource_group.clone()),
         resource_group_managed: false,
         virtual_network: vnet.clone(),
+        network_cidr: None,
         subnet: Some(n.infra.subnet.clone()),
         cidr_block: subnet["properties"]["addressPrefix"]
             .as_str()
@@ -82,5 +84,5 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<AKSN
         vnet.as_deref().map_or("its virtual network", last_segment),
         n.infra.zones.join(", ")
     );
-    NetworkReport::ready(status, message, rest_interval)
+    NetworkReport::ready(status.seen(), message, rest_interval)
 }

@@ -29,12 +29,15 @@ pub mod bring_your_own;
 pub mod resource_group;
 pub mod virtual_network;
 
+use contract::api::{NetworkStatus, SubnetStatus};
 use contract::naming::{self, NameLimits};
 use contract::ownership::Owner;
+use provider_runtime::infra_cluster::SeenNetwork;
 use provider_runtime::walker::{self, Builds, Progress, Removal, TearsDown, Walk};
 use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use serde_json::{Value, json};
 
+use crate::api::{AKSCluster, AKSClusterObserved};
 use crate::client::{self, Arm};
 use crate::reconcile::cluster::CreatedNetwork;
 use crate::scope::Infra;
@@ -194,4 +197,74 @@ pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
 /// that still has something left.
 pub async fn tear_down(scope: &Scope<'_>) -> Result<Removal, ProviderError> {
     walker::tear_down::<Service, _>(scope).await
+}
+
+/// The Azure network as the provider reads and fills it: the shared part of the status
+/// ([`NetworkStatus`]: the virtual network and the nodes' subnet) and what only AKS reports
+/// ([`AKSClusterObserved`]) in one struct.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AzureNetwork {
+    /// The resource group.
+    pub resource_group: Option<String>,
+    /// Whether the provider created the resource group (and so deletes it).
+    pub resource_group_managed: bool,
+    /// The virtual network's resource ID.
+    pub virtual_network: Option<String>,
+    /// The virtual network's address space, when known.
+    pub network_cidr: Option<String>,
+    /// The nodes' subnet's resource ID.
+    pub subnet: Option<String>,
+    /// The subnet's block.
+    pub cidr_block: Option<String>,
+    /// The availability zones in use (the failure domains).
+    pub zones: Vec<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    pub managed: bool,
+}
+
+impl AzureNetwork {
+    /// The network as the status reports it: the shared shape (the virtual network, its one
+    /// regional subnet serving every zone in use) and the `aks` block.
+    pub fn seen(self) -> SeenNetwork<AKSClusterObserved> {
+        SeenNetwork {
+            shared: NetworkStatus {
+                id: self.virtual_network.unwrap_or_default(),
+                cidr_block: self.network_cidr,
+                managed: self.managed,
+                subnets: self
+                    .subnet
+                    .map(|id| SubnetStatus {
+                        id,
+                        cidr_block: self.cidr_block,
+                        zones: self.zones,
+                        // Nodes reach the internet through the cluster's load balancer.
+                        public: false,
+                    })
+                    .into_iter()
+                    .collect(),
+            },
+            own: AKSClusterObserved {
+                resource_group: self.resource_group,
+                resource_group_managed: self.resource_group_managed,
+            },
+        }
+    }
+
+    /// The network the AKSCluster's status describes, if any.
+    pub fn of(cluster: &AKSCluster) -> Option<Self> {
+        let status = cluster.status.as_ref()?;
+        let shared = status.common.network.as_ref()?;
+        let own = status.aks.clone().unwrap_or_default();
+        let subnet = shared.subnets.first();
+        Some(Self {
+            resource_group: own.resource_group,
+            resource_group_managed: own.resource_group_managed,
+            virtual_network: Some(shared.id.clone()).filter(|id| !id.is_empty()),
+            network_cidr: shared.cidr_block.clone(),
+            subnet: subnet.map(|s| s.id.clone()),
+            cidr_block: subnet.and_then(|s| s.cidr_block.clone()),
+            zones: subnet.map(|s| s.zones.clone()).unwrap_or_default(),
+            managed: shared.managed,
+        })
+    }
 }

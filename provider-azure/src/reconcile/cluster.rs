@@ -19,18 +19,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
 use contract::cidr;
 use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
+    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
 use provider_runtime::walker::Timing;
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
-use crate::api::{AKSCluster, AKSClusterSpec, AKSClusterStatus, AKSNetworkStatus};
+use crate::api::{AKSCluster, AKSClusterSpec};
+use crate::network::AzureNetwork;
 use crate::network::{self, DEFAULT_VNET_CIDR, Network, SUBNET, Scope, bring_your_own, vnet_name};
 use crate::scope::{self, Infra, Shared};
 
@@ -40,16 +40,6 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// The AKSCluster reconciler.
 pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<AksInfraCluster> {
     InfraClusterReconciler::new(scope::PROVIDER, AksInfraCluster { shared })
-}
-
-impl ManagedInfraCluster for AKSCluster {
-    fn spec_common(&self) -> &ClusterSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&InfraClusterStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
 }
 
 /// AKS's network, for the generic InfraCluster reconciler.
@@ -118,13 +108,6 @@ impl InfraClusterCloud for AksInfraCluster {
     type Object = AKSCluster;
     type Clients = Network;
     type Plan = CreatedNetwork;
-    type Network = AKSNetworkStatus;
-    type Status = AKSClusterStatus;
-
-    fn kind(&self) -> &'static str {
-        "AKSCluster"
-    }
-
     fn mode(&self, obj: &AKSCluster) -> Result<NetworkMode<CreatedNetwork>, String> {
         network_mode(&obj.spec)
     }
@@ -150,11 +133,7 @@ impl InfraClusterCloud for AksInfraCluster {
         })
     }
 
-    async fn observe_brought(
-        &self,
-        _obj: &AKSCluster,
-        n: &Network,
-    ) -> NetworkReport<AKSNetworkStatus> {
+    async fn observe_brought(&self, _obj: &AKSCluster, n: &Network) -> ReportOf<AKSCluster> {
         bring_your_own::observe(n, self.shared.rest_interval).await
     }
 
@@ -165,7 +144,7 @@ impl InfraClusterCloud for AksInfraCluster {
         net: &Network,
         owner: Owner,
         plan: CreatedNetwork,
-    ) -> Result<NetworkReport<AKSNetworkStatus>, ProviderError> {
+    ) -> Result<ReportOf<AKSCluster>, ProviderError> {
         let scope = Scope {
             net,
             owner: &owner,
@@ -173,10 +152,11 @@ impl InfraClusterCloud for AksInfraCluster {
             plan: Some(&plan),
         };
         let walk = network::build(&scope).await;
-        let status = AKSNetworkStatus {
+        let status = AzureNetwork {
             resource_group: Some(net.infra.resource_group.clone()),
             resource_group_managed: walk.built.group_ours,
             virtual_network: Some(scope.vnet_path()),
+            network_cidr: Some(plan.vnet.clone()),
             subnet: walk.built.subnet_id.clone(),
             cidr_block: walk.built.subnet_cidr.clone().or(Some(plan.subnet.clone())),
             zones: net.infra.zones.clone(),
@@ -192,7 +172,7 @@ impl InfraClusterCloud for AksInfraCluster {
             )
         });
         Ok(NetworkReport {
-            network: Some(status),
+            network: Some(status.seen()),
             complete: walk.complete(),
             condition,
             requeue: walk.requeue(self.timing(), self.shared.rest_interval),
@@ -215,32 +195,12 @@ impl InfraClusterCloud for AksInfraCluster {
         let removal = network::tear_down(&scope).await?;
         Ok(removal.cleanup(self.timing()))
     }
-
-    fn network_status<'o>(&self, obj: &'o AKSCluster) -> Option<&'o AKSNetworkStatus> {
-        obj.status.as_ref()?.network.as_ref()
-    }
-
-    fn zones<'n>(&self, network: &'n AKSNetworkStatus) -> Vec<&'n str> {
-        network.zones.iter().map(String::as_str).collect()
-    }
-
-    fn status(
-        &self,
-        common: InfraClusterStatusCommon,
-        network: Option<AKSNetworkStatus>,
-    ) -> AKSClusterStatus {
-        AKSClusterStatus {
-            common,
-            network,
-            ..AKSClusterStatus::default()
-        }
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::api::NetworkSpec;
+    use contract::api::{ClusterSpecCommon, NetworkSpec};
 
     use super::*;
     use crate::api::AKSClusterOptions;

@@ -7,15 +7,7 @@ pub mod machine_pool;
 
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
-use provider_runtime::{ProviderError, Role};
-
-use crate::api::{AKSCluster, AKSControlPlane, AKSMachinePool};
-
-provider_runtime::provider_object!(AKSCluster, Role::InfraCluster);
-
-provider_runtime::provider_object!(AKSControlPlane, Role::ControlPlane);
-
-provider_runtime::provider_object!(AKSMachinePool, Role::InfraMachinePool);
+use provider_runtime::ProviderError;
 
 /// A version as AKS takes it: the minor, `1.33` (AKS picks the newest patch; the kernel asks
 /// for minors only).

@@ -1,5 +1,5 @@
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where the cluster's Google Cloud resources live: project, region, network (created from a
@@ -12,43 +12,11 @@ use serde::{Deserialize, Serialize};
 /// created (`network.cidrBlock`, default 10.0.0.0/20 for the nodes): a custom-mode VPC network,
 /// one subnetwork with a Pods and a Services range, and a Cloud Router with Cloud NAT so private
 /// nodes reach the internet, all labelled or named as this cluster's and deleted with it.
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "GKECluster",
-    plural = "gkeclusters",
-    namespaced,
-    status = "GKEClusterStatus",
-    category = "cluster-api",
-    shortname = "gkecl",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Project", type_ = "string", json_path = ".spec.gke.project"),
-    printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-    printcolumn(
-        name = "Network",
-        type_ = "string",
-        json_path = ".status.network.network"
-    ),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+#[provider_runtime::kind(
+    column("Project", "string", ".spec.gke.project"),
+    column("Region", "string", ".spec.region")
 )]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 #[x_kube(
     validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 8 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
         .message("spec.network.cidrBlock must be an IPv4 block from /8 to /24 on GKE (the nodes' subnetwork), e.g. 10.0.0.0/20"),
@@ -98,44 +66,29 @@ pub struct GKEClusterOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct GKEClusterStatus {
-    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    /// Initialization, readiness, failure domains, the network and conditions, as on every
+    /// cloud.
     #[serde(flatten)]
     pub common: InfraClusterStatusCommon,
-    /// The network in use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<GKENetworkStatus>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// What only GKE reports of the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gke: Option<GKEClusterObserved>,
 }
 
-/// The Google Cloud network resources in use.
+/// What only GKE reports of the network: the secondary ranges and the Cloud Router.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct GKENetworkStatus {
-    /// The VPC network's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<String>,
-    /// The nodes' subnetwork's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subnetwork: Option<String>,
-    /// The subnetwork's primary range.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 43))]
-    pub cidr_block: Option<String>,
-    /// The secondary range names for Pods and Services.
+pub struct GKEClusterObserved {
+    /// The subnetwork's secondary range for Pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods_range_name: Option<String>,
-    /// The secondary range name for Services.
+    /// The subnetwork's secondary range for Services.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services_range_name: Option<String>,
     /// The Cloud Router carrying the NAT of a created network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub router: Option<String>,
-    /// The zones in use (the failure domains).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub zones: Vec<String>,
-    /// Whether the provider created the network (and so deletes it) or the user brought it.
-    #[serde(default)]
-    pub managed: bool,
 }

@@ -1,5 +1,5 @@
 use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 use super::GKEClusterSpec;
@@ -14,42 +14,7 @@ use super::GKEClusterSpec;
 /// GKECluster's zones). GKE cannot create a cluster without nodes, so it is created with a
 /// one-node pool named `capi-bootstrap`, removed as soon as the cluster runs: the cluster's
 /// nodes are its GKEMachinePools'.
-// kube-derive repeats `type_` across printcolumns, which trips this lint.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "controlplane.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "GKEControlPlane",
-    plural = "gkecontrolplanes",
-    namespaced,
-    status = "GKEControlPlaneStatus",
-    category = "cluster-api",
-    shortname = "gkecp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Endpoint",
-        type_ = "string",
-        json_path = ".spec.controlPlaneEndpoint.host"
-    ),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(
     validation = contract::naming::GKE_CLUSTER.cel_validation("cloudName", "spec.cloudName"),
     validation = Rule::new("!has(self.logging) || !has(self.logging.authenticator) || !self.logging.authenticator")
@@ -127,7 +92,7 @@ pub struct GKEControlPlaneOptions {
     /// {"enabled": true}}}`). The user's responsibility; every field the provider itself sends
     /// wins. Applied when the cluster is created; status.requestOverrides shows when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 

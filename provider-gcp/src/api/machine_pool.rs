@@ -1,43 +1,12 @@
 use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// One GKE node pool. Count, version and zones come from the owning MachinePool: GKE sizes a
 /// pool per zone, so `MachinePool.spec.replicas` (and spec.scaling's bounds) must divide evenly
 /// over the pool's zones (MachinePool.spec.failureDomains, default the first zone of the
 /// GKECluster).
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "GKEMachinePool",
-    plural = "gkemachinepools",
-    namespaced,
-    status = "GKEMachinePoolStatus",
-    category = "cluster-api",
-    shortname = "gkemp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(
     validation = Rule::new("!has(self.subnetIDs) || size(self.subnetIDs) == 0")
         .message("spec.subnetIDs is not supported on GKE: a node pool's nodes live in the cluster's subnetwork"),
@@ -84,7 +53,7 @@ pub struct GKEMachinePoolOptions {
     /// A JSON merge patch applied to the NodePool body of GKE CreateNodePool requests. The
     /// user's responsibility; fields the provider manages win.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
@@ -92,20 +61,26 @@ pub struct GKEMachinePoolOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct GKEMachinePoolStatus {
-    /// Initialization, readiness, replicas, version, operation, conditions, as on every cloud.
+    /// Initialization, readiness, replicas, version, cloud id and name, operation, conditions,
+    /// as on every cloud.
     #[serde(flatten)]
     pub common: MachinePoolStatusCommon,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// The node pool's name in GKE.
+    /// What GKE reports beyond the shared status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 40))]
-    pub node_pool_name: Option<String>,
-    /// The node pool's instance groups, one per zone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instance_groups: Vec<String>,
+    pub gke: Option<GKEMachinePoolObserved>,
     /// When spec.gke.requestOverrides was last applied to a GKE request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_overrides: Option<RequestOverridesStatus>,
+}
+
+/// What GKE reports of a node pool beyond the shared status.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GKEMachinePoolObserved {
+    /// The node pool's instance groups, one per zone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instance_groups: Vec<String>,
 }

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::infra_cluster::NetworkReport;
+use provider_runtime::infra_cluster::{NetworkReport, ReportOf};
 
+use super::GcpNetwork;
 use super::{Compute, last_segment, subnetwork, vpc};
-use crate::api::{GKEClusterSpec, GKENetworkStatus};
+use crate::api::{GKECluster, GKEClusterSpec};
 use crate::scope::Infra;
 
 /// Reads and checks the network `spec` brings: the VPC network exists, the subnetwork exists
@@ -20,7 +21,7 @@ pub async fn observe(
     spec: &GKEClusterSpec,
     c: &Compute,
     rest_interval: Duration,
-) -> NetworkReport<GKENetworkStatus> {
+) -> ReportOf<GKECluster> {
     let infra = Infra::from_spec(spec);
     let invalid =
         |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
@@ -71,7 +72,7 @@ pub async fn observe(
             ));
         }
     }
-    let status = GKENetworkStatus {
+    let status = GcpNetwork {
         network: Some(infra.network.clone()),
         subnetwork: Some(infra.subnetwork.clone()),
         cidr_block: subnet.ip_cidr_range.clone(),
@@ -87,5 +88,5 @@ pub async fn observe(
         infra.subnetwork,
         infra.zones.join(", ")
     );
-    NetworkReport::ready(status, message, rest_interval)
+    NetworkReport::ready(status.seen(), message, rest_interval)
 }

@@ -33,13 +33,16 @@ pub mod vpc;
 
 use std::collections::BTreeMap;
 
+use contract::api::{NetworkStatus, SubnetStatus};
 use contract::conditions::Reason;
 use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
 use google_cloud_compute_v1::model as gce;
+use provider_runtime::infra_cluster::SeenNetwork;
 use provider_runtime::walker::{self, Builds, Progress, Removal, TearsDown, Walk};
 use provider_runtime::{CloudCalls, ProviderError};
 
+use crate::api::{GKECluster, GKEClusterObserved};
 use crate::client::{Clients, Failure};
 use crate::reconcile::cluster::CreatedNetwork;
 
@@ -287,6 +290,77 @@ pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
 /// that still has something left.
 pub async fn tear_down(scope: &Scope<'_>) -> Result<Removal, ProviderError> {
     walker::tear_down::<Service, _>(scope).await
+}
+
+/// The Google Cloud network as the provider reads and fills it: the shared part of the status
+/// ([`NetworkStatus`]: the VPC network and the nodes' subnetwork) and what only GKE reports
+/// ([`GKEClusterObserved`]) in one struct.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GcpNetwork {
+    /// The VPC network's name.
+    pub network: Option<String>,
+    /// The nodes' subnetwork's name.
+    pub subnetwork: Option<String>,
+    /// The subnetwork's primary range.
+    pub cidr_block: Option<String>,
+    /// The secondary range for Pods.
+    pub pods_range_name: Option<String>,
+    /// The secondary range for Services.
+    pub services_range_name: Option<String>,
+    /// The Cloud Router carrying the NAT of a created network.
+    pub router: Option<String>,
+    /// The zones in use (the failure domains).
+    pub zones: Vec<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    pub managed: bool,
+}
+
+impl GcpNetwork {
+    /// The network as the status reports it: the shared shape (the VPC network by name, its
+    /// one regional subnetwork serving every zone in use) and the `gke` block.
+    pub fn seen(self) -> SeenNetwork<GKEClusterObserved> {
+        SeenNetwork {
+            shared: NetworkStatus {
+                id: self.network.unwrap_or_default(),
+                cidr_block: self.cidr_block.clone(),
+                managed: self.managed,
+                subnets: self
+                    .subnetwork
+                    .map(|id| SubnetStatus {
+                        id,
+                        cidr_block: self.cidr_block,
+                        zones: self.zones,
+                        // Nodes reach the internet through Cloud NAT, not addresses of their own.
+                        public: false,
+                    })
+                    .into_iter()
+                    .collect(),
+            },
+            own: GKEClusterObserved {
+                pods_range_name: self.pods_range_name,
+                services_range_name: self.services_range_name,
+                router: self.router,
+            },
+        }
+    }
+
+    /// The network the GKECluster's status describes, if any.
+    pub fn of(cluster: &GKECluster) -> Option<Self> {
+        let status = cluster.status.as_ref()?;
+        let shared = status.common.network.as_ref()?;
+        let own = status.gke.clone().unwrap_or_default();
+        let subnet = shared.subnets.first();
+        Some(Self {
+            network: Some(shared.id.clone()).filter(|id| !id.is_empty()),
+            subnetwork: subnet.map(|s| s.id.clone()),
+            cidr_block: subnet.and_then(|s| s.cidr_block.clone()),
+            pods_range_name: own.pods_range_name,
+            services_range_name: own.services_range_name,
+            router: own.router,
+            zones: subnet.map(|s| s.zones.clone()).unwrap_or_default(),
+            managed: shared.managed,
+        })
+    }
 }
 
 #[cfg(test)]

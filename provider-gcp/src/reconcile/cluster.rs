@@ -19,18 +19,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
 use contract::cidr;
 use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
+    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
 use provider_runtime::walker::Timing;
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
-use crate::api::{GKECluster, GKEClusterSpec, GKEClusterStatus, GKENetworkStatus};
+use crate::api::{GKECluster, GKEClusterSpec};
+use crate::network::GcpNetwork;
 use crate::network::{
     self, Compute, DEFAULT_NODES_CIDR, DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR, Names, Scope,
     bring_your_own,
@@ -43,16 +43,6 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// The GKECluster reconciler.
 pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<GkeInfraCluster> {
     InfraClusterReconciler::new(scope::PROVIDER, GkeInfraCluster { shared })
-}
-
-impl ManagedInfraCluster for GKECluster {
-    fn spec_common(&self) -> &ClusterSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&InfraClusterStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
 }
 
 /// GKE's network, for the generic InfraCluster reconciler.
@@ -152,13 +142,6 @@ impl InfraClusterCloud for GkeInfraCluster {
     type Object = GKECluster;
     type Clients = Compute;
     type Plan = CreatedNetwork;
-    type Network = GKENetworkStatus;
-    type Status = GKEClusterStatus;
-
-    fn kind(&self) -> &'static str {
-        "GKECluster"
-    }
-
     fn mode(&self, obj: &GKECluster) -> Result<NetworkMode<CreatedNetwork>, String> {
         network_mode(&obj.spec)
     }
@@ -185,11 +168,7 @@ impl InfraClusterCloud for GkeInfraCluster {
         ))
     }
 
-    async fn observe_brought(
-        &self,
-        obj: &GKECluster,
-        c: &Compute,
-    ) -> NetworkReport<GKENetworkStatus> {
+    async fn observe_brought(&self, obj: &GKECluster, c: &Compute) -> ReportOf<GKECluster> {
         bring_your_own::observe(&obj.spec, c, self.shared.rest_interval).await
     }
 
@@ -200,7 +179,7 @@ impl InfraClusterCloud for GkeInfraCluster {
         compute: &Compute,
         owner: Owner,
         plan: CreatedNetwork,
-    ) -> Result<NetworkReport<GKENetworkStatus>, ProviderError> {
+    ) -> Result<ReportOf<GKECluster>, ProviderError> {
         let infra = Infra::from_spec(&obj.spec);
         let names = Names::new(&owner);
         let scope = Scope {
@@ -211,7 +190,7 @@ impl InfraClusterCloud for GkeInfraCluster {
         };
         let timing = self.timing();
         let walk = network::build(&scope).await;
-        let status = GKENetworkStatus {
+        let status = GcpNetwork {
             network: Some(names.network.clone()),
             subnetwork: Some(names.subnetwork.clone()),
             cidr_block: walk.built.subnet_cidr.clone().or(Some(plan.nodes.clone())),
@@ -232,7 +211,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             )
         });
         Ok(NetworkReport {
-            network: Some(status),
+            network: Some(status.seen()),
             complete: walk.complete(),
             condition,
             requeue: walk.requeue(timing, self.shared.rest_interval),
@@ -255,32 +234,12 @@ impl InfraClusterCloud for GkeInfraCluster {
         let removal = network::tear_down(&scope).await?;
         Ok(removal.cleanup(self.timing()))
     }
-
-    fn network_status<'o>(&self, obj: &'o GKECluster) -> Option<&'o GKENetworkStatus> {
-        obj.status.as_ref()?.network.as_ref()
-    }
-
-    fn zones<'n>(&self, network: &'n GKENetworkStatus) -> Vec<&'n str> {
-        network.zones.iter().map(String::as_str).collect()
-    }
-
-    fn status(
-        &self,
-        common: InfraClusterStatusCommon,
-        network: Option<GKENetworkStatus>,
-    ) -> GKEClusterStatus {
-        GKEClusterStatus {
-            common,
-            network,
-            ..GKEClusterStatus::default()
-        }
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::api::NetworkSpec;
+    use contract::api::{ClusterSpecCommon, NetworkSpec};
 
     use super::*;
     use crate::api::GKEClusterOptions;

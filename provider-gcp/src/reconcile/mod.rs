@@ -7,17 +7,9 @@ pub mod machine_pool;
 
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
-use provider_runtime::{ProviderError, Role};
+use provider_runtime::ProviderError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-
-use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool};
-
-provider_runtime::provider_object!(GKECluster, Role::InfraCluster);
-
-provider_runtime::provider_object!(GKEControlPlane, Role::ControlPlane);
-
-provider_runtime::provider_object!(GKEMachinePool, Role::InfraMachinePool);
 
 /// A version as GKE takes it: the minor, `1.33` (GKE picks the patch and build; the kernel asks
 /// for minors only).

@@ -1,5 +1,5 @@
 use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where the cluster's OCI resources live: compartment, region, availability domains, the
@@ -13,38 +13,8 @@ use serde::{Deserialize, Serialize};
 /// NAT gateway and a service gateway, a public and a private route table, security lists for the
 /// endpoint and the nodes, a public endpoint subnet, a public load-balancer subnet and a private
 /// node subnet, every one tagged as this cluster's and deleted with it.
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "OKECluster",
-    plural = "okeclusters",
-    namespaced,
-    status = "OKEClusterStatus",
-    category = "cluster-api",
-    shortname = "okecl",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-    printcolumn(name = "VCN", type_ = "string", json_path = ".status.network.vcnID"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind(column("Region", "string", ".spec.region"))]
+#[derive(Default)]
 #[x_kube(
     validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 16 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
         .message("spec.network.cidrBlock must be an IPv4 block from /16 to /24 on OKE (the VCN's block, split into the endpoint, load-balancer and node subnets), e.g. 10.0.0.0/16"),
@@ -112,28 +82,22 @@ pub struct OKEClusterOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct OKEClusterStatus {
-    /// Initialization, readiness, failure domains and conditions, as on every cloud.
+    /// Initialization, readiness, failure domains, the network and conditions, as on every
+    /// cloud.
     #[serde(flatten)]
     pub common: InfraClusterStatusCommon,
-    /// The network in use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<OKENetworkStatus>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// What only OKE reports of the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oke: Option<OKEClusterObserved>,
 }
 
-/// The OCI network resources in use.
+/// What only OKE reports of the network: the role of each subnet.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct OKENetworkStatus {
-    /// The VCN's OCID.
-    #[serde(default, rename = "vcnID", skip_serializing_if = "Option::is_none")]
-    pub vcn_id: Option<String>,
-    /// The VCN's block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 43))]
-    pub cidr_block: Option<String>,
+pub struct OKEClusterObserved {
     /// The API endpoint's subnet.
     #[serde(
         default,
@@ -155,13 +119,4 @@ pub struct OKENetworkStatus {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub service_lb_subnet_ids: Vec<String>,
-    /// Whether the endpoint subnet is public (a public API endpoint needs one).
-    #[serde(default)]
-    pub endpoint_subnet_public: bool,
-    /// The availability domains in use (the failure domains).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub availability_domains: Vec<String>,
-    /// Whether the provider created the network (and so deletes it) or the user brought it.
-    #[serde(default)]
-    pub managed: bool,
 }

@@ -1,43 +1,12 @@
 use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
-use kube::{CustomResource, KubeSchema};
+use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// One OKE managed node pool. Count, version and availability domains come from the owning
 /// MachinePool (its failure domains are availability domains, e.g. `Uocm:US-ASHBURN-AD-1`;
 /// default every one of the cluster's). `machineType` is the node shape; a flexible shape
 /// (`VM.Standard.E4.Flex`) takes `oke.ocpus` and `oke.memoryGB`.
-// kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "OKEMachinePool",
-    plural = "okemachinepools",
-    namespaced,
-    status = "OKEMachinePoolStatus",
-    category = "cluster-api",
-    shortname = "okemp",
-    printcolumn(
-        name = "Cluster",
-        type_ = "string",
-        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
-        description = "The owning Cluster"
-    ),
-    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version"),
-    printcolumn(
-        name = "Ready",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::kind]
 #[x_kube(
     validation = Rule::new("!has(self.taints) || size(self.taints) == 0")
         .message("spec.taints is not supported on OKE: OKE managed node pools have no taints API (only initial node labels); taint the nodes from inside the cluster, or use labels"),
@@ -94,7 +63,7 @@ pub struct OKEMachinePoolOptions {
     /// A JSON merge patch applied to the body of the CreateNodePool request. The user's
     /// responsibility; fields the provider manages win.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::free_form_object")]
+    #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
@@ -102,22 +71,13 @@ pub struct OKEMachinePoolOptions {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct OKEMachinePoolStatus {
-    /// Initialization, readiness, replicas, version, operation, conditions, as on every cloud.
+    /// Initialization, readiness, replicas, version, cloud id and name, operation, conditions,
+    /// as on every cloud.
     #[serde(flatten)]
     pub common: MachinePoolStatusCommon,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// The node pool's name in OKE.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_pool_name: Option<String>,
-    /// The node pool's OCID.
-    #[serde(
-        default,
-        rename = "nodePoolID",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub node_pool_id: Option<String>,
     /// When spec.oke.requestOverrides was last applied to an OKE request, and to which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_overrides: Option<RequestOverridesStatus>,

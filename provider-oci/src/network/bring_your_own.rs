@@ -9,15 +9,16 @@ use std::time::Duration;
 
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::infra_cluster::NetworkReport;
+use provider_runtime::infra_cluster::{NetworkReport, ReportOf};
 
+use super::OciNetwork;
 use super::{Network, gone};
-use crate::api::OKENetworkStatus;
+use crate::api::OKECluster;
 use crate::client::Service as Api;
 
 /// Reads the brought VCN and its subnets: ready, looked at again after `rest_interval`, when
 /// they all exist and the subnets are in the VCN.
-pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<OKENetworkStatus> {
+pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<OKECluster> {
     let invalid =
         |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
     let get = |collection: &'static str, op: &'static str, id: &str| {
@@ -48,6 +49,7 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<OKEN
             .map(|s| (s.clone(), "spec.oke.serviceLBSubnetIDs")),
     );
     let mut endpoint_public = false;
+    let mut subnet_blocks = std::collections::BTreeMap::new();
     for (i, (subnet, field)) in subnets.iter().enumerate() {
         let s = match get("subnets", "GetSubnet", subnet).await {
             Err(f) => return NetworkReport::failed(f.into()),
@@ -64,14 +66,18 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<OKEN
         if i == 0 {
             endpoint_public = s["prohibitPublicIpOnVnic"] != true;
         }
+        if let Some(block) = s["cidrBlock"].as_str() {
+            subnet_blocks.insert(subnet.clone(), block.to_string());
+        }
     }
-    let status = OKENetworkStatus {
+    let status = OciNetwork {
         vcn_id: Some(n.infra.vcn.clone()),
         cidr_block: vcn["cidrBlock"].as_str().map(String::from),
         endpoint_subnet_id: Some(n.infra.endpoint_subnet.clone()),
         node_subnet_ids: n.infra.node_subnets.clone(),
         service_lb_subnet_ids: n.infra.lb_subnets.clone(),
         endpoint_subnet_public: endpoint_public,
+        subnet_blocks,
         availability_domains: n.infra.availability_domains.clone(),
         managed: false,
     };
@@ -81,5 +87,5 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> NetworkReport<OKEN
         n.infra.node_subnets.len(),
         n.infra.availability_domains.join(", ")
     );
-    NetworkReport::ready(status, message, rest_interval)
+    NetworkReport::ready(status.seen(), message, rest_interval)
 }

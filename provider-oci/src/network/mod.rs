@@ -42,16 +42,20 @@ pub mod service_gateway;
 pub mod subnets;
 pub mod vcn;
 
+use std::collections::BTreeMap;
+
+use contract::api::{NetworkStatus, SubnetStatus};
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::idempotency::{self, OCI_RETRY_TOKEN};
 use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
+use provider_runtime::infra_cluster::SeenNetwork;
 use provider_runtime::walker::{self, Builds, Progress, Removal, TearsDown, Walk};
 use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::api::OKENetworkStatus;
+use crate::api::{OKECluster, OKEClusterObserved};
 use crate::client::{Call, Oci, Service as Api, q};
 use crate::reconcile::cluster::CreatedNetwork;
 use crate::reconcile::tags_of;
@@ -353,18 +357,22 @@ pub struct Built {
 
 impl Built {
     /// The network status this describes, for the network `plan` over `availability_domains`.
-    pub fn status(
-        &self,
-        plan: &CreatedNetwork,
-        availability_domains: &[String],
-    ) -> OKENetworkStatus {
-        OKENetworkStatus {
+    pub fn status(&self, plan: &CreatedNetwork, availability_domains: &[String]) -> OciNetwork {
+        OciNetwork {
             vcn_id: self.vcn.clone(),
             cidr_block: Some(plan.vcn.clone()),
             endpoint_subnet_id: self.endpoint_subnet.clone(),
             node_subnet_ids: self.nodes_subnet.iter().cloned().collect(),
             service_lb_subnet_ids: self.lb_subnet.iter().cloned().collect(),
             endpoint_subnet_public: true,
+            subnet_blocks: [
+                (&self.endpoint_subnet, &plan.endpoint),
+                (&self.nodes_subnet, &plan.nodes),
+                (&self.lb_subnet, &plan.lb),
+            ]
+            .into_iter()
+            .filter_map(|(id, block)| Some((id.clone()?, block.clone())))
+            .collect(),
             availability_domains: availability_domains.to_vec(),
             managed: true,
         }
@@ -478,4 +486,88 @@ pub fn condition(
 pub async fn tear_down(mut scope: Scope<'_>) -> Result<Removal, ProviderError> {
     scope.vcn = vcn::find_ours(&scope).await?;
     walker::tear_down::<Service, _>(&scope).await
+}
+
+/// The OCI network as the provider reads and fills it: the shared part of the status
+/// ([`NetworkStatus`]: the VCN and its subnets) and what only OKE reports
+/// ([`OKEClusterObserved`]: each subnet's role) in one struct.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OciNetwork {
+    /// The VCN's OCID.
+    pub vcn_id: Option<String>,
+    /// The VCN's block.
+    pub cidr_block: Option<String>,
+    /// The API endpoint's subnet.
+    pub endpoint_subnet_id: Option<String>,
+    /// The nodes' subnets.
+    pub node_subnet_ids: Vec<String>,
+    /// The Service load balancers' subnets.
+    pub service_lb_subnet_ids: Vec<String>,
+    /// Whether the endpoint subnet is public (a public API endpoint needs one).
+    pub endpoint_subnet_public: bool,
+    /// Each subnet's block, by OCID.
+    pub subnet_blocks: BTreeMap<String, String>,
+    /// The availability domains in use (the failure domains).
+    pub availability_domains: Vec<String>,
+    /// Whether the provider created the network (and so deletes it) or the user brought it.
+    pub managed: bool,
+}
+
+impl OciNetwork {
+    /// The network as the status reports it: the shared shape (the VCN, its regional subnets
+    /// serving every availability domain in use) and the `oke` block.
+    pub fn seen(self) -> SeenNetwork<OKEClusterObserved> {
+        let subnet = |id: &String, public: bool| SubnetStatus {
+            id: id.clone(),
+            cidr_block: self.subnet_blocks.get(id).cloned(),
+            zones: self.availability_domains.clone(),
+            public,
+        };
+        let subnets = (self.endpoint_subnet_id.iter())
+            .map(|id| subnet(id, self.endpoint_subnet_public))
+            .chain(self.node_subnet_ids.iter().map(|id| subnet(id, false)))
+            // The Service load balancers' subnets are public: they carry public load balancers.
+            .chain(self.service_lb_subnet_ids.iter().map(|id| subnet(id, true)))
+            .collect();
+        SeenNetwork {
+            shared: NetworkStatus {
+                id: self.vcn_id.unwrap_or_default(),
+                cidr_block: self.cidr_block,
+                managed: self.managed,
+                subnets,
+            },
+            own: OKEClusterObserved {
+                endpoint_subnet_id: self.endpoint_subnet_id,
+                node_subnet_ids: self.node_subnet_ids,
+                service_lb_subnet_ids: self.service_lb_subnet_ids,
+            },
+        }
+    }
+
+    /// The network the OKECluster's status describes, if any.
+    pub fn of(cluster: &OKECluster) -> Option<Self> {
+        let status = cluster.status.as_ref()?;
+        let shared = status.common.network.as_ref()?;
+        let own = status.oke.clone().unwrap_or_default();
+        let endpoint_subnet_public = shared
+            .subnets
+            .iter()
+            .find(|s| Some(&s.id) == own.endpoint_subnet_id.as_ref())
+            .is_some_and(|s| s.public);
+        Some(Self {
+            vcn_id: Some(shared.id.clone()).filter(|id| !id.is_empty()),
+            cidr_block: shared.cidr_block.clone(),
+            endpoint_subnet_id: own.endpoint_subnet_id,
+            node_subnet_ids: own.node_subnet_ids,
+            service_lb_subnet_ids: own.service_lb_subnet_ids,
+            endpoint_subnet_public,
+            subnet_blocks: shared
+                .subnets
+                .iter()
+                .filter_map(|s| Some((s.id.clone(), s.cidr_block.clone()?)))
+                .collect(),
+            availability_domains: shared.zones().into_iter().map(String::from).collect(),
+            managed: shared.managed,
+        })
+    }
 }

@@ -17,19 +17,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
 use contract::cidr;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
+    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
 use provider_runtime::walker::Timing;
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
-use crate::api::{OKECluster, OKEClusterSpec, OKEClusterStatus, OKENetworkStatus};
+use crate::api::{OKECluster, OKEClusterSpec};
 use crate::network::{self, Network, Scope, bring_your_own};
 use crate::scope::{self, Infra, Shared};
 
@@ -42,16 +41,6 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// The OKECluster reconciler.
 pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<OkeInfraCluster> {
     InfraClusterReconciler::new(scope::PROVIDER, OkeInfraCluster { shared })
-}
-
-impl ManagedInfraCluster for OKECluster {
-    fn spec_common(&self) -> &ClusterSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&InfraClusterStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
 }
 
 /// OKE's network, for the generic InfraCluster reconciler.
@@ -122,13 +111,6 @@ impl InfraClusterCloud for OkeInfraCluster {
     type Object = OKECluster;
     type Clients = Network;
     type Plan = CreatedNetwork;
-    type Network = OKENetworkStatus;
-    type Status = OKEClusterStatus;
-
-    fn kind(&self) -> &'static str {
-        "OKECluster"
-    }
-
     fn mode(&self, obj: &OKECluster) -> Result<NetworkMode<CreatedNetwork>, String> {
         network_mode(&obj.spec)
     }
@@ -175,17 +157,13 @@ impl InfraClusterCloud for OkeInfraCluster {
             recorded_vcn: obj
                 .status
                 .as_ref()
-                .and_then(|s| s.network.as_ref())
-                .filter(|n| n.managed)
-                .and_then(|n| n.vcn_id.clone()),
+                .and_then(|s| s.common.network.as_ref())
+                .filter(|n| n.managed && !n.id.is_empty())
+                .map(|n| n.id.clone()),
         })
     }
 
-    async fn observe_brought(
-        &self,
-        _obj: &OKECluster,
-        n: &Network,
-    ) -> NetworkReport<OKENetworkStatus> {
+    async fn observe_brought(&self, _obj: &OKECluster, n: &Network) -> ReportOf<OKECluster> {
         bring_your_own::observe(n, self.shared.rest_interval).await
     }
 
@@ -196,11 +174,15 @@ impl InfraClusterCloud for OkeInfraCluster {
         net: &Network,
         owner: Owner,
         plan: CreatedNetwork,
-    ) -> Result<NetworkReport<OKENetworkStatus>, ProviderError> {
+    ) -> Result<ReportOf<OKECluster>, ProviderError> {
         let scope = Scope::new(net, &owner, Some(&plan));
         let walk = network::build(&scope).await;
         Ok(NetworkReport {
-            network: Some(walk.built.status(&plan, &net.infra.availability_domains)),
+            network: Some(
+                walk.built
+                    .status(&plan, &net.infra.availability_domains)
+                    .seen(),
+            ),
             complete: walk.complete(),
             condition: network::condition(&walk, &scope, &plan),
             requeue: walk.requeue(self.timing(), self.shared.rest_interval),
@@ -217,36 +199,12 @@ impl InfraClusterCloud for OkeInfraCluster {
         let removal = network::tear_down(Scope::new(net, &owner, None)).await?;
         Ok(removal.cleanup(self.timing()))
     }
-
-    fn network_status<'o>(&self, obj: &'o OKECluster) -> Option<&'o OKENetworkStatus> {
-        obj.status.as_ref()?.network.as_ref()
-    }
-
-    fn zones<'n>(&self, network: &'n OKENetworkStatus) -> Vec<&'n str> {
-        network
-            .availability_domains
-            .iter()
-            .map(String::as_str)
-            .collect()
-    }
-
-    fn status(
-        &self,
-        common: InfraClusterStatusCommon,
-        network: Option<OKENetworkStatus>,
-    ) -> OKEClusterStatus {
-        OKEClusterStatus {
-            common,
-            network,
-            ..OKEClusterStatus::default()
-        }
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::api::NetworkSpec;
+    use contract::api::{ClusterSpecCommon, NetworkSpec};
 
     use super::*;
     use crate::api::OKEClusterOptions;

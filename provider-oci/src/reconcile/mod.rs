@@ -10,18 +10,11 @@ use std::collections::BTreeMap;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use contract::version::KubeVersion;
-use provider_runtime::{CloudCalls, CloudError, ProviderError, Role};
+use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::Value;
 
-use crate::api::{OKECluster, OKEControlPlane, OKEMachinePool};
 use crate::client::{Call, Oci, Service};
-
-provider_runtime::provider_object!(OKECluster, Role::InfraCluster);
-
-provider_runtime::provider_object!(OKEControlPlane, Role::ControlPlane);
-
-provider_runtime::provider_object!(OKEMachinePool, Role::InfraMachinePool);
 
 /// The version OKE offers for `want` in `options` (what GetClusterOptions or GetNodePoolOptions
 /// answer; pure): the exact patch when `want` names one OKE offers, else the newest patch OKE

@@ -500,6 +500,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
                 .collect(),
             endpoints,
             cloud_id: cluster.map(|c| c.id.clone()).filter(|id| !id.is_empty()),
+            cloud_name: Some(name.clone()),
             operation,
             kubeconfig: expires_at.map(|e| KubeconfigStatus {
                 expires_at: Some(Time(e)),

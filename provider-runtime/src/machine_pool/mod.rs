@@ -61,8 +61,11 @@ pub trait ManagedMachinePool: ProviderObject {
     fn status_common(&self) -> Option<&MachinePoolStatusCommon>;
     /// `status.requestOverrides`.
     fn request_overrides_status(&self) -> Option<&RequestOverridesStatus>;
+
     /// The cloud's id of the pool, as an earlier pass recorded it in the status.
-    fn cloud_id(&self) -> Option<&str>;
+    fn cloud_id(&self) -> Option<&str> {
+        self.status_common()?.cloud_id.as_deref()
+    }
 }
 
 /// The cloud's pool, normalised; `D` is the cloud's own view of it.
@@ -382,13 +385,13 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
         request: &Request,
     ) -> impl Future<Output = Result<Started<ManagedPool<Self::Detail>>, ProviderError>> + Send;
 
-    /// The kind's whole status from the shared block and the cloud's view.
+    /// The kind's whole status from the shared block (which the kernel fills, the pool's cloud
+    /// id and name included) and the cloud's view, for what only this cloud reports.
     fn status(
         &self,
         common: MachinePoolStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
         pool: Option<&ManagedPool<Self::Detail>>,
-        name: &str,
     ) -> Self::Status;
 }
 

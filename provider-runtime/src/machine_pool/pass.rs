@@ -418,6 +418,8 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             ready: provisioned_now,
             replicas: Some(replicas),
             version: view.and_then(|p| p.version.as_deref()).map(normalize),
+            cloud_id: view.map(|p| p.id.clone()).filter(|id| !id.is_empty()),
+            cloud_name: Some(name.clone()),
             operation: acted.operation.clone().or(carried),
             conditions: Vec::new(),
         };
@@ -437,7 +439,7 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             .overrides
             .clone()
             .or_else(|| obj.request_overrides_status().cloned());
-        let status = self.cloud.status(status_common, overrides, view, &name);
+        let status = self.cloud.status(status_common, overrides, view);
 
         let change = match &plan {
             Plan::Update(change) => Some(change.describe(found.as_ref())),

@@ -27,19 +27,17 @@ use std::sync::Arc;
 
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
-use contract::api::{
-    ClusterSpecCommon, ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus,
-};
+use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::plan::CloudStep;
 use kube::ResourceExt;
 use provider_runtime::control_plane::{
     Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step, UserExec,
+    ManagedCluster, Observed, Reach, Request, Started, Step, UserExec,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
-use crate::api::{EKSCluster, EKSControlPlane, EKSControlPlaneStatus};
+use crate::api::{EKSCluster, EKSControlPlane, EKSControlPlaneObserved, EKSControlPlaneStatus};
 use crate::client::{CloudError, classify};
 use crate::scope::{self, Infra, Shared};
 
@@ -66,26 +64,6 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<EksControlPlane
         rest: shared.rest_interval,
     };
     ControlPlaneReconciler::new(scope::PROVIDER, profile, EksControlPlane { shared })
-}
-
-impl ManagedControlPlane for EKSControlPlane {
-    type OwnInfra = ClusterSpecCommon;
-
-    fn spec_common(&self) -> &ControlPlaneSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn own_infrastructure(&self) -> Option<&ClusterSpecCommon> {
-        self.spec.infrastructure.as_ref()
-    }
 }
 
 /// EKS, for the generic ControlPlane reconciler.
@@ -189,8 +167,10 @@ impl ControlPlaneCloud for EksControlPlane {
         EKSControlPlaneStatus {
             common,
             observed_generation: None,
-            platform_version: cluster.and_then(|c| c.detail.platform_version.clone()),
-            oidc_issuer_url: cluster.and_then(|c| c.detail.oidc_issuer.clone()),
+            eks: cluster.map(|c| EKSControlPlaneObserved {
+                platform_version: c.detail.platform_version.clone(),
+                oidc_issuer_url: c.detail.oidc_issuer.clone(),
+            }),
             request_overrides,
         }
     }

@@ -21,9 +21,7 @@ mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{
-    ClusterSpecCommon, MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus,
-};
+use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::naming;
 use contract::plan::CloudStep;
@@ -31,8 +29,8 @@ use kube::ResourceExt;
 use provider_runtime::cluster_objects::{InfraOf, PoolPlace};
 use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool,
-    PoolConnected, PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
+    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
 };
 use provider_runtime::{Admitted, CloudCalls, ProviderError};
 
@@ -41,7 +39,9 @@ pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
 use self::act::SubnetCandidate;
-use crate::api::{EKSCluster, EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus};
+use crate::api::{
+    EKSCluster, EKSClusterSpec, EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus,
+};
 use crate::client::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
 
@@ -68,24 +68,6 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<EksMachinePool> 
     MachinePoolReconciler::new(scope::PROVIDER, profile(&shared), EksMachinePool { shared })
 }
 
-impl ManagedMachinePool for EKSMachinePool {
-    fn spec_common(&self) -> &MachinePoolSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn cloud_id(&self) -> Option<&str> {
-        self.status.as_ref()?.nodegroup_arn.as_deref()
-    }
-}
-
 /// EKS, for the generic InfraMachinePool reconciler.
 pub struct EksMachinePool {
     shared: Arc<Shared>,
@@ -99,15 +81,12 @@ pub struct PoolInfra {
     subnets: Vec<SubnetCandidate>,
 }
 
-impl InfraOf<EKSCluster, ClusterSpecCommon> for PoolInfra {
-    const CLOUD: &'static str = <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::CLOUD;
-    const OWN_FIELDS: &'static str = <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::OWN_FIELDS;
+impl InfraOf<EKSCluster, EKSClusterSpec> for PoolInfra {
+    const CLOUD: &'static str = <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::CLOUD;
+    const OWN_FIELDS: &'static str = <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::OWN_FIELDS;
 
     fn from_infra_cluster(eks_cluster: &EKSCluster) -> Self {
-        let subnets = eks_cluster
-            .status
-            .as_ref()
-            .and_then(|s| s.network.as_ref())
+        let subnets = crate::network::AwsNetwork::of(eks_cluster)
             .map(|n| {
                 n.subnets
                     .iter()
@@ -125,8 +104,8 @@ impl InfraOf<EKSCluster, ClusterSpecCommon> for PoolInfra {
         }
     }
 
-    fn from_own(spec: &ClusterSpecCommon) -> Self {
-        let infra = Infra::from_spec(spec);
+    fn from_own(spec: &EKSClusterSpec) -> Self {
+        let infra = Infra::from_spec(&spec.common);
         let subnets = infra
             .subnet_ids
             .iter()
@@ -141,7 +120,7 @@ impl InfraOf<EKSCluster, ClusterSpecCommon> for PoolInfra {
 
     fn not_yet() -> Self {
         Self {
-            infra: <Infra as InfraOf<EKSCluster, ClusterSpecCommon>>::not_yet(),
+            infra: <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::not_yet(),
             subnets: Vec::new(),
         }
     }
@@ -232,9 +211,8 @@ impl MachinePoolCloud for EksMachinePool {
         common: MachinePoolStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
         pool: Option<&ManagedPool<ObservedPool>>,
-        name: &str,
     ) -> EKSMachinePoolStatus {
-        observe::status(common, request_overrides, pool, name)
+        observe::status(common, request_overrides, pool)
     }
 }
 
@@ -275,6 +253,8 @@ impl<'a> NodegroupApi<'a> {
 
 #[cfg(test)]
 mod tests {
+    use contract::api::MachinePoolSpecCommon;
+
     use super::*;
 
     #[test]

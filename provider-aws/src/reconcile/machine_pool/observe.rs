@@ -51,14 +51,11 @@ pub(super) async fn observe(
 pub(super) fn status(
     common: MachinePoolStatusCommon,
     request_overrides: Option<RequestOverridesStatus>,
-    pool: Option<&ManagedPool<ObservedPool>>,
-    name: &str,
+    _pool: Option<&ManagedPool<ObservedPool>>,
 ) -> EKSMachinePoolStatus {
     EKSMachinePoolStatus {
         common,
         observed_generation: None,
-        nodegroup_arn: pool.map(|p| p.id.clone()).filter(|a| !a.is_empty()),
-        nodegroup_name: Some(name.to_string()),
         request_overrides,
     }
 }

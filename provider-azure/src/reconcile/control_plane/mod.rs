@@ -29,19 +29,17 @@ pub mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::plan::CloudStep;
 use kube::ResourceExt;
 use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{
     Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step, UserExec,
+    ManagedCluster, Observed, Reach, Request, Started, Step, UserExec,
 };
 
-use crate::api::{
-    AKSCluster, AKSClusterSpec, AKSControlPlane, AKSControlPlaneObserved, AKSControlPlaneStatus,
-};
+use crate::api::{AKSCluster, AKSControlPlane, AKSControlPlaneObserved, AKSControlPlaneStatus};
 use crate::scope::{self, Clients, Infra, Shared};
 
 pub use desired::DesiredCluster;
@@ -64,26 +62,6 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<AksControlPlane
         rest: shared.rest_interval,
     };
     ControlPlaneReconciler::new(scope::PROVIDER, profile, AksControlPlane { shared })
-}
-
-impl ManagedControlPlane for AKSControlPlane {
-    type OwnInfra = AKSClusterSpec;
-
-    fn spec_common(&self) -> &ControlPlaneSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn own_infrastructure(&self) -> Option<&AKSClusterSpec> {
-        self.spec.infrastructure.as_ref()
-    }
 }
 
 /// AKS, for the generic ControlPlane reconciler.

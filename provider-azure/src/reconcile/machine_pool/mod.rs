@@ -22,7 +22,7 @@ pub mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
+use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::naming;
 use contract::plan::CloudStep;
@@ -30,8 +30,8 @@ use kube::ResourceExt;
 use provider_runtime::cluster_objects::PoolPlace;
 use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool,
-    PoolConnected, PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
+    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -60,24 +60,6 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<AksMachinePool> 
         rest: shared.rest_interval,
     };
     MachinePoolReconciler::new(scope::PROVIDER, profile, AksMachinePool { shared })
-}
-
-impl ManagedMachinePool for AKSMachinePool {
-    fn spec_common(&self) -> &MachinePoolSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn cloud_id(&self) -> Option<&str> {
-        None
-    }
 }
 
 /// AKS, for the generic InfraMachinePool reconciler.
@@ -177,12 +159,10 @@ impl MachinePoolCloud for AksMachinePool {
         common: MachinePoolStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
         _pool: Option<&ManagedPool<ObservedPool>>,
-        name: &str,
     ) -> AKSMachinePoolStatus {
         AKSMachinePoolStatus {
             common,
             observed_generation: None,
-            agent_pool_name: Some(name.to_string()),
             request_overrides,
         }
     }

@@ -19,13 +19,13 @@ mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::GKE_UNSENT_TOKEN;
 use contract::plan::CloudStep;
 use kube::ResourceExt;
 use provider_runtime::control_plane::{
     Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step, UserExec,
+    ManagedCluster, Observed, Reach, Request, Started, Step, UserExec,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -34,7 +34,7 @@ pub use diff::ClusterChange;
 pub use kubeconfig::{Tokens, auth_plugin};
 pub use observe::{ObservedCluster, get_operation, operation_state};
 
-use crate::api::{GKECluster, GKEClusterSpec, GKEControlPlane, GKEControlPlaneStatus};
+use crate::api::{GKECluster, GKEControlPlane, GKEControlPlaneStatus};
 use crate::client;
 use crate::scope::{self, Infra, Shared};
 
@@ -57,26 +57,6 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<GkeControlPlane
         rest: shared.rest_interval,
     };
     ControlPlaneReconciler::new(scope::PROVIDER, profile, GkeControlPlane { shared })
-}
-
-impl ManagedControlPlane for GKEControlPlane {
-    type OwnInfra = GKEClusterSpec;
-
-    fn spec_common(&self) -> &ControlPlaneSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn own_infrastructure(&self) -> Option<&GKEClusterSpec> {
-        self.spec.infrastructure.as_ref()
-    }
 }
 
 /// GKE, for the generic ControlPlane reconciler.

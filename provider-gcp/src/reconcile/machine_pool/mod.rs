@@ -18,7 +18,7 @@ mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
+use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::GKE_UNSENT_TOKEN;
 use contract::naming;
 use contract::plan::CloudStep;
@@ -26,8 +26,8 @@ use kube::ResourceExt;
 use provider_runtime::cluster_objects::PoolPlace;
 use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool,
-    PoolConnected, PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
+    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -59,24 +59,6 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<GkeMachinePool> 
         rest: shared.rest_interval,
     };
     MachinePoolReconciler::new(scope::PROVIDER, profile, GkeMachinePool { shared })
-}
-
-impl ManagedMachinePool for GKEMachinePool {
-    fn spec_common(&self) -> &MachinePoolSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn cloud_id(&self) -> Option<&str> {
-        None
-    }
 }
 
 /// GKE, for the generic InfraMachinePool reconciler.
@@ -179,8 +161,7 @@ impl MachinePoolCloud for GkeMachinePool {
         common: MachinePoolStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
         pool: Option<&ManagedPool<ObservedPool>>,
-        name: &str,
     ) -> GKEMachinePoolStatus {
-        observe::status(common, request_overrides, pool, name)
+        observe::status(common, request_overrides, pool)
     }
 }

@@ -16,7 +16,7 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 
 use super::desired::{Taint, sort_taints};
 use super::{PoolClients, SERVICE};
-use crate::api::GKEMachinePoolStatus;
+use crate::api::{GKEMachinePoolObserved, GKEMachinePoolStatus};
 use crate::client::{absent_if_not_found, counted};
 use crate::reconcile::control_plane::get_operation;
 
@@ -278,13 +278,13 @@ pub(super) fn status(
     common: MachinePoolStatusCommon,
     request_overrides: Option<RequestOverridesStatus>,
     pool: Option<&ManagedPool<ObservedPool>>,
-    name: &str,
 ) -> GKEMachinePoolStatus {
     GKEMachinePoolStatus {
         common,
         observed_generation: None,
-        node_pool_name: Some(name.to_string()),
-        instance_groups: pool.map(|p| p.detail.groups.clone()).unwrap_or_default(),
+        gke: pool.map(|p| GKEMachinePoolObserved {
+            instance_groups: p.detail.groups.clone(),
+        }),
         request_overrides,
     }
 }

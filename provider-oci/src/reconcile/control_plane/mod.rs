@@ -26,14 +26,14 @@ mod observe;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::ownership::Owner;
 use contract::plan::CloudStep;
 use kube::ResourceExt;
 use provider_runtime::control_plane::{
     Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, ManagedControlPlane, Observed, Reach, Request, Started, Step,
+    ManagedCluster, Observed, Reach, Request, Started, Step,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -43,7 +43,7 @@ pub use kubeconfig::{Tokens, auth_plugin, user_exec};
 pub use observe::{ObservedCluster, lifecycle};
 
 use super::Seen;
-use crate::api::{OKECluster, OKEClusterSpec, OKEControlPlane, OKEControlPlaneStatus};
+use crate::api::{OKECluster, OKEControlPlane, OKEControlPlaneStatus};
 use crate::client::Oci;
 use crate::scope::{self, Infra, Shared};
 
@@ -59,26 +59,6 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<OkeControlPlane
         rest: shared.rest_interval,
     };
     ControlPlaneReconciler::new(scope::PROVIDER, profile, OkeControlPlane { shared })
-}
-
-impl ManagedControlPlane for OKEControlPlane {
-    type OwnInfra = OKEClusterSpec;
-
-    fn spec_common(&self) -> &ControlPlaneSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&ControlPlaneStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn own_infrastructure(&self) -> Option<&OKEClusterSpec> {
-        self.spec.infrastructure.as_ref()
-    }
 }
 
 /// OKE, for the generic ControlPlane reconciler.

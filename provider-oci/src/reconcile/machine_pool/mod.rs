@@ -25,7 +25,7 @@ mod observe;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
+use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::naming;
 use contract::ownership::Owner;
@@ -35,8 +35,8 @@ use kube::ResourceExt;
 use provider_runtime::cluster_objects::PoolPlace;
 use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool, ManagedPool,
-    PoolConnected, PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
+    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -66,24 +66,6 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<OkeMachinePool> 
         rest: shared.rest_interval,
     };
     MachinePoolReconciler::new(scope::PROVIDER, profile, OkeMachinePool { shared })
-}
-
-impl ManagedMachinePool for OKEMachinePool {
-    fn spec_common(&self) -> &MachinePoolSpecCommon {
-        &self.spec.common
-    }
-
-    fn status_common(&self) -> Option<&MachinePoolStatusCommon> {
-        self.status.as_ref().map(|s| &s.common)
-    }
-
-    fn request_overrides_status(&self) -> Option<&RequestOverridesStatus> {
-        self.status.as_ref()?.request_overrides.as_ref()
-    }
-
-    fn cloud_id(&self) -> Option<&str> {
-        self.status.as_ref()?.node_pool_id.as_deref()
-    }
 }
 
 /// OKE, for the generic InfraMachinePool reconciler.
@@ -204,7 +186,8 @@ impl MachinePoolCloud for OkeMachinePool {
                 cluster_id,
                 cni: cp.spec.oke.cni_type,
                 control_plane_version: place.version,
-                recorded: obj.cloud_id().map(String::from),
+                recorded: provider_runtime::machine_pool::ManagedMachinePool::cloud_id(obj)
+                    .map(String::from),
                 owner: scope::owner(&namespace, reach.cluster_name),
                 seen: Mutex::new(None),
             },
@@ -241,8 +224,7 @@ impl MachinePoolCloud for OkeMachinePool {
         common: MachinePoolStatusCommon,
         request_overrides: Option<RequestOverridesStatus>,
         pool: Option<&ManagedPool<ObservedPool>>,
-        name: &str,
     ) -> OKEMachinePoolStatus {
-        observe::status(common, request_overrides, pool, name)
+        observe::status(common, request_overrides, pool)
     }
 }

@@ -221,14 +221,11 @@ pub(super) async fn observe(
 pub(super) fn status(
     common: MachinePoolStatusCommon,
     request_overrides: Option<RequestOverridesStatus>,
-    pool: Option<&ManagedPool<ObservedPool>>,
-    name: &str,
+    _pool: Option<&ManagedPool<ObservedPool>>,
 ) -> OKEMachinePoolStatus {
     OKEMachinePoolStatus {
         common,
         observed_generation: None,
-        node_pool_name: Some(name.to_string()),
-        node_pool_id: pool.map(|p| p.id.clone()).filter(|id| !id.is_empty()),
         request_overrides,
     }
 }

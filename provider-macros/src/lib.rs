@@ -1,0 +1,419 @@
+//! The macros that write what every provider's API has in the same shape, so that a provider
+//! writes only what is its cloud's:
+//!
+//! - [`macro@kind`] on a role's spec struct (`<P>ClusterSpec`, `<P>ControlPlaneSpec`,
+//!   `<P>MachinePoolSpec`): the kube and serde attributes of the kind, its API group, names,
+//!   short name, status type and printer columns, the same on every cloud.
+//! - [`kinds!`]: for a cloud prefix such as `AKS`, the three Template kinds ClusterClass and
+//!   `clusterctl generate` use, `crds()`, and the kernel's glue to the kinds (which role each
+//!   plays, where its shared spec and status blocks are).
+//!
+//! Both are used through `provider_runtime`, which re-exports them.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Ident, ItemStruct, LitStr, Token, parse_macro_input};
+
+/// One of the three roles a provider's kind plays.
+#[derive(Clone, Copy)]
+enum Role {
+    Cluster,
+    ControlPlane,
+    MachinePool,
+}
+
+impl Role {
+    /// The role a spec struct's name ends in, and the cloud prefix before it.
+    fn of(spec: &str) -> Option<(Role, &str)> {
+        let roles = [
+            ("ClusterSpec", Role::Cluster),
+            ("ControlPlaneSpec", Role::ControlPlane),
+            ("MachinePoolSpec", Role::MachinePool),
+        ];
+        roles
+            .into_iter()
+            .find_map(|(suffix, role)| Some((role, spec.strip_suffix(suffix)?)))
+            .filter(|(_, prefix)| !prefix.is_empty())
+    }
+
+    /// The kind's name after the prefix.
+    fn name(self) -> &'static str {
+        match self {
+            Role::Cluster => "Cluster",
+            Role::ControlPlane => "ControlPlane",
+            Role::MachinePool => "MachinePool",
+        }
+    }
+
+    /// The Cluster API group the kind is in.
+    fn group(self) -> &'static str {
+        match self {
+            Role::ControlPlane => "controlplane.cluster.x-k8s.io",
+            Role::Cluster | Role::MachinePool => "infrastructure.cluster.x-k8s.io",
+        }
+    }
+
+    /// The short name's ending: `akscl`, `akscp`, `aksmp`.
+    fn short(self) -> &'static str {
+        match self {
+            Role::Cluster => "cl",
+            Role::ControlPlane => "cp",
+            Role::MachinePool => "mp",
+        }
+    }
+
+    /// The printer columns a kind of this role shows after `Cluster` and before `Ready` and
+    /// `Age`: for a cluster kind, its cloud's own (`cloud`) and the network's id; for the
+    /// others, the same on every cloud.
+    fn columns(self, cloud: &[Column]) -> Vec<Column> {
+        let column = |name: &str, kind: &str, path: &str| Column {
+            name: LitStr::new(name, Span::call_site()),
+            kind: LitStr::new(kind, Span::call_site()),
+            path: LitStr::new(path, Span::call_site()),
+        };
+        match self {
+            Role::Cluster => {
+                let mut columns: Vec<Column> = cloud.iter().map(Column::clone).collect();
+                columns.push(column("Network", "string", ".status.network.id"));
+                columns
+            }
+            Role::ControlPlane => vec![
+                column("Version", "string", ".status.version"),
+                column("Endpoint", "string", ".spec.controlPlaneEndpoint.host"),
+            ],
+            Role::MachinePool => vec![
+                column("Replicas", "integer", ".status.replicas"),
+                column("Version", "string", ".status.version"),
+            ],
+        }
+    }
+}
+
+/// A printer column: `column("Region", "string", ".spec.region")`.
+#[derive(Clone)]
+struct Column {
+    name: LitStr,
+    kind: LitStr,
+    path: LitStr,
+}
+
+impl Column {
+    fn tokens(&self) -> Tokens {
+        let Column { name, kind, path } = self;
+        quote!(printcolumn(name = #name, type_ = #kind, json_path = #path))
+    }
+}
+
+/// The arguments of `#[kind(..)]`: the cloud's own printer columns, if any.
+struct KindArgs {
+    columns: Vec<Column>,
+}
+
+impl Parse for KindArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut columns = Vec::new();
+        while !input.is_empty() {
+            let word: Ident = input.parse()?;
+            if word != "column" {
+                return Err(syn::Error::new(
+                    word.span(),
+                    "expected column(\"Name\", \"type\", \".json.path\")",
+                ));
+            }
+            let content;
+            syn::parenthesized!(content in input);
+            let parts: Punctuated<LitStr, Token![,]> = Punctuated::parse_terminated(&content)?;
+            let [name, kind, path]: [LitStr; 3] = parts
+                .into_iter()
+                .collect::<Vec<_>>()
+                .try_into()
+                .map_err(|_| syn::Error::new(word.span(), "a column is (name, type, JSON path)"))?;
+            columns.push(Column { name, kind, path });
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(KindArgs { columns })
+    }
+}
+
+/// Makes a role's spec struct a kind: `#[provider_runtime::kind]` on `AKSClusterSpec` makes
+/// the namespaced kind `AKSCluster` (plural `aksclusters`, short name `akscl`, status
+/// `AKSClusterStatus`, category `cluster-api`) in the role's Cluster API group, with the
+/// printer columns every cloud shows (`Cluster`, the role's own, `Ready`, `Age`). A cluster
+/// kind adds its cloud's columns before `Network`: `#[kind(column("Region", "string",
+/// ".spec.region"))]`.
+/// The struct keeps its own documentation, validation rules and extra derives.
+#[proc_macro_attribute]
+pub fn kind(args: TokenStream, item: TokenStream) -> TokenStream {
+    let args = parse_macro_input!(args as KindArgs);
+    let item = parse_macro_input!(item as ItemStruct);
+    match kind_attributes(&args, &item) {
+        Ok(attributes) => quote!(#attributes #item).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn kind_attributes(args: &KindArgs, item: &ItemStruct) -> syn::Result<Tokens> {
+    let spec = item.ident.to_string();
+    let (role, prefix) = Role::of(&spec).ok_or_else(|| {
+        syn::Error::new(
+            item.ident.span(),
+            "a kind's spec is named <Prefix>ClusterSpec, <Prefix>ControlPlaneSpec or <Prefix>MachinePoolSpec",
+        )
+    })?;
+    let kind = format!("{prefix}{}", role.name());
+    let plural = format!("{}s", kind.to_lowercase());
+    let status = format!("{kind}Status");
+    let short = format!("{}{}", prefix.to_lowercase(), role.short());
+    let group = role.group();
+    let columns = role
+        .columns(&args.columns)
+        .iter()
+        .map(Column::tokens)
+        .collect::<Vec<_>>();
+    Ok(quote! {
+        // kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
+        #[allow(clippy::duplicated_attributes)]
+        #[derive(
+            ::kube::CustomResource,
+            ::kube::KubeSchema,
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Debug,
+            PartialEq
+        )]
+        #[kube(
+            group = #group,
+            version = "v1alpha1",
+            kind = #kind,
+            plural = #plural,
+            namespaced,
+            status = #status,
+            category = "cluster-api",
+            shortname = #short,
+            printcolumn(
+                name = "Cluster",
+                type_ = "string",
+                json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",
+                description = "The owning Cluster"
+            ),
+            #(#columns,)*
+            printcolumn(
+                name = "Ready",
+                type_ = "string",
+                json_path = ".status.conditions[?(@.type=='Ready')].status"
+            ),
+            printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+        )]
+        #[serde(rename_all = "camelCase")]
+    })
+}
+
+/// For a cloud prefix (`kinds!(AKS)`, in the module where `AKSClusterSpec`,
+/// `AKSControlPlaneSpec` and `AKSMachinePoolSpec` are in scope), writes:
+///
+/// - the Template kinds `AKSClusterTemplate`, `AKSControlPlaneTemplate` and
+///   `AKSMachinePoolTemplate`, whose `spec.template.spec` is the stamped kind's spec (the
+///   control plane's without a required `version`: ClusterClass topology sets it);
+/// - `crds()`, every CRD of the provider with the Cluster API contract labels stamped on;
+/// - which role each kind plays and where its shared spec and status blocks are, for the kernel
+///   (the InfraCluster's status is `{common, observedGeneration, <cloud>}`, its cloud block a
+///   `<P>ClusterObserved`);
+/// - a test that the control-plane template's schema is the control plane's less `version`.
+#[proc_macro]
+pub fn kinds(input: TokenStream) -> TokenStream {
+    let prefix = parse_macro_input!(input as Ident);
+    kinds_tokens(&prefix).into()
+}
+
+fn kinds_tokens(prefix: &Ident) -> Tokens {
+    let p = prefix.to_string();
+    let names = |role: Role| format_ident!("{p}{}", role.name());
+    let [cluster, control_plane, machine_pool] =
+        [Role::Cluster, Role::ControlPlane, Role::MachinePool].map(names);
+    let cluster_spec = format_ident!("{cluster}Spec");
+    let cluster_observed = format_ident!("{cluster}Observed");
+    let cluster_status = format_ident!("{cluster}Status");
+    // The status block of what only this cloud reports: `eks`, `gke`, …
+    let block = format_ident!("{}", p.to_lowercase());
+    let templates = [
+        template(&p, Role::Cluster),
+        template(&p, Role::ControlPlane),
+        template(&p, Role::MachinePool),
+    ];
+    let cluster_template = format_ident!("{cluster}Template");
+    let control_plane_template = format_ident!("{control_plane}Template");
+    let machine_pool_template = format_ident!("{machine_pool}Template");
+    quote! {
+        #(#templates)*
+
+        /// Every CRD this provider installs, with the Cluster API contract labels stamped on.
+        pub fn crds() -> Vec<::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
+            use ::kube::CustomResourceExt as _;
+            let mut crds = vec![
+                #cluster::crd(),
+                #cluster_template::crd(),
+                #control_plane::crd(),
+                #control_plane_template::crd(),
+                #machine_pool::crd(),
+                #machine_pool_template::crd(),
+            ];
+            for crd in &mut crds {
+                ::contract::crd::stamp_contract_labels(crd);
+            }
+            crds
+        }
+
+        ::provider_runtime::provider_object!(#cluster, ::provider_runtime::Role::InfraCluster);
+        ::provider_runtime::provider_object!(#control_plane, ::provider_runtime::Role::ControlPlane);
+        ::provider_runtime::provider_object!(#machine_pool, ::provider_runtime::Role::InfraMachinePool);
+
+        impl ::provider_runtime::infra_cluster::ManagedInfraCluster for #cluster {
+            type Observed = #cluster_observed;
+            type Status = #cluster_status;
+
+            fn spec_common(&self) -> &::contract::api::ClusterSpecCommon {
+                &self.spec.common
+            }
+
+            fn status_common(&self) -> Option<&::contract::api::InfraClusterStatusCommon> {
+                self.status.as_ref().map(|s| &s.common)
+            }
+
+            fn observed(&self) -> Option<&#cluster_observed> {
+                self.status.as_ref()?.#block.as_ref()
+            }
+
+            fn status_of(
+                common: ::contract::api::InfraClusterStatusCommon,
+                observed: Option<#cluster_observed>,
+            ) -> #cluster_status {
+                #cluster_status {
+                    common,
+                    observed_generation: None,
+                    #block: observed,
+                }
+            }
+        }
+
+        impl ::provider_runtime::control_plane::ManagedControlPlane for #control_plane {
+            type OwnInfra = #cluster_spec;
+
+            fn spec_common(&self) -> &::contract::api::ControlPlaneSpecCommon {
+                &self.spec.common
+            }
+
+            fn status_common(&self) -> Option<&::contract::api::ControlPlaneStatusCommon> {
+                self.status.as_ref().map(|s| &s.common)
+            }
+
+            fn request_overrides_status(&self) -> Option<&::contract::api::RequestOverridesStatus> {
+                self.status.as_ref()?.request_overrides.as_ref()
+            }
+
+            fn own_infrastructure(&self) -> Option<&#cluster_spec> {
+                self.spec.infrastructure.as_ref()
+            }
+        }
+
+        impl ::provider_runtime::machine_pool::ManagedMachinePool for #machine_pool {
+            fn spec_common(&self) -> &::contract::api::MachinePoolSpecCommon {
+                &self.spec.common
+            }
+
+            fn status_common(&self) -> Option<&::contract::api::MachinePoolStatusCommon> {
+                self.status.as_ref().map(|s| &s.common)
+            }
+
+            fn request_overrides_status(&self) -> Option<&::contract::api::RequestOverridesStatus> {
+                self.status.as_ref()?.request_overrides.as_ref()
+            }
+        }
+
+        #[cfg(test)]
+        mod kinds_tests {
+            #[test]
+            fn the_control_plane_template_spec_is_the_control_plane_spec_without_a_required_version() {
+                use ::kube::CustomResourceExt as _;
+                let checked = ::contract::crd::check_control_plane_template(
+                    &super::#control_plane::crd(),
+                    &super::#control_plane_template::crd(),
+                );
+                assert_eq!(checked, Ok(()));
+            }
+        }
+    }
+}
+
+/// A role's Template kind and the resource it stamps out.
+fn template(prefix: &str, role: Role) -> Tokens {
+    let kind = format!("{prefix}{}", role.name());
+    let template_kind = format!("{kind}Template");
+    let plural = format!("{}s", template_kind.to_lowercase());
+    let group = role.group();
+    let article =
+        if prefix.starts_with(['A', 'E', 'F', 'H', 'I', 'L', 'M', 'N', 'O', 'R', 'S', 'X']) {
+            "an"
+        } else {
+            "a"
+        };
+    let spec_type = format_ident!("{kind}Spec");
+    let template_spec = format_ident!("{template_kind}Spec");
+    let resource = format_ident!("{template_kind}Resource");
+    let doc_kind = format!(" Template of {article} {kind}.");
+    let doc_template = format!(" The {kind} to stamp out.");
+    let doc_resource = format!(" The stamped-out {kind}.");
+    let spec_field = match role {
+        Role::ControlPlane => {
+            let doc = format!(
+                " Its spec: the {kind}'s, except that `version` may be left out (ClusterClass"
+            );
+            let schema = format!("contract::crd::control_plane_template_spec_schema::<{kind}Spec>");
+            quote! {
+                #[doc = #doc]
+                #[doc = " topology sets it from Cluster.spec.topology.version)."]
+                #[schemars(schema_with = #schema)]
+                pub spec: ::serde_json::Value,
+            }
+        }
+        Role::Cluster | Role::MachinePool => quote! {
+            #[doc = " Its spec."]
+            pub spec: #spec_type,
+        },
+    };
+    quote! {
+        #[doc = #doc_kind]
+        #[derive(
+            ::kube::CustomResource,
+            ::kube::KubeSchema,
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Debug,
+            PartialEq
+        )]
+        #[kube(
+            group = #group,
+            version = "v1alpha1",
+            kind = #template_kind,
+            plural = #plural,
+            namespaced,
+            category = "cluster-api"
+        )]
+        pub struct #template_spec {
+            #[doc = #doc_template]
+            pub template: #resource,
+        }
+
+        #[doc = #doc_resource]
+        #[derive(::kube::KubeSchema, ::serde::Serialize, ::serde::Deserialize, Clone, Debug, PartialEq)]
+        pub struct #resource {
+            #spec_field
+        }
+    }
+}
