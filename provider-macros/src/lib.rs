@@ -167,7 +167,8 @@ fn kind_attributes(args: &KindArgs, item: &ItemStruct) -> syn::Result<Tokens> {
     })?;
     let kind = format!("{prefix}{}", role.name());
     let plural = format!("{}s", kind.to_lowercase());
-    let status = format!("{kind}Status");
+    // Written by `kinds!` in the provider's `api` module, the same for every provider.
+    let status = format!("crate::api::{kind}Status");
     let short = format!("{}{}", prefix.to_lowercase(), role.short());
     let group = role.group();
     let columns = role
@@ -215,8 +216,13 @@ fn kind_attributes(args: &KindArgs, item: &ItemStruct) -> syn::Result<Tokens> {
 }
 
 /// For a cloud prefix (`kinds!(AKS)`, in the module where `AKSClusterSpec`,
-/// `AKSControlPlaneSpec` and `AKSMachinePoolSpec` are in scope), writes:
+/// `AKSControlPlaneSpec` and `AKSMachinePoolSpec` are in scope with the cloud's status blocks
+/// `AKSClusterObserved` and `AKSControlPlaneObserved`, and `AKSMachinePoolObserved` with
+/// `kinds!(AKS, pool_block)`), writes:
 ///
+/// - the three kinds' status structs: the role's shared block (flattened), the generation, the
+///   cloud's block (`status.aks`) and, on the control plane and the pool, when request
+///   overrides were last applied;
 /// - the Template kinds `AKSClusterTemplate`, `AKSControlPlaneTemplate` and
 ///   `AKSMachinePoolTemplate`, whose `spec.template.spec` is the stamped kind's spec (the
 ///   control plane's without a required `version`: ClusterClass topology sets it);
@@ -227,12 +233,117 @@ fn kind_attributes(args: &KindArgs, item: &ItemStruct) -> syn::Result<Tokens> {
 /// - a test that the control-plane template's schema is the control plane's less `version`.
 #[proc_macro]
 pub fn kinds(input: TokenStream) -> TokenStream {
-    let prefix = parse_macro_input!(input as Ident);
-    kinds_tokens(&prefix).into()
+    let args = parse_macro_input!(input as KindsArgs);
+    kinds_tokens(&args).into()
 }
 
-fn kinds_tokens(prefix: &Ident) -> Tokens {
-    let p = prefix.to_string();
+/// `kinds!(AKS)`, or `kinds!(GKE, pool_block)` for a cloud whose pools report a block of their
+/// own (`GKEMachinePoolObserved`).
+struct KindsArgs {
+    prefix: Ident,
+    pool_block: bool,
+}
+
+impl Parse for KindsArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let prefix: Ident = input.parse()?;
+        let mut pool_block = false;
+        if input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
+            let word: Ident = input.parse()?;
+            if word != "pool_block" {
+                return Err(syn::Error::new(word.span(), "expected `pool_block`"));
+            }
+            pool_block = true;
+        }
+        Ok(KindsArgs { prefix, pool_block })
+    }
+}
+
+/// "a" or "an" before a cloud's prefix, as it is read aloud (an AKS…, a GKE…).
+fn article(prefix: &str) -> &'static str {
+    if prefix.starts_with(['A', 'E', 'F', 'H', 'I', 'L', 'M', 'N', 'O', 'R', 'S', 'X']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// The status struct of a role's kind: the shared block, the generation, the cloud's own block
+/// (when it has one) and, but for the cluster kind, when request overrides were last applied.
+fn status(prefix: &str, role: Role, block: bool) -> Tokens {
+    let kind = format!("{prefix}{}", role.name());
+    let name = format_ident!("{kind}Status");
+    let observed = format_ident!("{kind}Observed");
+    let field = format_ident!("{}", prefix.to_lowercase());
+    let a = article(prefix);
+    let doc = format!(" Observed state of {a} {kind}.");
+    let (common, common_doc, block_doc) = match role {
+        Role::Cluster => (
+            quote!(::contract::api::InfraClusterStatusCommon),
+            " Initialization, readiness, failure domains, the network and conditions, as on every cloud.",
+            format!(" What only {prefix} reports of the network."),
+        ),
+        Role::ControlPlane => (
+            quote!(::contract::api::ControlPlaneStatusCommon),
+            " Initialization, version, endpoints, cloud id and name, operation, kubeconfig, conditions, as on every cloud.",
+            format!(" What only {prefix} reports of the cluster."),
+        ),
+        Role::MachinePool => (
+            quote!(::contract::api::MachinePoolStatusCommon),
+            " Initialization, readiness, replicas, version, cloud id and name, operation, conditions, as on every cloud.",
+            format!(" What only {prefix} reports of the pool."),
+        ),
+    };
+    let block = block.then(|| {
+        quote! {
+            #[doc = #block_doc]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub #field: Option<#observed>,
+        }
+    });
+    let overrides = (!matches!(role, Role::Cluster)).then(|| {
+        let doc = format!(
+            " When spec.{}.requestOverrides was last applied to {a} {prefix} request, and to which one.",
+            prefix.to_lowercase()
+        );
+        quote! {
+            #[doc = #doc]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub request_overrides: Option<::contract::api::RequestOverridesStatus>,
+        }
+    });
+    quote! {
+        #[doc = #doc]
+        #[derive(
+            ::kube::KubeSchema,
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Debug,
+            Default,
+            PartialEq
+        )]
+        #[serde(rename_all = "camelCase")]
+        pub struct #name {
+            #[doc = #common_doc]
+            #[serde(flatten)]
+            pub common: #common,
+            #[doc = " The generation the status describes."]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub observed_generation: Option<i64>,
+            #block
+            #overrides
+        }
+    }
+}
+
+fn kinds_tokens(args: &KindsArgs) -> Tokens {
+    let p = args.prefix.to_string();
+    let statuses = [
+        status(&p, Role::Cluster, true),
+        status(&p, Role::ControlPlane, true),
+        status(&p, Role::MachinePool, args.pool_block),
+    ];
     let names = |role: Role| format_ident!("{p}{}", role.name());
     let [cluster, control_plane, machine_pool] =
         [Role::Cluster, Role::ControlPlane, Role::MachinePool].map(names);
@@ -250,6 +361,8 @@ fn kinds_tokens(prefix: &Ident) -> Tokens {
     let control_plane_template = format_ident!("{control_plane}Template");
     let machine_pool_template = format_ident!("{machine_pool}Template");
     quote! {
+        #(#statuses)*
+
         #(#templates)*
 
         /// Every CRD this provider installs, with the Cluster API contract labels stamped on.
@@ -356,12 +469,7 @@ fn template(prefix: &str, role: Role) -> Tokens {
     let template_kind = format!("{kind}Template");
     let plural = format!("{}s", template_kind.to_lowercase());
     let group = role.group();
-    let article =
-        if prefix.starts_with(['A', 'E', 'F', 'H', 'I', 'L', 'M', 'N', 'O', 'R', 'S', 'X']) {
-            "an"
-        } else {
-            "a"
-        };
+    let article = article(prefix);
     let spec_type = format_ident!("{kind}Spec");
     let template_spec = format_ident!("{template_kind}Spec");
     let resource = format_ident!("{template_kind}Resource");

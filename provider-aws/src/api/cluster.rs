@@ -1,4 +1,4 @@
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::api::ClusterSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -38,22 +38,6 @@ pub struct EKSClusterOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 2, max = 6))]
     pub availability_zones: Option<i32>,
-}
-
-/// Observed state of an EKSCluster.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct EKSClusterStatus {
-    /// Initialization, readiness, failure domains, the network and conditions, as on every
-    /// cloud.
-    #[serde(flatten)]
-    pub common: InfraClusterStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What only EKS reports of the network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eks: Option<EKSClusterObserved>,
 }
 
 /// What only EKS reports of the network: the security group, gateways and route tables.

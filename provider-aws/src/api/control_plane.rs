@@ -1,4 +1,4 @@
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::ControlPlaneSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -111,25 +111,6 @@ pub struct AccessEntry {
     #[serde(rename = "policyARNs", default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 16), inner(length(min = 1, max = 2048)))]
     pub policy_arns: Vec<String>,
-}
-
-/// Observed state of an EKSControlPlane.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct EKSControlPlaneStatus {
-    /// Initialization, version, endpoints, cloud id, operation, kubeconfig, conditions, as on
-    /// every cloud.
-    #[serde(flatten)]
-    pub common: ControlPlaneStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What EKS reports beyond the shared status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eks: Option<EKSControlPlaneObserved>,
-    /// When spec.eks.requestOverrides was last applied to an EKS request, and to which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides: Option<RequestOverridesStatus>,
 }
 
 /// What EKS reports of a cluster beyond the shared status.

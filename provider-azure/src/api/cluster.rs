@@ -1,4 +1,4 @@
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::api::ClusterSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -65,22 +65,6 @@ pub struct AKSClusterOptions {
     #[x_kube(validation = Rule::new("self.all(z, z in ['1', '2', '3'])").message("spec.aks.zones are Azure availability zones: \"1\", \"2\" or \"3\""))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.zones is immutable"))]
     pub zones: Vec<String>,
-}
-
-/// Observed state of an AKSCluster.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct AKSClusterStatus {
-    /// Initialization, readiness, failure domains, the network and conditions, as on every
-    /// cloud.
-    #[serde(flatten)]
-    pub common: InfraClusterStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What only AKS reports of the network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aks: Option<AKSClusterObserved>,
 }
 
 /// What only AKS reports of the network: the resource group.

@@ -1,4 +1,4 @@
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::ControlPlaneSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -177,25 +177,6 @@ impl Default for SystemPool {
             count: default_system_count(),
         }
     }
-}
-
-/// Observed state of an AKSControlPlane.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct AKSControlPlaneStatus {
-    /// Initialization, version, endpoints, cloud id, operation, kubeconfig, conditions, as on
-    /// every cloud.
-    #[serde(flatten)]
-    pub common: ControlPlaneStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What AKS reports beyond the shared status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aks: Option<AKSControlPlaneObserved>,
-    /// When spec.aks.requestOverrides was last applied to an AKS request, and to which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides: Option<RequestOverridesStatus>,
 }
 
 /// What AKS reports beyond the shared status.

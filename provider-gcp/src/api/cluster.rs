@@ -1,4 +1,4 @@
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::api::ClusterSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -60,22 +60,6 @@ pub struct GKEClusterOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub services_range: Option<String>,
-}
-
-/// Observed state of a GKECluster.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct GKEClusterStatus {
-    /// Initialization, readiness, failure domains, the network and conditions, as on every
-    /// cloud.
-    #[serde(flatten)]
-    pub common: InfraClusterStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What only GKE reports of the network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gke: Option<GKEClusterObserved>,
 }
 
 /// What only GKE reports of the network: the secondary ranges and the Cloud Router.

@@ -1,4 +1,4 @@
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::ControlPlaneSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -109,25 +109,6 @@ pub struct AuthorizedNetwork {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub display_name: Option<String>,
-}
-
-/// Observed state of a GKEControlPlane.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct GKEControlPlaneStatus {
-    /// Initialization, version, endpoints, cloud id, operation, kubeconfig, conditions, as on
-    /// every cloud.
-    #[serde(flatten)]
-    pub common: ControlPlaneStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// The cluster's location (its region) and the exact GKE version it runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gke: Option<GKEControlPlaneObserved>,
-    /// When spec.gke.requestOverrides was last applied to a GKE request, and to which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides: Option<RequestOverridesStatus>,
 }
 
 /// What GKE reports beyond the shared status.

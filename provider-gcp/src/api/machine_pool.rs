@@ -1,4 +1,4 @@
-use contract::api::{MachinePoolSpecCommon, MachinePoolStatusCommon, RequestOverridesStatus};
+use contract::api::MachinePoolSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -55,25 +55,6 @@ pub struct GKEMachinePoolOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
-}
-
-/// Observed state of a GKEMachinePool.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct GKEMachinePoolStatus {
-    /// Initialization, readiness, replicas, version, cloud id and name, operation, conditions,
-    /// as on every cloud.
-    #[serde(flatten)]
-    pub common: MachinePoolStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What GKE reports beyond the shared status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gke: Option<GKEMachinePoolObserved>,
-    /// When spec.gke.requestOverrides was last applied to a GKE request, and to which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides: Option<RequestOverridesStatus>,
 }
 
 /// What GKE reports of a node pool beyond the shared status.

@@ -17,4 +17,4 @@ pub const VERSION: &str = "v1alpha1";
 
 // The Template kinds ClusterClass and `clusterctl generate` use, `crds()`, and the kernel's
 // glue to the three kinds.
-provider_runtime::kinds!(GKE);
+provider_runtime::kinds!(GKE, pool_block);

@@ -1,4 +1,4 @@
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon};
+use contract::api::ClusterSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -76,22 +76,6 @@ pub struct OKEClusterOptions {
     #[x_kube(validation = Rule::new("self.all(s, s.startsWith('ocid1.subnet.'))").message("spec.oke.serviceLBSubnetIDs must hold subnet OCIDs"))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.serviceLBSubnetIDs is immutable"))]
     pub service_lb_subnet_ids: Vec<String>,
-}
-
-/// Observed state of an OKECluster.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct OKEClusterStatus {
-    /// Initialization, readiness, failure domains, the network and conditions, as on every
-    /// cloud.
-    #[serde(flatten)]
-    pub common: InfraClusterStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What only OKE reports of the network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oke: Option<OKEClusterObserved>,
 }
 
 /// What only OKE reports of the network: the role of each subnet.

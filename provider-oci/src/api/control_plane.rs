@@ -1,4 +1,4 @@
-use contract::api::{ControlPlaneSpecCommon, ControlPlaneStatusCommon, RequestOverridesStatus};
+use contract::api::ControlPlaneSpecCommon;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
@@ -111,25 +111,6 @@ pub struct OKEControlPlaneOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
-}
-
-/// Observed state of an OKEControlPlane.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct OKEControlPlaneStatus {
-    /// Initialization, version, endpoints, cloud id, operation, kubeconfig, conditions, as on
-    /// every cloud.
-    #[serde(flatten)]
-    pub common: ControlPlaneStatusCommon,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What OKE reports beyond the shared status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oke: Option<OKEControlPlaneObserved>,
-    /// When spec.oke.requestOverrides was last applied to an OKE request, and to which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_overrides: Option<RequestOverridesStatus>,
 }
 
 /// What OKE reports beyond the shared status.
