@@ -275,8 +275,15 @@ pub fn jwt_expiry(token: &str) -> Option<jiff::Timestamp> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(claims.trim_end_matches('='))
         .ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    jiff::Timestamp::from_second(v["exp"].as_i64()?).ok()
+    let claims: Expiry = serde_json::from_slice(&bytes).ok()?;
+    jiff::Timestamp::from_second(claims.exp?).ok()
+}
+
+/// The one claim of a token read here.
+#[derive(serde::Deserialize)]
+struct Expiry {
+    /// When the token expires, in seconds since the epoch.
+    exp: Option<i64>,
 }
 
 #[cfg(test)]

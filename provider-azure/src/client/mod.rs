@@ -3,6 +3,7 @@
 //! counted, ARM's errors classified, and the asynchronous-operation headers read so a change is
 //! tracked across passes instead of waited for.
 
+pub mod answers;
 pub mod credentials;
 pub mod errors;
 pub mod identity;
@@ -11,9 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::plan::OperationState;
-use provider_runtime::{CloudCalls, CloudError, ProviderError};
+use provider_runtime::{CloudCalls, CloudError, ProviderError, read_answer};
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use answers::{ErrorAnswer, OperationStatus, Page};
 
 pub use credentials::{AccessToken, Credential, Tokens};
 
@@ -95,6 +99,27 @@ impl Failure {
             error,
             code: "RetryAfterNotOver".into(),
             status: 0,
+        }
+    }
+}
+
+impl Answer {
+    /// The body read as `T`, the answer of `operation`.
+    ///
+    /// # Errors
+    /// A transient error naming `operation` and the missing or malformed field.
+    pub fn read<T: DeserializeOwned>(&self, operation: &str) -> Result<T, CloudError> {
+        read_answer(operation, self.body.clone())
+    }
+}
+
+impl Failure {
+    /// An answer that came back whole but not in the shape `operation` answers.
+    fn malformed(error: CloudError, status: u16) -> Self {
+        Self {
+            error,
+            code: "MalformedAnswer".into(),
+            status,
         }
     }
 }
@@ -275,13 +300,13 @@ impl Arm {
                 location,
             });
         }
-        let code = body["error"]["code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let message = body["error"]["message"]
-            .as_str()
-            .map(String::from)
+        let said = serde_json::from_value::<ErrorAnswer>(body)
+            .ok()
+            .and_then(|a| a.error)
+            .unwrap_or_default();
+        let code = said.code.unwrap_or_default();
+        let message = said
+            .message
             .unwrap_or_else(|| provider_runtime::cloud_error::unexplained(status, &text));
         Err(Failure {
             error: errors::classify(status, &code, &message, retry_after),
@@ -290,52 +315,55 @@ impl Arm {
         })
     }
 
-    /// GET of a resource; `Ok(None)` for a 404.
+    /// GET of a resource, read as `T` (`Value` keeps it whole); `Ok(None)` for a 404.
     ///
     /// # Errors
-    /// The classified failure.
-    pub async fn get(
+    /// The classified failure; a transient one naming the field when the answer is not a `T`.
+    pub async fn get<T: DeserializeOwned>(
         &self,
         calls: &CloudCalls,
         operation: &'static str,
         path: &str,
         api_version: &str,
-    ) -> Result<Option<Value>, Failure> {
+    ) -> Result<Option<T>, Failure> {
         match self
             .call(calls, operation, Method::GET, path, api_version, None, None)
             .await
         {
-            Ok(a) => Ok(Some(a.body)),
+            Ok(a) => a
+                .read(operation)
+                .map(Some)
+                .map_err(|e| Failure::malformed(e, a.status)),
             Err(f) if f.error.is_not_found() => Ok(None),
             Err(f) => Err(f),
         }
     }
 
-    /// Every item of a list, following `nextLink`.
+    /// Every item of a list, each read as `T`, following `nextLink`.
     ///
     /// # Errors
-    /// The classified failure.
-    pub async fn list(
+    /// The classified failure; a transient one naming the field when a page is not a page of
+    /// `T`.
+    pub async fn list<T: DeserializeOwned>(
         &self,
         calls: &CloudCalls,
         operation: &'static str,
         path: &str,
         api_version: &str,
-    ) -> Result<Vec<Value>, Failure> {
-        let mut page = self
+    ) -> Result<Vec<T>, Failure> {
+        let mut answer = self
             .call(calls, operation, Method::GET, path, api_version, None, None)
             .await?;
         let mut items = Vec::new();
         for _ in 0..1000 {
-            items.extend(page.body["value"].as_array().cloned().unwrap_or_default());
-            let Some(next) = page.body["nextLink"]
-                .as_str()
-                .filter(|n| !n.is_empty())
-                .map(String::from)
-            else {
+            let page: Page<T> = answer
+                .read(operation)
+                .map_err(|e| Failure::malformed(e, answer.status))?;
+            items.extend(page.value);
+            let Some(next) = page.next_link.filter(|n| !n.is_empty()) else {
                 return Ok(items);
             };
-            page = self.follow(calls, operation, &next).await?;
+            answer = self.follow(calls, operation, &next).await?;
         }
         Ok(items)
     }
@@ -350,31 +378,33 @@ impl Arm {
         calls: &CloudCalls,
         path: &str,
     ) -> Result<Option<OperationState>, ProviderError> {
-        match self.follow(calls, "Operations_Get", path).await {
-            Ok(a) => Ok(Some(operation_state(&a.body))),
+        match self.follow(calls, OPERATIONS_GET, path).await {
+            // Accepted, or nothing said yet (an operation result still running): running.
+            Ok(a) if a.status == 202 || a.body.is_null() => Ok(Some(OperationState::Running)),
+            Ok(a) => Ok(Some(operation_state(&a.read(OPERATIONS_GET)?))),
             Err(f) if f.error.is_not_found() => Ok(None),
             Err(f) => Err(f.into()),
         }
     }
 }
 
+/// The name an operation status resource's read is counted and refused under.
+pub const OPERATIONS_GET: &str = "Operations_Get";
+
 /// An operation status resource in the shared terms.
-pub fn operation_state(body: &Value) -> OperationState {
-    match body["status"].as_str().unwrap_or_default() {
+pub fn operation_state(status: &OperationStatus) -> OperationState {
+    match status.status.as_str() {
         "Succeeded" => OperationState::Succeeded,
         "Failed" | "Canceled" => {
-            let e = &body["error"];
-            let message = match (e["code"].as_str(), e["message"].as_str()) {
+            let e = status.error.clone().unwrap_or_default();
+            let message = match (e.code, e.message) {
                 (Some(c), Some(m)) => format!("{c}: {m}"),
-                (None, Some(m)) => m.to_string(),
+                (None, Some(m)) => m,
                 _ => "no message given".into(),
             };
             OperationState::Failed(format!(
                 "{} ({message})",
-                body["status"]
-                    .as_str()
-                    .unwrap_or("Failed")
-                    .to_ascii_lowercase()
+                status.status.to_ascii_lowercase()
             ))
         }
         _ => OperationState::Running,
@@ -391,25 +421,36 @@ pub fn tracked(answer: &Answer) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;
 
+    fn state(body: Value) -> OperationState {
+        operation_state(&read_answer(OPERATIONS_GET, body).unwrap())
+    }
+
     #[test]
     fn operation_status_resources_read_as_the_kernel_tracks_them() {
         assert_eq!(
-            operation_state(&json!({"status": "InProgress"})),
+            state(json!({"status": "InProgress"})),
             OperationState::Running
         );
         assert_eq!(
-            operation_state(&json!({"status": "Succeeded"})),
+            state(json!({"status": "Succeeded"})),
             OperationState::Succeeded
         );
         assert_eq!(
-            operation_state(
-                &json!({"status": "Failed", "error": {"code": "QuotaExceeded", "message": "cores"}})
+            state(
+                json!({"status": "Failed", "error": {"code": "QuotaExceeded", "message": "cores"}})
             ),
             OperationState::Failed("failed (QuotaExceeded: cores)".into())
         );
+    }
+
+    #[test]
+    fn a_status_resource_without_a_status_is_refused_naming_it() {
+        let e = read_answer::<OperationStatus>(OPERATIONS_GET, json!({"id": "x"})).unwrap_err();
+        assert!(e.to_string().contains("`status`"), "{e}");
     }
 }

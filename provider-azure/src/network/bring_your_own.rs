@@ -13,6 +13,7 @@ use super::AzureNetwork;
 use super::Network;
 use crate::api::AKSCluster;
 use crate::client;
+use crate::client::answers::{ResourceGroup, Subnet};
 use crate::reconcile::last_segment;
 
 /// Reads the brought network: the resource group, then the subnet. A missing or unreadable one
@@ -23,7 +24,7 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<AKSCluste
         |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
     match n
         .arm
-        .get(
+        .get::<ResourceGroup>(
             &n.calls,
             "ResourceGroups_Get",
             &n.arm.group_path(&n.infra.resource_group),
@@ -43,7 +44,7 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<AKSCluste
     }
     let subnet = match n
         .arm
-        .get(&n.calls, "Subnets_Get", &n.infra.subnet, client::NETWORK)
+        .get::<Subnet>(&n.calls, "Subnets_Get", &n.infra.subnet, client::NETWORK)
         .await
     {
         Err(f) if matches!(f.error, CloudError::Invalid { .. }) => {
@@ -72,9 +73,7 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<AKSCluste
         virtual_network: vnet.clone(),
         network_cidr: None,
         subnet: Some(n.infra.subnet.clone()),
-        cidr_block: subnet["properties"]["addressPrefix"]
-            .as_str()
-            .map(String::from),
+        cidr_block: subnet.address_prefix(),
         zones: n.infra.zones.clone(),
         managed: false,
     };

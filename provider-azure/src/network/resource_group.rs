@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{Built, Scope, after_delete};
 use crate::client;
-use crate::reconcile::tags_of;
+use crate::client::answers::{Named, ResourceGroup, tags};
 
 /// One build turn of the resource group service: read the group, and create it when it is
 /// missing.
@@ -17,7 +17,7 @@ pub(super) async fn reconcile(s: &Scope<'_>, built: &mut Built) -> Result<Progre
     let n = s.net;
     let found = n
         .arm
-        .get(
+        .get::<ResourceGroup>(
             &n.calls,
             "ResourceGroups_Get",
             &s.group_path(),
@@ -25,13 +25,13 @@ pub(super) async fn reconcile(s: &Scope<'_>, built: &mut Built) -> Result<Progre
         )
         .await?;
     if let Some(g) = found {
-        if g["properties"]["provisioningState"] == "Deleting" {
+        if g.deleting() {
             return Ok(Progress::waiting(format!(
                 "the resource group {} is being deleted",
                 n.infra.resource_group
             )));
         }
-        built.group_ours = s.owner.owns(&tags_of(&g));
+        built.group_ours = s.owner.owns(&tags(&g.tags));
         built.group = true;
         return Ok(Progress::Ready);
     }
@@ -57,17 +57,17 @@ pub(super) async fn delete(s: &Scope<'_>) -> Result<Removal, ProviderError> {
     let n = s.net;
     let found = n
         .arm
-        .get(
+        .get::<ResourceGroup>(
             &n.calls,
             "ResourceGroups_Get",
             &s.group_path(),
             client::RESOURCES,
         )
         .await?;
-    let Some(g) = found.filter(|g| s.owner.owns(&tags_of(g))) else {
+    let Some(g) = found.filter(|g| s.owner.owns(&tags(&g.tags))) else {
         return Ok(Removal::Gone);
     };
-    if g["properties"]["provisioningState"] == "Deleting" {
+    if g.deleting() {
         return Ok(Removal::waiting(format!(
             "the resource group {} is being deleted",
             n.infra.resource_group
@@ -75,7 +75,7 @@ pub(super) async fn delete(s: &Scope<'_>) -> Result<Removal, ProviderError> {
     }
     let clusters = n
         .arm
-        .list(
+        .list::<Named>(
             &n.calls,
             "ManagedClusters_ListByResourceGroup",
             &format!(
@@ -88,8 +88,7 @@ pub(super) async fn delete(s: &Scope<'_>) -> Result<Removal, ProviderError> {
     if let Some(c) = clusters.first() {
         return Ok(Removal::waiting(format!(
             "the resource group {} still holds the managed cluster {}",
-            n.infra.resource_group,
-            c["name"].as_str().unwrap_or_default()
+            n.infra.resource_group, c.name
         )));
     }
     after_delete(

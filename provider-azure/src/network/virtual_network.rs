@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::{Built, SUBNET, Scope, after_delete};
 use crate::client;
+use crate::client::answers::{Subnet, VirtualNetwork, tags};
 use crate::reconcile::cluster::CreatedNetwork;
-use crate::reconcile::tags_of;
 
 /// One build turn of the virtual network service: read the virtual network and its subnet, and
 /// create both when the network is missing.
@@ -26,7 +26,7 @@ pub(super) async fn reconcile(
     }
     let found = n
         .arm
-        .get(
+        .get::<VirtualNetwork>(
             &n.calls,
             "VirtualNetworks_Get",
             &s.vnet_path(),
@@ -34,7 +34,7 @@ pub(super) async fn reconcile(
         )
         .await?;
     if let Some(v) = found {
-        match s.owner.decide(&tags_of(&v), false) {
+        match s.owner.decide(&tags(&v.tags), false) {
             Ownership::Ours => {}
             Ownership::Adopt | Ownership::Conflict(_) => {
                 return Err(ProviderError::terminal(
@@ -46,26 +46,22 @@ pub(super) async fn reconcile(
                 ));
             }
         }
-        let subnet = v["properties"]["subnets"]
-            .as_array()
-            .into_iter()
+        let subnet = v
+            .properties
+            .subnets
+            .iter()
             .flatten()
-            .find(|x| x["name"] == SUBNET);
-        built.subnet_id = subnet.and_then(|x| x["id"].as_str()).map(String::from);
-        built.subnet_cidr = subnet
-            .and_then(|x| x["properties"]["addressPrefix"].as_str())
-            .map(String::from);
-        return Ok(match v["properties"]["provisioningState"].as_str() {
-            Some("Succeeded") if built.subnet_id.is_some() => Progress::Ready,
-            Some("Succeeded") => Progress::Blocked(format!(
+            .find(|x| x.name == SUBNET);
+        built.subnet_id = subnet.map(|x| x.id.clone());
+        built.subnet_cidr = subnet.and_then(Subnet::address_prefix);
+        let state = v.properties.provisioning_state.as_str();
+        return Ok(match state {
+            "Succeeded" if built.subnet_id.is_some() => Progress::Ready,
+            "Succeeded" => Progress::Blocked(format!(
                 "the virtual network {} has no subnet {SUBNET}",
                 s.vnet
             )),
-            state => Progress::waiting(format!(
-                "the virtual network {} is {}",
-                s.vnet,
-                state.unwrap_or("being made")
-            )),
+            state => Progress::waiting(format!("the virtual network {} is {state}", s.vnet)),
         });
     }
     let body = json!({
@@ -107,7 +103,7 @@ pub(super) async fn delete(s: &Scope<'_>) -> Result<Removal, ProviderError> {
     let n = s.net;
     let found = n
         .arm
-        .get(
+        .get::<VirtualNetwork>(
             &n.calls,
             "VirtualNetworks_Get",
             &s.vnet_path(),
@@ -115,8 +111,8 @@ pub(super) async fn delete(s: &Scope<'_>) -> Result<Removal, ProviderError> {
         )
         .await?;
     match found {
-        Some(v) if s.owner.owns(&tags_of(&v)) => {
-            if v["properties"]["provisioningState"] == "Deleting" {
+        Some(v) if s.owner.owns(&tags(&v.tags)) => {
+            if v.properties.provisioning_state == "Deleting" {
                 return Ok(Removal::waiting(format!(
                     "the virtual network {} is being deleted",
                     s.vnet

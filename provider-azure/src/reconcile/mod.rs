@@ -34,16 +34,6 @@ pub fn overridden(
     Ok(merged)
 }
 
-/// The tags of a resource's JSON, as a map.
-pub fn tags_of(resource: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
-    resource["tags"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-        .collect()
-}
-
 /// The last segment of an ARM id (`…/subnets/nodes` → `nodes`).
 pub fn last_segment(id: &str) -> &str {
     id.trim_end_matches('/').rsplit('/').next().unwrap_or(id)

@@ -157,6 +157,12 @@ impl Aks {
         if stored["count"].is_null() {
             stored["count"] = json!(1);
         }
+        // AKS always answers a pool's mode: a PUT without one keeps the pool's, or is User.
+        if stored["mode"].is_null() {
+            stored["mode"] = existing
+                .as_ref()
+                .map_or_else(|| json!("User"), |p| p.props["mode"].clone());
+        }
         stored["orchestratorVersion"] = json!(match str_of(&props, "orchestratorVersion") {
             "" => pv.clone(),
             v => v.to_string(),

@@ -13,6 +13,7 @@ use super::observe::{ObservedCluster, describe};
 use super::{AksConnected, SYSTEM_POOL};
 use crate::api::{NetworkPlugin, NetworkPolicy};
 use crate::client;
+use crate::client::answers::Identified;
 use crate::reconcile::{aks_version, overridden};
 use crate::scope::Shared;
 
@@ -77,30 +78,31 @@ fn apply_settings(body: &mut Value, want: &Settings, private: bool) {
     };
 }
 
+/// The top-level parts of a cluster a PUT carries back; the rest (id, name, type, eTag) is ARM's.
+const PUT_PARTS: &[&str] = &["location", "tags", "sku", "identity", "properties"];
+
+/// Cluster properties ARM sets, and the pools (changed only through their own resource).
+const READ_ONLY: &[&str] = &[
+    "agentPoolProfiles",
+    "provisioningState",
+    "powerState",
+    "currentKubernetesVersion",
+    "fqdn",
+    "azurePortalFQDN",
+    "privateFQDN",
+    "maxAgentPools",
+    "resourceUID",
+];
+
 /// The cluster as last read, ready to be PUT back: without the pools and what ARM sets.
 fn put_body(raw: &Value) -> Value {
-    let mut body = json!({
-        "location": raw["location"],
-        "tags": raw["tags"],
-        "sku": raw["sku"],
-        "properties": raw["properties"],
-    });
-    if !raw["identity"].is_null() {
-        body["identity"] = raw["identity"].clone();
-    }
-    if let Some(p) = body["properties"].as_object_mut() {
-        for f in [
-            "agentPoolProfiles",
-            "provisioningState",
-            "powerState",
-            "currentKubernetesVersion",
-            "fqdn",
-            "azurePortalFQDN",
-            "privateFQDN",
-            "maxAgentPools",
-            "resourceUID",
-        ] {
-            p.remove(f);
+    let mut body = raw.clone();
+    if let Some(o) = body.as_object_mut() {
+        o.retain(|k, v| PUT_PARTS.contains(&k.as_str()) && !v.is_null());
+        if let Some(Value::Object(p)) = o.get_mut("properties") {
+            for f in READ_ONLY {
+                p.remove(*f);
+            }
         }
     }
     body
@@ -190,9 +192,12 @@ async fn create(
             None,
         )
         .await?;
+    let id = match client::tracked(&answer) {
+        Some(operation) => operation,
+        None => answer.read::<Identified>(CREATE_CALL)?.id,
+    };
     Ok(Started::Created {
-        id: client::tracked(&answer)
-            .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
+        id,
         observed: None,
         overrides: want.request_overrides.is_some(),
     })
@@ -253,7 +258,7 @@ async fn upgrade(
             &clients.cluster_path,
             client::CONTAINER,
             Some(&body),
-            Some(&current.detail.etag),
+            current.detail.etag.as_deref(),
         )
         .await;
     match answer {
@@ -307,7 +312,7 @@ async fn update(
                     &clients.cluster_path,
                     client::CONTAINER,
                     Some(&body),
-                    Some(&o.etag),
+                    o.etag.as_deref(),
                 )
                 .await?
         }
@@ -323,7 +328,6 @@ async fn update(
                 ClusterChange::SystemPoolCount(n) => props["count"] = json!(n),
                 ClusterChange::Settings(_) => {}
             }
-            let etag = pool.profile["eTag"].as_str().map(String::from);
             clients
                 .arm
                 .call(
@@ -333,7 +337,7 @@ async fn update(
                     &format!("{}/agentPools/{SYSTEM_POOL}", clients.cluster_path),
                     client::CONTAINER,
                     Some(&json!({ "properties": props })),
-                    etag.as_deref(),
+                    pool.etag.as_deref(),
                 )
                 .await?
         }

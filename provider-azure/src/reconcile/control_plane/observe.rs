@@ -6,15 +6,15 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use contract::api::{Endpoint, EndpointName};
 use contract::plan::Lifecycle;
-use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
+use provider_runtime::{CloudError, ProviderError, read_answer};
 use reqwest::Method;
 use serde_json::Value;
 
 use super::desired::sorted;
 use super::{AksConnected, SYSTEM_POOL};
 use crate::client;
-use crate::reconcile::tags_of;
+use crate::client::answers::{self, Enabled};
 use crate::scope::{ClusterAccess, Shared};
 
 /// How long an API server address and CA read from the user credential are reused.
@@ -25,6 +25,8 @@ const ACCESS_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 pub struct SystemPoolView {
     /// Its profile as read (for a PUT of its resource).
     pub profile: Value,
+    /// Its ETag, when given.
+    pub etag: Option<String>,
     /// `currentOrchestratorVersion`.
     pub version: String,
     /// `count`.
@@ -38,8 +40,8 @@ pub struct SystemPoolView {
 pub struct ObservedCluster {
     /// The cluster as read: the body of the next PUT.
     pub raw: Value,
-    /// Its ETag.
-    pub etag: String,
+    /// Its ETag, when given.
+    pub etag: Option<String>,
     /// `provisioningState`.
     pub state: String,
     /// Its location.
@@ -70,57 +72,87 @@ pub struct ObservedCluster {
     pub system_pool: Option<SystemPoolView>,
 }
 
-fn observed(c: &Value) -> ObservedCluster {
-    let p = &c["properties"];
-    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let system_pool = p["agentPoolProfiles"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|a| a["name"] == SYSTEM_POOL)
-        .map(|a| SystemPoolView {
-            profile: a.clone(),
-            version: s(&a["currentOrchestratorVersion"]),
-            count: a["count"].as_i64().unwrap_or(0),
-            state: s(&a["provisioningState"]),
-        });
-    ObservedCluster {
-        raw: c.clone(),
-        etag: s(&c["eTag"]),
-        state: s(&p["provisioningState"]),
-        location: s(&c["location"]),
-        fqdn: match p["fqdn"].as_str() {
-            Some(f) => f.to_string(),
-            None => s(&p["privateFQDN"]),
-        },
-        node_group: s(&p["nodeResourceGroup"]),
-        full_version: s(&p["currentKubernetesVersion"]),
-        sku: s(&c["sku"]["tier"]),
-        authorized: sorted(
-            p["apiServerAccessProfile"]["authorizedIPRanges"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(s),
-        ),
-        azure_rbac: p["aadProfile"]["enableAzureRBAC"] == true,
-        admin_groups: sorted(
-            p["aadProfile"]["adminGroupObjectIDs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(s),
-        ),
-        local_disabled: p["disableLocalAccounts"] == true,
-        oidc: p["oidcIssuerProfile"]["enabled"] == true,
-        workload_identity: p["securityProfile"]["workloadIdentity"]["enabled"] == true,
-        kms_key: if p["securityProfile"]["azureKeyVaultKms"]["enabled"] == true {
-            s(&p["securityProfile"]["azureKeyVaultKms"]["keyId"])
-        } else {
-            String::new()
-        },
-        system_pool,
-    }
+/// The name a managed cluster's read is counted and refused under.
+const GET: &str = "ManagedClusters_Get";
+
+/// The call that answers the user credential.
+const USER_CREDENTIALS: &str = "ManagedClusters_ListClusterUserCredentials";
+
+/// The Key Vault key encrypting Secrets ("" when encryption is off).
+///
+/// # Errors
+/// Encryption on without a key: the field is named.
+fn kms_key(p: &answers::ClusterProperties) -> Result<String, CloudError> {
+    let Some(kms) = p
+        .security_profile
+        .as_ref()
+        .and_then(|s| s.azure_key_vault_kms.as_ref())
+        .filter(|k| k.enabled == Some(true))
+    else {
+        return Ok(String::new());
+    };
+    kms.key_id
+        .clone()
+        .ok_or_else(|| answers::lacking(GET, "properties.securityProfile.azureKeyVaultKms.keyId"))
+}
+
+/// The System pool as read, with its profile as ARM answered it (for a PUT of its resource).
+fn system_pool(c: &answers::ManagedCluster, raw: &Value) -> Option<SystemPoolView> {
+    let (i, pool) = c
+        .properties
+        .agent_pool_profiles
+        .iter()
+        .enumerate()
+        .find(|(_, a)| a.name == SYSTEM_POOL)?;
+    let profile = raw
+        .pointer(&format!("/properties/agentPoolProfiles/{i}"))
+        .cloned()
+        .unwrap_or_default();
+    let p = &pool.properties;
+    Some(SystemPoolView {
+        profile,
+        etag: p.etag.clone(),
+        version: p.current_orchestrator_version.clone().unwrap_or_default(),
+        count: i64::from(p.count),
+        state: p.provisioning_state.clone(),
+    })
+}
+
+/// The cluster as read, in the diff's terms; `raw` is the whole answer (kept for the next PUT).
+///
+/// # Errors
+/// An answer that lacks a field a decision needs: the field is named.
+fn observed(c: &answers::ManagedCluster, raw: Value) -> Result<ObservedCluster, CloudError> {
+    let p = &c.properties;
+    let access = p.api_server_access_profile.clone().unwrap_or_default();
+    let aad = p.aad_profile.clone().unwrap_or_default();
+    let security = p.security_profile.clone().unwrap_or_default();
+    Ok(ObservedCluster {
+        system_pool: system_pool(c, &raw),
+        raw,
+        etag: c.etag.clone(),
+        state: p.provisioning_state.clone(),
+        location: c.location.clone(),
+        fqdn: p
+            .fqdn
+            .clone()
+            .or_else(|| p.private_fqdn.clone())
+            .unwrap_or_default(),
+        node_group: p.node_resource_group.clone(),
+        full_version: p.current_kubernetes_version.clone(),
+        sku: c
+            .sku
+            .as_ref()
+            .and_then(|s| s.tier.clone())
+            .unwrap_or_else(|| answers::DEFAULT_TIER.into()),
+        authorized: sorted(access.authorized_ip_ranges.unwrap_or_default()),
+        azure_rbac: aad.enable_azure_rbac.unwrap_or(false),
+        admin_groups: sorted(aad.admin_group_object_ids.unwrap_or_default()),
+        local_disabled: p.disable_local_accounts.unwrap_or(false),
+        oidc: Enabled::on(p.oidc_issuer_profile.as_ref()),
+        workload_identity: Enabled::on(security.workload_identity.as_ref()),
+        kms_key: kms_key(p)?,
+    })
 }
 
 fn lifecycle(state: &str) -> Lifecycle {
@@ -135,15 +167,15 @@ fn lifecycle(state: &str) -> Lifecycle {
     }
 }
 
-/// Reads a kubeconfig's server and CA (what `listClusterUserCredential` answers).
+/// Reads a kubeconfig's server and CA (what `listClusterUserCredential` answers): its first
+/// cluster's; `None` when it names none or is not a kubeconfig.
 fn access_of(kubeconfig: &str) -> Option<(String, Option<Vec<u8>>)> {
-    let v: Value = serde_saphyr::from_str(kubeconfig).ok()?;
-    let cluster = &v["clusters"][0]["cluster"];
-    let server = cluster["server"].as_str()?.to_string();
-    let ca = cluster["certificate-authority-data"]
-        .as_str()
+    let config: answers::Kubeconfig = serde_saphyr::from_str(kubeconfig).ok()?;
+    let cluster = config.clusters.into_iter().next()?.cluster;
+    let ca = cluster
+        .certificate_authority_data
         .and_then(|d| STANDARD.decode(d.trim()).ok());
-    Some((server, ca))
+    Some((cluster.server, ca))
 }
 
 /// The API server's address and CA, from the cluster's user credential (cached per cluster
@@ -169,7 +201,7 @@ async fn access(
         .arm
         .call(
             &clients.calls,
-            "ManagedClusters_ListClusterUserCredentials",
+            USER_CREDENTIALS,
             Method::POST,
             &format!("{}/listClusterUserCredential", clients.cluster_path),
             client::CONTAINER,
@@ -184,9 +216,17 @@ async fn access(
             return None;
         }
     };
-    let text = answer.body["kubeconfigs"][0]["value"]
-        .as_str()
-        .and_then(|v| STANDARD.decode(v).ok())
+    let credentials = match answer.read::<answers::CredentialResults>(USER_CREDENTIALS) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::debug!(cluster = %connected.name, error = %e, "the user credential is not readable");
+            return None;
+        }
+    };
+    let text = credentials
+        .kubeconfigs
+        .first()
+        .and_then(|k| STANDARD.decode(&k.value).ok())
         .and_then(|b| String::from_utf8(b).ok())?;
     let (server, ca_pem) = access_of(&text)?;
     let access = ClusterAccess {
@@ -213,11 +253,11 @@ pub async fn describe(
     connected: &AksConnected,
 ) -> Result<Option<ManagedCluster<ObservedCluster>>, ProviderError> {
     let clients = &connected.clients;
-    let Some(c) = clients
+    let Some(raw) = clients
         .arm
-        .get(
+        .get::<Value>(
             &clients.calls,
-            "ManagedClusters_Get",
+            GET,
             &clients.cluster_path,
             client::CONTAINER,
         )
@@ -225,8 +265,9 @@ pub async fn describe(
     else {
         return Ok(None);
     };
-    let detail = observed(&c);
-    let id = c["id"].as_str().unwrap_or_default().to_string();
+    let c: answers::ManagedCluster = read_answer(GET, raw.clone())?;
+    let detail = observed(&c, raw)?;
+    let id = c.id.clone();
     let life = lifecycle(&detail.state);
     let access = if matches!(
         life,
@@ -237,7 +278,12 @@ pub async fn describe(
     } else {
         access(shared, connected, &id, &detail.fqdn).await
     };
-    let private = c["properties"]["apiServerAccessProfile"]["enablePrivateCluster"] == true;
+    let private = c
+        .properties
+        .api_server_access_profile
+        .as_ref()
+        .and_then(|a| a.enable_private_cluster)
+        .unwrap_or(false);
     let endpoints = access
         .as_ref()
         .and_then(|a| contract::endpoint::parse_url(&a.server))
@@ -258,7 +304,7 @@ pub async fn describe(
         version: detail.full_version.clone(),
         endpoints,
         ca_pem: Ok(access.and_then(|a| a.ca_pem)),
-        tags: tags_of(&c),
+        tags: answers::tags(&c.tags),
         detail,
     }))
 }

@@ -19,6 +19,7 @@ use super::desired::{PoolSpec, invalid, pool_zones};
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, describe};
 use crate::client;
+use crate::client::answers::Identified;
 use crate::reconcile::{aks_version, last_segment, overridden};
 
 /// AKS's call that creates (and changes) an agent pool, the one that takes
@@ -61,8 +62,8 @@ pub(super) async fn act(
     }
 }
 
-/// Applies a change to a pool's properties (pure).
-fn changed(props: &Value, change: &PoolChange) -> Value {
+/// Applies a change to a pool's properties (pure); `count` is the pool's as read.
+fn changed(props: &Value, count: Option<i32>, change: &PoolChange) -> Value {
     let mut p = props.clone();
     if let Some(o) = p.as_object_mut() {
         for f in READ_ONLY {
@@ -74,10 +75,7 @@ fn changed(props: &Value, change: &PoolChange) -> Value {
             p["enableAutoScaling"] = json!(true);
             p["minCount"] = json!(min);
             p["maxCount"] = json!(max);
-            let count = p["count"]
-                .as_i64()
-                .unwrap_or(i64::from(*min))
-                .clamp(i64::from(*min), i64::from(*max));
+            let count = count.unwrap_or(*min).clamp(*min, *max);
             p["count"] = json!(count);
         }
         PoolChange::Autoscaling(None) => {
@@ -120,6 +118,7 @@ fn changed(props: &Value, change: &PoolChange) -> Value {
 fn as_read(props: &Value) -> Value {
     changed(
         props,
+        None,
         &PoolChange::Settings {
             labels: None,
             taints: None,
@@ -144,7 +143,7 @@ async fn put(
     clients: &PoolClients,
     name: &str,
     props: &Value,
-    etag: &str,
+    etag: Option<&str>,
 ) -> Result<client::Answer, ProviderError> {
     Ok(clients
         .arm
@@ -155,7 +154,7 @@ async fn put(
             &clients.pool_path(name),
             client::CONTAINER,
             Some(&json!({ "properties": props })),
-            Some(etag),
+            etag,
         )
         .await?)
 }
@@ -250,8 +249,10 @@ async fn create(
         .await;
     match result {
         Ok(answer) => Ok(Started::Created {
-            id: client::tracked(&answer)
-                .unwrap_or_else(|| answer.body["id"].as_str().unwrap_or_default().to_string()),
+            id: match client::tracked(&answer) {
+                Some(operation) => operation,
+                None => answer.read::<Identified>(CREATE_CALL)?.id,
+            },
             observed: None,
             overrides: patch.is_some(),
         }),
@@ -272,7 +273,7 @@ async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -
     let mut merged = pool.tags.clone();
     merged.extend(tags.clone());
     props["tags"] = json!(merged);
-    put(clients, name, &props, &pool.detail.etag).await?;
+    put(clients, name, &props, pool.detail.etag.as_deref()).await?;
     Ok(Started::Done)
 }
 
@@ -281,7 +282,7 @@ async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answere
     let pool = current(clients, name).await?;
     let mut props = as_read(&pool.detail.props);
     props["orchestratorVersion"] = json!(aks_version(to));
-    let answer = put(clients, name, &props, &pool.detail.etag).await?;
+    let answer = put(clients, name, &props, pool.detail.etag.as_deref()).await?;
     Ok(Started::Operation(
         client::tracked(&answer).unwrap_or_default(),
     ))
@@ -290,8 +291,8 @@ async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answere
 /// PUTs the pool back with `change` made.
 async fn update(clients: &PoolClients, name: &str, change: &PoolChange) -> Answered {
     let pool = current(clients, name).await?;
-    let props = changed(&pool.detail.props, change);
-    let answer = put(clients, name, &props, &pool.detail.etag).await?;
+    let props = changed(&pool.detail.props, pool.detail.count, change);
+    let answer = put(clients, name, &props, pool.detail.etag.as_deref()).await?;
     Ok(Started::Operation(
         client::tracked(&answer).unwrap_or_default(),
     ))
@@ -326,11 +327,11 @@ mod tests {
     #[test]
     fn a_change_is_the_pool_as_read_with_the_field_set_and_nothing_arm_sets() {
         let props = json!({"count": 1, "vmSize": "Standard_D2s_v5", "provisioningState": "Succeeded", "currentOrchestratorVersion": "1.32.7", "eTag": "x"});
-        let p = changed(&props, &PoolChange::Count(3));
+        let p = changed(&props, Some(1), &PoolChange::Count(3));
         assert_eq!(p["count"], 3);
         assert_eq!(p["vmSize"], "Standard_D2s_v5");
         assert!(p["provisioningState"].is_null() && p["eTag"].is_null());
-        let a = changed(&props, &PoolChange::Autoscaling(Some((2, 5))));
+        let a = changed(&props, Some(1), &PoolChange::Autoscaling(Some((2, 5))));
         assert_eq!(
             (a["enableAutoScaling"].as_bool(), a["count"].as_i64()),
             (Some(true), Some(2))

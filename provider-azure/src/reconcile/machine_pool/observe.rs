@@ -7,20 +7,21 @@ use std::collections::BTreeMap;
 
 use contract::plan::Lifecycle;
 use contract::scaling::{InstanceLife, provider_id_list};
-use provider_runtime::ProviderError;
 use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolObserved};
+use provider_runtime::{CloudError, ProviderError, read_answer};
 use serde_json::Value;
 
 use super::PoolClients;
 use crate::client;
+use crate::client::answers;
 
 /// What AKS says about a pool.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ObservedPool {
     /// Its properties as read: the body of the next PUT.
     pub props: Value,
-    /// Its ETag.
-    pub etag: String,
+    /// Its ETag, when given.
+    pub etag: Option<String>,
     /// `count`.
     pub count: Option<i32>,
     /// Autoscaling `(minCount, maxCount)`, when on.
@@ -35,39 +36,30 @@ pub struct ObservedPool {
     pub upgrade: (Option<String>, Option<String>),
 }
 
-fn observed(props: &Value, etag: &str) -> ObservedPool {
-    let int = |v: &Value| v.as_i64().and_then(|n| i32::try_from(n).ok());
-    let mut taints: Vec<String> = props["nodeTaints"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.as_str().map(String::from))
-        .collect();
+/// The name an agent pool's read is counted and refused under.
+const GET: &str = "AgentPools_Get";
+
+/// The pool as read, in the diff's terms; `props` are its properties as ARM answered them (kept
+/// for the next PUT).
+///
+/// # Errors
+/// An answer that lacks a field a decision needs (the mode; a bound while the autoscaler is on):
+/// the field is named.
+fn observed(pool: &answers::AgentPool, props: Value) -> Result<ObservedPool, CloudError> {
+    let p = &pool.properties;
+    let mut taints = p.node_taints.clone().unwrap_or_default();
     taints.sort();
-    let s = |v: &Value| v.as_str().map(String::from);
-    ObservedPool {
-        props: props.clone(),
-        etag: etag.to_string(),
-        count: int(&props["count"]),
-        autoscaling: (props["enableAutoScaling"] == true).then(|| {
-            (
-                int(&props["minCount"]).unwrap_or(0),
-                int(&props["maxCount"]).unwrap_or(0),
-            )
-        }),
-        labels: props["nodeLabels"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-            .collect(),
+    let upgrade = p.upgrade_settings.clone().unwrap_or_default();
+    Ok(ObservedPool {
+        props,
+        etag: pool.etag().map(String::from),
+        count: Some(p.count),
+        autoscaling: p.autoscaling(GET)?,
+        labels: p.node_labels.clone().unwrap_or_default(),
         taints,
-        mode: props["mode"].as_str().unwrap_or("User").to_string(),
-        upgrade: (
-            s(&props["upgradeSettings"]["maxSurge"]),
-            s(&props["upgradeSettings"]["maxUnavailable"]),
-        ),
-    }
+        mode: p.mode(GET)?.to_string(),
+        upgrade: (upgrade.max_surge, upgrade.max_unavailable),
+    })
 }
 
 fn lifecycle(state: &str) -> Lifecycle {
@@ -107,11 +99,11 @@ pub(super) async fn describe(
     clients: &PoolClients,
     name: &str,
 ) -> Result<Option<ManagedPool<ObservedPool>>, ProviderError> {
-    let Some(pool) = clients
+    let Some(raw) = clients
         .arm
-        .get(
+        .get::<Value>(
             &clients.calls,
-            "AgentPools_Get",
+            GET,
             &clients.pool_path(name),
             client::CONTAINER,
         )
@@ -119,20 +111,13 @@ pub(super) async fn describe(
     else {
         return Ok(None);
     };
-    let props = &pool["properties"];
-    let state = props["provisioningState"]
-        .as_str()
-        .unwrap_or("Unknown")
-        .to_string();
-    let detail = observed(
-        props,
-        pool["eTag"]
-            .as_str()
-            .or_else(|| props["eTag"].as_str())
-            .unwrap_or_default(),
-    );
+    let pool: answers::AgentPool = read_answer(GET, raw.clone())?;
+    let props = raw.pointer("/properties").cloned().unwrap_or_default();
+    let detail = observed(&pool, props)?;
+    let p = &pool.properties;
+    let state = p.provisioning_state.clone();
     Ok(Some(ManagedPool {
-        id: pool["id"].as_str().unwrap_or_default().to_string(),
+        id: pool.id.clone(),
         lifecycle: lifecycle(&state),
         issues: if state == "Failed" {
             vec![format!("agent pool {name} is in provisioning state Failed")]
@@ -140,16 +125,11 @@ pub(super) async fn describe(
             Vec::new()
         },
         state,
-        version: props["currentOrchestratorVersion"]
-            .as_str()
-            .map(String::from)
+        version: p
+            .current_orchestrator_version
+            .clone()
             .filter(|v| !v.is_empty()),
-        tags: props["tags"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-            .collect(),
+        tags: answers::tags(&p.tags),
         desired_size: detail.count,
         detail,
     }))
@@ -163,7 +143,7 @@ pub(super) async fn describe(
 async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, ProviderError> {
     let Some(cluster) = clients
         .arm
-        .get(
+        .get::<answers::ManagedCluster>(
             &clients.calls,
             "ManagedClusters_Get",
             &clients.cluster_path,
@@ -173,19 +153,17 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
     else {
         return Ok(Vec::new());
     };
-    let Some(node_group) = cluster["properties"]["nodeResourceGroup"]
-        .as_str()
-        .filter(|g| !g.is_empty())
-    else {
+    let node_group = cluster.properties.node_resource_group;
+    if node_group.is_empty() {
         return Ok(Vec::new());
-    };
+    }
     let sets_path = format!(
         "{}/providers/Microsoft.Compute/virtualMachineScaleSets",
-        clients.arm.group_path(node_group)
+        clients.arm.group_path(&node_group)
     );
     let sets = match clients
         .arm
-        .list(
+        .list::<answers::ScaleSet>(
             &clients.calls,
             "VirtualMachineScaleSets_List",
             &sets_path,
@@ -198,14 +176,11 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
         Err(f) => return Err(f.into()),
     };
     let mut ids = Vec::new();
-    for set in sets
-        .iter()
-        .filter(|s| s["tags"]["aks-managed-poolName"] == name)
-    {
-        let vmss = set["name"].as_str().unwrap_or_default();
+    for set in sets.iter().filter(|s| s.of_pool(name)) {
+        let vmss = set.name();
         let vms = match clients
             .arm
-            .list(
+            .list::<answers::ScaleSetVm>(
                 &clients.calls,
                 "VirtualMachineScaleSetVMs_List",
                 &format!("{sets_path}/{vmss}/virtualMachines"),
@@ -217,11 +192,7 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
             Err(f) if f.error.is_not_found() => continue,
             Err(f) => return Err(f.into()),
         };
-        ids.extend(
-            vms.iter()
-                .filter_map(|vm| vm["id"].as_str())
-                .map(provider_id),
-        );
+        ids.extend(vms.iter().map(|vm| provider_id(&vm.id)));
     }
     Ok(provider_id_list(
         ids.iter().map(|id| (id.as_str(), InstanceLife::Present)),
@@ -259,7 +230,34 @@ pub(super) async fn observe(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn read(props: Value) -> Result<ObservedPool, CloudError> {
+        let pool: answers::AgentPool =
+            read_answer(GET, json!({"id": "/p", "properties": props.clone()})).unwrap();
+        observed(&pool, props)
+    }
+
+    #[test]
+    fn a_pool_lacking_what_the_diff_compares_is_refused_not_changed() {
+        let base = json!({"provisioningState": "Succeeded", "count": 2, "mode": "User"});
+        let ok = read(base.clone()).unwrap();
+        assert_eq!(
+            (ok.count, ok.mode.as_str(), ok.autoscaling),
+            (Some(2), "User", None)
+        );
+        let mut no_min = base.clone();
+        no_min["enableAutoScaling"] = json!(true);
+        no_min["maxCount"] = json!(5);
+        let e = read(no_min).unwrap_err();
+        assert!(e.to_string().contains("`properties.minCount`"), "{e}");
+        let mut no_mode = base;
+        no_mode.as_object_mut().unwrap().remove("mode");
+        let e = read(no_mode).unwrap_err();
+        assert!(e.to_string().contains("`properties.mode`"), "{e}");
+    }
 
     #[test]
     fn provider_ids_are_written_as_aks_writes_them() {
