@@ -19,6 +19,7 @@ use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 pub use provider_runtime::ClusterRef;
 
 use crate::api::{OKECluster, OKEClusterSpec, OKEControlPlane};
+use crate::client::answers::AvailabilityDomain;
 use crate::client::{self, Credential, Endpoints, Oci, Service, q};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
@@ -79,17 +80,14 @@ impl Shared {
             return Ok(ads);
         }
         let listed = oci
-            .list(
+            .list_of::<AvailabilityDomain>(
                 calls,
                 "ListAvailabilityDomains",
                 Service::Identity,
                 &format!("/availabilityDomains?compartmentId={}", q(compartment)),
             )
             .await?;
-        let mut ads: Vec<String> = listed
-            .iter()
-            .filter_map(|a| a["name"].as_str().map(String::from))
-            .collect();
+        let mut ads: Vec<String> = listed.into_iter().filter_map(|a| a.name).collect();
         ads.sort();
         if ads.is_empty() {
             return Err(ProviderError::terminal(

@@ -4,6 +4,7 @@
 //! OCI's errors classified, `opc-next-page` followed, and work requests read so a change is
 //! tracked across passes instead of waited for.
 
+pub mod answers;
 pub mod credentials;
 pub mod errors;
 pub mod token;
@@ -15,8 +16,10 @@ use contract::plan::OperationState;
 use oci_signer::{ApiKey, Request, sign};
 use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use answers::{ErrorBody, WorkRequest, WorkRequestError};
 pub use credentials::Credential;
 
 /// Installs ring as rustls's process-wide provider; a second call is harmless.
@@ -362,10 +365,12 @@ impl Oci {
                 next_page,
             });
         }
-        let code = body["code"].as_str().unwrap_or_default().to_string();
-        let message = body["message"]
-            .as_str()
-            .map(String::from)
+        // An error is an error whatever its body: one that is not OCI's shape is said by its
+        // status and text.
+        let said: ErrorBody = serde_json::from_value(body).unwrap_or_default();
+        let code = said.code.unwrap_or_default();
+        let message = said
+            .message
             .unwrap_or_else(|| provider_runtime::cloud_error::unexplained(status, &text));
         Err(Failure {
             error: errors::classify(status, &code, &message, retry_after),
@@ -374,29 +379,48 @@ impl Oci {
         })
     }
 
-    /// A GET of one resource with its etag; `Ok(None)` for a 404.
+    /// A GET of one resource, read as `T`, with its etag; `Ok(None)` for a 404.
     ///
     /// # Errors
-    /// The classified failure.
-    pub async fn get(
+    /// The classified failure; a transient one naming the operation and the field when the
+    /// answer is not a `T`.
+    pub async fn get<T: DeserializeOwned>(
         &self,
         calls: &CloudCalls,
         operation: &'static str,
         service: Service,
         path: &str,
-    ) -> Result<Option<(Value, Option<String>)>, Failure> {
+    ) -> Result<Option<(T, Option<String>)>, Failure> {
         match self.call(calls, Call::get(operation, service, path)).await {
-            Ok(a) => Ok(Some((a.body, a.etag))),
+            Ok(a) => Ok(Some((read(operation, a.status, a.body)?, a.etag))),
             Err(f) if f.error.is_not_found() => Ok(None),
             Err(f) => Err(f),
         }
     }
 
-    /// Every item of a list (`path` with its query), following `opc-next-page`.
+    /// Every item of a list (`path` with its query), following `opc-next-page`, each read as
+    /// `T`.
+    ///
+    /// # Errors
+    /// The classified failure; a transient one naming the operation and the item's field when
+    /// an item is not a `T`.
+    pub async fn list_of<T: DeserializeOwned>(
+        &self,
+        calls: &CloudCalls,
+        operation: &'static str,
+        service: Service,
+        path: &str,
+    ) -> Result<Vec<T>, Failure> {
+        let items = self.list(calls, operation, service, path).await?;
+        read(operation, 200, Value::Array(items))
+    }
+
+    /// Every item of a list (`path` with its query), following `opc-next-page`, as JSON; a
+    /// caller that reads the items uses [`Oci::list_of`].
     ///
     /// # Errors
     /// The classified failure.
-    pub async fn list(
+    async fn list(
         &self,
         calls: &CloudCalls,
         operation: &'static str,
@@ -455,42 +479,60 @@ impl Oci {
         }
         let path = format!("/workRequests/{id}");
         let Some((w, _)) = self
-            .get(calls, "GetWorkRequest", Service::ContainerEngine, &path)
+            .get::<WorkRequest>(calls, "GetWorkRequest", Service::ContainerEngine, &path)
             .await?
         else {
             return Ok(None);
         };
-        match w["status"].as_str().unwrap_or_default() {
+        match w.status.as_str() {
             "SUCCEEDED" => Ok(Some(OperationState::Succeeded)),
             status @ ("FAILED" | "CANCELED") => {
-                let errors = self
-                    .list(
-                        calls,
-                        "ListWorkRequestErrors",
-                        Service::ContainerEngine,
-                        &format!(
-                            "/workRequests/{id}/errors?compartmentId={}",
-                            q(w["compartmentId"].as_str().unwrap_or_default())
-                        ),
-                    )
-                    .await
-                    .unwrap_or_default();
+                let errors = self.work_request_errors(calls, id, &w).await;
                 Ok(Some(work_request_failed(status, &errors)))
             }
             _ => Ok(Some(OperationState::Running)),
         }
     }
+
+    /// The errors of the failed work request `w` (`id`), as far as OCI says them: none when it
+    /// names no compartment to list them in, or the list cannot be read (the failure is
+    /// reported either way).
+    async fn work_request_errors(
+        &self,
+        calls: &CloudCalls,
+        id: &str,
+        w: &WorkRequest,
+    ) -> Vec<WorkRequestError> {
+        let Some(compartment) = &w.compartment_id else {
+            return Vec::new();
+        };
+        let path = format!("/workRequests/{id}/errors?compartmentId={}", q(compartment));
+        self.list_of(
+            calls,
+            "ListWorkRequestErrors",
+            Service::ContainerEngine,
+            &path,
+        )
+        .await
+        .unwrap_or_default()
+    }
+}
+
+/// `body` read as `T` for `operation` ([`provider_runtime::read_answer`]), as a failure of the
+/// call when it is not one.
+fn read<T: DeserializeOwned>(operation: &str, status: u16, body: Value) -> Result<T, Failure> {
+    provider_runtime::read_answer(operation, body).map_err(|error| Failure {
+        error,
+        code: String::new(),
+        status,
+    })
 }
 
 /// A failed work request in the shared terms, with OCI's errors.
-pub fn work_request_failed(status: &str, errors: &[Value]) -> OperationState {
+pub fn work_request_failed(status: &str, errors: &[WorkRequestError]) -> OperationState {
     let said: Vec<String> = errors
         .iter()
-        .map(|e| match (e["code"].as_str(), e["message"].as_str()) {
-            (Some(c), Some(m)) => format!("{c}: {m}"),
-            (None, Some(m)) => m.to_string(),
-            _ => "no message given".into(),
-        })
+        .map(|e| format!("{}: {}", e.code, e.message))
         .collect();
     OperationState::Failed(format!(
         "{} ({})",
@@ -512,9 +554,9 @@ fn request_id() -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn endpoints_are_oci_s_or_one_emulator() {
@@ -533,11 +575,56 @@ mod tests {
         assert_eq!(
             work_request_failed(
                 "FAILED",
-                &[json!({"code": "LimitExceeded", "message": "ocpus", "timestamp": "t"})]
+                &[WorkRequestError {
+                    code: "LimitExceeded".into(),
+                    message: "ocpus".into(),
+                    timestamp: "t".into()
+                }]
             ),
             OperationState::Failed("failed (LimitExceeded: ocpus)".into())
         );
         assert_eq!(request_id().len(), 32);
         assert_eq!(q("a b/c"), "a%20b%2Fc");
+    }
+
+    #[test]
+    fn an_answer_without_a_needed_field_is_a_transient_failure_naming_it_not_a_default() {
+        let pool = serde_json::json!({
+            "id": "ocid1.nodepool.oc1.iad.a",
+            "lifecycleState": "ACTIVE",
+            "nodeShape": "VM.Standard.E4.Flex",
+            "nodeConfigDetails": { "placementConfigs": [] },
+        });
+        let refused = read::<answers::NodePool>("GetNodePool", 200, pool).unwrap_err();
+        assert_eq!(
+            refused.error,
+            CloudError::Transient("GetNodePool: the answer has no `nodeConfigDetails.size`".into())
+        );
+        // Transient: the pass backs off and looks again; nothing is changed on its account.
+        assert!(matches!(
+            ProviderError::from(refused),
+            ProviderError::Transient { .. }
+        ));
+        let wrong = serde_json::json!({ "status": 3 });
+        let refused = read::<WorkRequest>("GetWorkRequest", 200, wrong).unwrap_err();
+        assert!(
+            refused
+                .error
+                .to_string()
+                .starts_with("GetWorkRequest: the answer's `status` is malformed"),
+            "{}",
+            refused.error
+        );
+    }
+
+    #[test]
+    fn an_error_body_is_read_when_it_is_oci_s_and_left_aside_when_not() {
+        let said: ErrorBody = serde_json::from_value(
+            serde_json::json!({"code": "NotAuthorizedOrNotFound", "message": "m", "x": 1}),
+        )
+        .unwrap_or_default();
+        assert_eq!(said.code.as_deref(), Some("NotAuthorizedOrNotFound"));
+        let said: ErrorBody = serde_json::from_value(Value::Null).unwrap_or_default();
+        assert_eq!(said, ErrorBody::default());
     }
 }

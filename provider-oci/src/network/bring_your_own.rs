@@ -8,24 +8,26 @@
 use std::time::Duration;
 
 use contract::conditions::Reason;
-use provider_runtime::ProviderError;
 use provider_runtime::infra_cluster::{NetworkReport, ReportOf};
+use provider_runtime::{CloudError, ProviderError};
 
 use super::OciNetwork;
 use super::{Network, gone};
 use crate::api::OKECluster;
 use crate::client::Service as Api;
+use crate::client::answers::{Subnet, Vcn};
 
 /// Reads the brought VCN and its subnets: ready, looked at again after `rest_interval`, when
 /// they all exist and the subnets are in the VCN.
 pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<OKECluster> {
     let invalid =
         |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
-    let get = |collection: &'static str, op: &'static str, id: &str| {
-        let path = format!("/{collection}/{id}");
-        async move { n.oci.get(&n.calls, op, Api::Core, &path).await }
-    };
-    let vcn = match get("vcns", "GetVcn", &n.infra.vcn).await {
+    let vcn_path = format!("/vcns/{}", n.infra.vcn);
+    let vcn = match n
+        .oci
+        .get::<Vcn>(&n.calls, "GetVcn", Api::Core, &vcn_path)
+        .await
+    {
         Err(f) => return NetworkReport::failed(f.into()),
         Ok(Some((v, _))) if !gone(&v) => v,
         Ok(_) => {
@@ -51,28 +53,35 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<OKECluste
     let mut endpoint_public = false;
     let mut subnet_blocks = std::collections::BTreeMap::new();
     for (i, (subnet, field)) in subnets.iter().enumerate() {
-        let s = match get("subnets", "GetSubnet", subnet).await {
+        let path = format!("/subnets/{subnet}");
+        let s = match n
+            .oci
+            .get::<Subnet>(&n.calls, "GetSubnet", Api::Core, &path)
+            .await
+        {
             Err(f) => return NetworkReport::failed(f.into()),
             Ok(Some((s, _))) if !gone(&s) => s,
             Ok(_) => return invalid(format!("the subnet {subnet} ({field}) does not exist")),
         };
-        if s["vcnId"] != vcn["id"] {
+        if s.vcn_id != vcn.id {
             return invalid(format!(
                 "the subnet {subnet} ({field}) is in VCN {}, not in {} (spec.network.id)",
-                s["vcnId"].as_str().unwrap_or_default(),
-                n.infra.vcn
+                s.vcn_id, n.infra.vcn
             ));
         }
         if i == 0 {
-            endpoint_public = s["prohibitPublicIpOnVnic"] != true;
+            endpoint_public = match endpoint_public_of(&s) {
+                Ok(public) => public,
+                Err(e) => return NetworkReport::failed(e.into()),
+            };
         }
-        if let Some(block) = s["cidrBlock"].as_str() {
-            subnet_blocks.insert(subnet.clone(), block.to_string());
+        if let Some(block) = &s.cidr_block {
+            subnet_blocks.insert(subnet.clone(), block.clone());
         }
     }
     let status = OciNetwork {
         vcn_id: Some(n.infra.vcn.clone()),
-        cidr_block: vcn["cidrBlock"].as_str().map(String::from),
+        cidr_block: Some(vcn.cidr_block.clone()),
         endpoint_subnet_id: Some(n.infra.endpoint_subnet.clone()),
         node_subnet_ids: n.infra.node_subnets.clone(),
         service_lb_subnet_ids: n.infra.lb_subnets.clone(),
@@ -83,9 +92,56 @@ pub async fn observe(n: &Network, rest_interval: Duration) -> ReportOf<OKECluste
     };
     let message = format!(
         "using the brought VCN {} with {} node subnet(s) in {}",
-        vcn["displayName"].as_str().unwrap_or(&n.infra.vcn),
+        vcn.display_name,
         n.infra.node_subnets.len(),
         n.infra.availability_domains.join(", ")
     );
     NetworkReport::ready(status.seen(), message, rest_interval)
+}
+
+/// Whether the endpoint subnet `s` is public: it allows public IPs on its VNICs.
+///
+/// # Errors
+/// OCI's answer does not say (read as public or private, the cluster's endpoint would be asked
+/// to change).
+fn endpoint_public_of(s: &Subnet) -> Result<bool, CloudError> {
+    s.prohibit_public_ip_on_vnic
+        .map(|prohibited| !prohibited)
+        .ok_or_else(|| {
+            CloudError::Transient("GetSubnet: the answer has no `prohibitPublicIpOnVnic`".into())
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_subnet_is_public_unless_it_prohibits_public_ips_and_unsaid_is_refused() {
+        let subnet = |prohibit: Option<bool>| -> Subnet {
+            let mut body = serde_json::json!({
+                "id": "ocid1.subnet.oc1.iad.a",
+                "compartmentId": "ocid1.compartment.oc1..a",
+                "lifecycleState": "AVAILABLE",
+                "vcnId": "ocid1.vcn.oc1.iad.a",
+                "cidrBlock": "10.0.0.0/24",
+                "routeTableId": "ocid1.routetable.oc1.iad.a",
+                "virtualRouterMac": "00:00:17:00:00:01",
+                "displayName": "endpoint",
+            });
+            if let Some(p) = prohibit {
+                body["prohibitPublicIpOnVnic"] = serde_json::json!(p);
+            }
+            provider_runtime::read_answer("GetSubnet", body).unwrap()
+        };
+        assert_eq!(endpoint_public_of(&subnet(Some(false))), Ok(true));
+        assert_eq!(endpoint_public_of(&subnet(Some(true))), Ok(false));
+        assert_eq!(
+            endpoint_public_of(&subnet(None)),
+            Err(CloudError::Transient(
+                "GetSubnet: the answer has no `prohibitPublicIpOnVnic`".into()
+            ))
+        );
+    }
 }

@@ -1,18 +1,22 @@
 //! The internet gateway service: the public route table's way to the internet.
 
+use std::marker::PhantomData;
+
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{Progress, Removal};
 use serde_json::json;
 
 use super::{Built, Kind, Scope, each_ready};
+use crate::client::answers::InternetGateway;
 
-const INTERNET_GATEWAY: Kind = Kind {
+const INTERNET_GATEWAY: Kind<InternetGateway> = Kind {
     collection: "internetGateways",
     noun: "internet gateway",
     list: "ListInternetGateways",
     create: "CreateInternetGateway",
     delete: "DeleteInternetGateway",
     in_vcn: true,
+    answer: PhantomData,
 };
 
 /// One build turn: creates the gateway, enabled, in the VCN and waits until it is available.

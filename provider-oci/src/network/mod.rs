@@ -43,6 +43,7 @@ pub mod subnets;
 pub mod vcn;
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 
 use contract::api::{NetworkStatus, SubnetStatus};
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
@@ -56,9 +57,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::api::{OKECluster, OKEClusterObserved};
+use crate::client::answers::NetworkResource;
 use crate::client::{Call, Oci, Service as Api, q};
 use crate::reconcile::cluster::CreatedNetwork;
-use crate::reconcile::tags_of;
 use crate::scope::Infra;
 
 /// Display names the provider derives (a suffix such as `-endpoint-security` follows).
@@ -85,30 +86,29 @@ pub struct Network {
     pub(crate) recorded_vcn: Option<String>,
 }
 
-/// One kind of Core Services resource the network is made of.
-#[derive(Clone, Copy, Debug)]
-struct Kind {
+/// One kind of Core Services resource the network is made of, read as `T`.
+#[derive(Debug)]
+struct Kind<T> {
     collection: &'static str,
     noun: &'static str,
     list: &'static str,
     create: &'static str,
     delete: &'static str,
     in_vcn: bool,
+    answer: PhantomData<fn() -> T>,
 }
 
-/// The lifecycle state of a resource.
-fn state(v: &Value) -> &str {
-    v["lifecycleState"].as_str().unwrap_or_default()
+impl<T> Clone for Kind<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
 }
+
+impl<T> Copy for Kind<T> {}
 
 /// Whether a resource is deleted or being deleted.
-fn gone(v: &Value) -> bool {
-    matches!(state(v), "TERMINATED" | "TERMINATING")
-}
-
-/// The OCID of a resource.
-fn id(v: &Value) -> String {
-    v["id"].as_str().unwrap_or_default().to_string()
+fn gone(v: &impl NetworkResource) -> bool {
+    matches!(v.lifecycle_state(), "TERMINATED" | "TERMINATING")
 }
 
 /// One build or tear-down pass over a created network.
@@ -122,9 +122,9 @@ pub struct Scope<'a> {
 }
 
 /// What a look for one resource found.
-enum Found {
+enum Found<T> {
     /// Ours, live.
-    Ours(Value),
+    Ours(T),
     /// Ours, being deleted.
     Going,
     /// None.
@@ -157,12 +157,12 @@ impl Scope<'_> {
     }
 
     /// The resource of `kind` named `name` in the compartment (and `vcn`), if ours.
-    async fn find(
+    async fn find<T: NetworkResource>(
         &self,
-        kind: Kind,
+        kind: Kind<T>,
         name: &str,
         vcn: Option<&str>,
-    ) -> Result<Found, ProviderError> {
+    ) -> Result<Found<T>, ProviderError> {
         let n = self.net;
         let mut path = format!(
             "/{}?compartmentId={}",
@@ -175,17 +175,17 @@ impl Scope<'_> {
         if kind.collection != "serviceGateways" {
             path.push_str(&format!("&displayName={}", q(name)));
         }
-        let listed = n.oci.list(&n.calls, kind.list, Api::Core, &path).await?;
-        let named: Vec<&Value> = listed.iter().filter(|r| r["displayName"] == name).collect();
-        if let Some(live) = named.iter().find(|r| !gone(r)) {
-            return match self.owner.decide(&tags_of(live), false) {
+        let listed: Vec<T> = n.oci.list_of(&n.calls, kind.list, Api::Core, &path).await?;
+        let named: Vec<&T> = listed.iter().filter(|r| r.display_name() == name).collect();
+        if let Some(live) = named.iter().find(|r| !gone(**r)) {
+            return match self.owner.decide(&live.tags(), false) {
                 Ownership::Ours => Ok(Found::Ours((*live).clone())),
                 Ownership::Adopt | Ownership::Conflict(_) => Err(ProviderError::terminal(
                     Reason::NameConflict,
                     format!(
                         "the {} {name} ({}) already exists in compartment {} and was not created for this cluster; nothing was changed. Delete or rename it, or bring the network by OCID instead (spec.network.id and spec.network.subnetIDs)",
                         kind.noun,
-                        id(live),
+                        live.id(),
                         n.infra.compartment
                     ),
                 )),
@@ -193,14 +193,14 @@ impl Scope<'_> {
         }
         Ok(named
             .iter()
-            .find(|r| state(r) == "TERMINATING" && self.owner.owns(&tags_of(r)))
+            .find(|r| r.lifecycle_state() == "TERMINATING" && self.owner.owns(&r.tags()))
             .map_or(Found::None, |_| Found::Going))
     }
 
     /// Creates a resource of `kind` named `name` with `body` (compartment, name and tags added).
-    async fn create(
+    async fn create<T>(
         &self,
-        kind: Kind,
+        kind: Kind<T>,
         name: &str,
         mut body: Value,
     ) -> Result<Progress, ProviderError> {
@@ -226,20 +226,21 @@ impl Scope<'_> {
     }
 
     /// Looks for one resource; creates it when missing. `Ready` once it is AVAILABLE.
-    async fn ensure(
+    async fn ensure<T: NetworkResource>(
         &self,
-        kind: Kind,
+        kind: Kind<T>,
         suffix: &str,
         vcn: Option<&str>,
         body: impl FnOnce() -> Value,
-    ) -> Result<(Progress, Option<Value>), ProviderError> {
+    ) -> Result<(Progress, Option<T>), ProviderError> {
         let name = self.name(suffix);
         match self.find(kind, &name, vcn).await? {
             Found::Ours(v) => {
-                let progress = if state(&v) == "AVAILABLE" {
+                let state = v.lifecycle_state();
+                let progress = if state == "AVAILABLE" {
                     Progress::Ready
                 } else {
-                    Progress::waiting(format!("the {} {name} is {}", kind.noun, state(&v)))
+                    Progress::waiting(format!("the {} {name} is {state}", kind.noun))
                 };
                 Ok((progress, Some(v)))
             }
@@ -252,9 +253,9 @@ impl Scope<'_> {
     }
 
     /// Deletes one of ours; `Gone` when none is left.
-    async fn remove(
+    async fn remove<T: NetworkResource>(
         &self,
-        kind: Kind,
+        kind: Kind<T>,
         suffix: &str,
         vcn: Option<&str>,
     ) -> Result<Removal, ProviderError> {
@@ -274,13 +275,16 @@ impl Scope<'_> {
                 "the {} {name} is being deleted",
                 kind.noun
             ))),
-            Found::Ours(v) => self.delete(kind, &name, &id(&v)).await,
+            Found::Ours(v) => self.delete(kind, &name, v.id()).await,
         }
     }
 
     /// Deletes, in `sequence`'s order, the resources of ours inside our VCN: the first one not
     /// yet gone ends the turn. `Gone` without our VCN: nothing of ours can be inside it.
-    async fn remove_in_vcn(&self, sequence: &[(Kind, &str)]) -> Result<Removal, ProviderError> {
+    async fn remove_in_vcn<T: NetworkResource>(
+        &self,
+        sequence: &[(Kind<T>, &str)],
+    ) -> Result<Removal, ProviderError> {
         let Some(vcn) = self.vcn.as_deref() else {
             return Ok(Removal::Gone);
         };
@@ -294,7 +298,12 @@ impl Scope<'_> {
     }
 
     /// Deletes one of ours, `name`, by its OCID.
-    async fn delete(&self, kind: Kind, name: &str, id: &str) -> Result<Removal, ProviderError> {
+    async fn delete<T>(
+        &self,
+        kind: Kind<T>,
+        name: &str,
+        id: &str,
+    ) -> Result<Removal, ProviderError> {
         let n = self.net;
         let path = format!("/{}/{id}", kind.collection);
         let call = Call::send(kind.delete, Api::Core, &Method::DELETE, &path, None);
@@ -321,7 +330,9 @@ macro_rules! each_ready {
         if progress != Progress::Ready {
             return Ok(progress);
         }
-        found.as_ref().map($crate::network::id)
+        found
+            .as_ref()
+            .map(|r| $crate::client::answers::NetworkResource::id(r).to_string())
     }};
 }
 use each_ready;

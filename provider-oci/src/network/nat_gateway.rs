@@ -1,18 +1,22 @@
 //! The NAT gateway service: the private route table's way to the internet.
 
+use std::marker::PhantomData;
+
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{Progress, Removal};
 use serde_json::json;
 
 use super::{Built, Kind, Scope, each_ready};
+use crate::client::answers::NatGateway;
 
-const NAT_GATEWAY: Kind = Kind {
+const NAT_GATEWAY: Kind<NatGateway> = Kind {
     collection: "natGateways",
     noun: "NAT gateway",
     list: "ListNatGateways",
     create: "CreateNatGateway",
     delete: "DeleteNatGateway",
     in_vcn: true,
+    answer: PhantomData,
 };
 
 /// One build turn: creates the gateway in the VCN and waits until it is available.

@@ -2,19 +2,23 @@
 //! the private one (everything to the NAT gateway, the Oracle Services Network to the service
 //! gateway).
 
+use std::marker::PhantomData;
+
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{Progress, Removal};
 use serde_json::json;
 
 use super::{Built, Kind, Scope, each_ready};
+use crate::client::answers::RouteTable;
 
-const ROUTE_TABLE: Kind = Kind {
+const ROUTE_TABLE: Kind<RouteTable> = Kind {
     collection: "routeTables",
     noun: "route table",
     list: "ListRouteTables",
     create: "CreateRouteTable",
     delete: "DeleteRouteTable",
     in_vcn: true,
+    answer: PhantomData,
 };
 
 /// One build turn: once the three gateways are there, creates the public then the private

@@ -2,20 +2,24 @@
 //! traffic to the control plane from the VCN) and the nodes' (anything from within the VCN);
 //! both let everything out.
 
+use std::marker::PhantomData;
+
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{Progress, Removal};
 use serde_json::{Value, json};
 
 use super::{Built, Kind, Scope, each_ready};
+use crate::client::answers::SecurityList;
 use crate::reconcile::cluster::CreatedNetwork;
 
-const SECURITY_LIST: Kind = Kind {
+const SECURITY_LIST: Kind<SecurityList> = Kind {
     collection: "securityLists",
     noun: "security list",
     list: "ListSecurityLists",
     create: "CreateSecurityList",
     delete: "DeleteSecurityList",
     in_vcn: true,
+    answer: PhantomData,
 };
 
 /// The `tcpOptions` of a rule for one destination port.

@@ -2,20 +2,24 @@
 //! block), the Service load balancers' (public, the second quarter) and the nodes' (private,
 //! the second half).
 
+use std::marker::PhantomData;
+
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{Progress, Removal};
 use serde_json::json;
 
 use super::{Built, Kind, Scope, each_ready};
+use crate::client::answers::Subnet;
 use crate::reconcile::cluster::CreatedNetwork;
 
-const SUBNET: Kind = Kind {
+const SUBNET: Kind<Subnet> = Kind {
     collection: "subnets",
     noun: "subnet",
     list: "ListSubnets",
     create: "CreateSubnet",
     delete: "DeleteSubnet",
     in_vcn: true,
+    answer: PhantomData,
 };
 
 /// One build turn: once the route tables and security lists are there, creates the endpoint,

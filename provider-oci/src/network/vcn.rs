@@ -1,23 +1,26 @@
 //! The VCN service: the virtual cloud network over the spec's block, which every other
 //! resource of the network lives in.
 
+use std::marker::PhantomData;
+
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
 use provider_runtime::walker::{Progress, Removal};
 use serde_json::json;
 
-use super::{Built, Found, Kind, Scope, each_ready, id, state};
+use super::{Built, Found, Kind, Scope, each_ready};
 use crate::client::Service as Api;
+use crate::client::answers::{NetworkResource, Vcn};
 use crate::reconcile::cluster::CreatedNetwork;
-use crate::reconcile::tags_of;
 
-const VCN: Kind = Kind {
+const VCN: Kind<Vcn> = Kind {
     collection: "vcns",
     noun: "VCN",
     list: "ListVcns",
     create: "CreateVcn",
     delete: "DeleteVcn",
     in_vcn: false,
+    answer: PhantomData,
 };
 
 /// One build turn: creates the VCN over `plan`'s block and waits until it is available.
@@ -39,7 +42,7 @@ pub(super) async fn find_ours(s: &Scope<'_>) -> Result<Option<String>, ProviderE
     Ok(match &s.net.recorded_vcn {
         Some(id) => Some(id.clone()),
         None => match s.find(VCN, &s.name("vcn"), None).await {
-            Ok(Found::Ours(v)) => Some(id(&v)),
+            Ok(Found::Ours(v)) => Some(v.id),
             Ok(Found::Going | Found::None) => None,
             // A same-named VCN of someone else's holds nothing of ours.
             Err(ProviderError::Terminal {
@@ -67,14 +70,18 @@ async fn remove_recorded(s: &Scope<'_>) -> Result<Option<Removal>, ProviderError
         return Ok(None);
     };
     let path = format!("/vcns/{id}");
-    let Some((v, _)) = n.oci.get(&n.calls, "GetVcn", Api::Core, &path).await? else {
+    let Some((v, _)) = n
+        .oci
+        .get::<Vcn>(&n.calls, "GetVcn", Api::Core, &path)
+        .await?
+    else {
         return Ok(Some(Removal::Gone));
     };
-    let name = v["displayName"].as_str().unwrap_or(id);
-    Ok(Some(match state(&v) {
+    let name = v.display_name.as_str();
+    Ok(Some(match v.lifecycle_state.as_str() {
         "TERMINATED" => Removal::Gone,
         "TERMINATING" => Removal::waiting(format!("the VCN {name} is being deleted")),
-        _ if !s.owner.owns(&tags_of(&v)) => Removal::Gone,
+        _ if !s.owner.owns(&v.tags()) => Removal::Gone,
         _ => s.delete(VCN, name, id).await?,
     }))
 }

@@ -12,23 +12,18 @@ use contract::ownership::Owner;
 use contract::version::KubeVersion;
 use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
-use serde_json::Value;
 
+use crate::client::answers::{EngineResource, EngineSummary};
 use crate::client::{Call, Oci, Service};
 
-/// The version OKE offers for `want` in `options` (what GetClusterOptions or GetNodePoolOptions
-/// answer; pure): the exact patch when `want` names one OKE offers, else the newest patch OKE
-/// offers of `want`'s minor.
+/// The version OKE offers for `want` among `offered` (the `kubernetesVersions` GetClusterOptions
+/// or GetNodePoolOptions answer; pure): the exact patch when `want` names one OKE offers, else
+/// the newest patch OKE offers of `want`'s minor.
 ///
 /// # Errors
 /// The versions OKE does offer, joined, when none fits.
-pub fn offered_version(options: &Value, want: &KubeVersion) -> Result<String, String> {
-    let offered: Vec<&str> = options["kubernetesVersions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+pub fn offered_version(offered: &[String], want: &KubeVersion) -> Result<String, String> {
+    let offered: Vec<&str> = offered.iter().map(String::as_str).collect();
     let parsed: Vec<(KubeVersion, &str)> = offered
         .iter()
         .filter_map(|v| KubeVersion::parse(v).ok().map(|k| (k, *v)))
@@ -60,11 +55,12 @@ pub struct Seen {
 }
 
 impl Seen {
-    fn of(resource: &Value, etag: Option<String>) -> Self {
+    /// What a change of `resource`, read with `etag`, needs.
+    pub fn of(resource: &impl EngineResource, etag: Option<String>) -> Self {
         Self {
-            id: resource["id"].as_str().unwrap_or_default().to_string(),
+            id: resource.id().to_string(),
             etag,
-            tags: tags_of(resource),
+            tags: resource.tags(),
         }
     }
 }
@@ -85,42 +81,42 @@ pub struct Named<'a> {
     pub recorded: Option<&'a str>,
 }
 
-/// The resource: by its recorded OCID while that is not `DELETED` (the OCID is its identity,
-/// whatever it is called now), else the live one of its name (ours first; the kernel decides
-/// about another's), read whole, with what the pass's changes need.
+/// The resource (read whole as `T`; its list's items are `S`): by its recorded OCID while that
+/// is not `DELETED` (the OCID is its identity, whatever it is called now), else the live one of
+/// its name (ours first; the kernel decides about another's), with what the pass's changes need.
 ///
 /// # Errors
-/// The classified failure of a read.
-pub async fn find_named(
+/// The classified failure of a read; a transient one naming the field of a malformed answer.
+pub async fn find_named<S: EngineSummary, T: EngineResource>(
     oci: &Oci,
     calls: &CloudCalls,
     named: &Named<'_>,
     owner: &Owner,
-) -> Result<Option<(Value, Seen)>, ProviderError> {
+) -> Result<Option<(T, Seen)>, ProviderError> {
     let read = |id: &str| {
         let path = format!("{}/{id}", named.collection);
         async move {
-            oci.get(calls, named.get, Service::ContainerEngine, &path)
+            oci.get::<T>(calls, named.get, Service::ContainerEngine, &path)
                 .await
         }
     };
     if let Some(id) = named.recorded
         && let Some((found, etag)) = read(id).await?
-        && found["lifecycleState"] != "DELETED"
+        && found.lifecycle_state() != "DELETED"
     {
         let seen = Seen::of(&found, etag);
         return Ok(Some((found, seen)));
     }
     let path = format!("{}?{}", named.collection, named.filter);
-    let listed = oci
-        .list(calls, named.list, Service::ContainerEngine, &path)
+    let listed: Vec<S> = oci
+        .list_of(calls, named.list, Service::ContainerEngine, &path)
         .await?;
-    let mut live: Vec<&Value> = listed
+    let mut live: Vec<&S> = listed
         .iter()
-        .filter(|r| r["name"] == named.name && r["lifecycleState"] != "DELETED")
+        .filter(|r| r.name() == named.name && r.lifecycle_state() != "DELETED")
         .collect();
-    live.sort_by_key(|r| !owner.owns(&tags_of(r)));
-    let Some(id) = live.first().and_then(|r| r["id"].as_str()) else {
+    live.sort_by_key(|r| !owner.owns(&r.tags()));
+    let Some(id) = live.first().map(|r| r.id()) else {
         return Ok(None);
     };
     Ok(read(id).await?.map(|(found, etag)| {
@@ -172,16 +168,6 @@ pub fn overridden(
     Ok(merged)
 }
 
-/// The freeform tags of a resource's JSON, as a map.
-pub fn tags_of(resource: &Value) -> BTreeMap<String, String> {
-    resource["freeformTags"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-        .collect()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -189,8 +175,9 @@ mod tests {
 
     #[test]
     fn a_minor_means_the_newest_offered_patch_and_an_offered_patch_itself() {
-        let offered =
-            serde_json::json!({ "kubernetesVersions": ["v1.31.1", "v1.31.10", "v1.32.1"] });
+        let offered: Vec<String> = ["v1.31.1", "v1.31.10", "v1.32.1"]
+            .map(String::from)
+            .to_vec();
         let v = |s: &str| KubeVersion::parse(s).unwrap();
         assert_eq!(
             offered_version(&offered, &v("v1.31")).as_deref(),

@@ -232,6 +232,9 @@ impl Oke {
                 resource["dhcpOptionsId"] = vcn.body["defaultDhcpOptionsId"].clone();
                 let base = cidr.0;
                 resource["virtualRouterIp"] = json!(std::net::Ipv4Addr::from(base + 1).to_string());
+                // The SDK marks it mandatory: OCI's own prefix, then the block's last three bytes.
+                let [_, b, c, d] = base.to_be_bytes();
+                resource["virtualRouterMac"] = json!(format!("00:00:17:{b:02X}:{c:02X}:{d:02X}"));
             }
             CoreKind::InternetGateway | CoreKind::NatGateway | CoreKind::ServiceGateway => {
                 let vcn = self.vcn_for(&st, body)?;

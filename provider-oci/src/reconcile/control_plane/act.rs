@@ -15,6 +15,7 @@ use super::desired::DesiredCluster;
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, find};
 use super::{Clients, OkeConnected};
+use crate::client::answers::{Cluster, ClusterOptions};
 use crate::client::{Answer, Call, Service, q};
 use crate::reconcile::{Seen, offered_version, overridden, request_delete};
 
@@ -73,7 +74,7 @@ async fn version_for(clients: &Clients, want: &KubeVersion) -> Result<String, Pr
     );
     let (options, _) = clients
         .oci
-        .get(
+        .get::<ClusterOptions>(
             &clients.calls,
             "GetClusterOptions",
             Service::ContainerEngine,
@@ -81,7 +82,7 @@ async fn version_for(clients: &Clients, want: &KubeVersion) -> Result<String, Pr
         )
         .await?
         .ok_or_else(|| CloudError::NotFound("OKE's cluster options".into()))?;
-    offered_version(&options, want).map_err(|offered| {
+    offered_version(&options.kubernetes_versions, want).map_err(|offered| {
         ProviderError::terminal(
             Reason::InvalidSpec,
             format!(
@@ -189,14 +190,14 @@ async fn tag(
             let path = format!("/clusters/{id}");
             clients
                 .oci
-                .get(
+                .get::<Cluster>(
                     &clients.calls,
                     "GetCluster",
                     Service::ContainerEngine,
                     &path,
                 )
                 .await?
-                .filter(|(c, _)| c["lifecycleState"] != "DELETED")
+                .filter(|(c, _)| c.lifecycle_state != "DELETED")
                 .map(|(c, etag)| Seen::of(&c, etag))
         }
     };

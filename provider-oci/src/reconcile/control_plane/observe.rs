@@ -11,10 +11,11 @@ use contract::plan::Lifecycle;
 use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Clients, OkeConnected};
 use crate::api::{OKEControlPlaneObserved, OKEControlPlaneStatus};
+use crate::client::answers::{Cluster, ClusterSummary};
 use crate::client::{Call, Service, q};
 use crate::reconcile::{Named, Seen, find_named};
 use crate::scope::Shared;
@@ -38,22 +39,21 @@ pub struct ObservedCluster {
     pub vcn: Option<String>,
 }
 
-fn observed(c: &Value) -> ObservedCluster {
-    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+fn observed(c: &Cluster) -> ObservedCluster {
     ObservedCluster {
-        state: s(&c["lifecycleState"]),
-        version: s(&c["kubernetesVersion"]),
-        public: c["endpointConfig"]["isPublicIpEnabled"] == true,
-        cluster_type: s(&c["type"]),
-        oidc_discovery: c["options"]["openIdConnectDiscovery"]["isOpenIdConnectDiscoveryEnabled"]
-            == true,
-        upgrades: c["availableKubernetesUpgrades"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(String::from))
-            .collect(),
-        vcn: c["vcnId"].as_str().map(String::from),
+        state: c.lifecycle_state.clone(),
+        version: c.kubernetes_version.clone(),
+        public: c.endpoint_config.is_public_ip_enabled,
+        cluster_type: c.cluster_type.clone(),
+        // No options, no discovery settings, or no flag: OIDC discovery is off.
+        oidc_discovery: c
+            .options
+            .as_ref()
+            .and_then(|o| o.open_id_connect_discovery.as_ref())
+            .and_then(|d| d.is_open_id_connect_discovery_enabled)
+            .unwrap_or(false),
+        upgrades: c.available_kubernetes_upgrades.clone().unwrap_or_default(),
+        vcn: c.vcn_id.clone(),
     }
 }
 
@@ -128,7 +128,7 @@ async fn ca(shared: &Shared, clients: &Clients, name: &str, id: &str) -> Option<
 pub(super) async fn find(
     clients: &Clients,
     name: &str,
-) -> Result<Option<(Value, Seen)>, ProviderError> {
+) -> Result<Option<(Cluster, Seen)>, ProviderError> {
     let named = Named {
         get: "GetCluster",
         list: "ListClusters",
@@ -137,7 +137,8 @@ pub(super) async fn find(
         name,
         recorded: clients.recorded.as_deref(),
     };
-    find_named(&clients.oci, &clients.calls, &named, &clients.owner).await
+    find_named::<ClusterSummary, Cluster>(&clients.oci, &clients.calls, &named, &clients.owner)
+        .await
 }
 
 /// The cluster read whole (`c`), as the kernel reads it; its CA once it serves.
@@ -145,17 +146,20 @@ async fn managed(
     shared: &Shared,
     clients: &Clients,
     name: &str,
-    c: &Value,
+    c: &Cluster,
     seen: Seen,
 ) -> ManagedCluster<ObservedCluster> {
     let detail = observed(c);
     let life = lifecycle(&detail.state);
     let mut endpoints: Vec<Endpoint> = Vec::new();
-    if let Some(p) = c["endpoints"]["publicEndpoint"].as_str() {
-        endpoints.extend(endpoint(EndpointName::Public, p));
-    }
-    if let Some(p) = c["endpoints"]["privateEndpoint"].as_str() {
-        endpoints.extend(endpoint(EndpointName::Private, p));
+    // No endpoints yet (a cluster being created), or not this one: it is not served there.
+    if let Some(e) = &c.endpoints {
+        if let Some(p) = &e.public_endpoint {
+            endpoints.extend(endpoint(EndpointName::Public, p));
+        }
+        if let Some(p) = &e.private_endpoint {
+            endpoints.extend(endpoint(EndpointName::Private, p));
+        }
     }
     let ca = if life.serving() && !endpoints.is_empty() {
         ca(shared, clients, name, &seen.id).await
@@ -252,6 +256,46 @@ mod tests {
             String::from_utf8(ca_of(&text).unwrap())
                 .unwrap()
                 .contains("BEGIN CERTIFICATE")
+        );
+    }
+
+    #[test]
+    fn a_cluster_read_whole_is_what_the_diff_needs() {
+        let cluster = |extra: serde_json::Value| -> Result<Cluster, provider_runtime::CloudError> {
+            let mut body = json!({
+                "id": "ocid1.cluster.oc1.iad.a",
+                "lifecycleState": "ACTIVE",
+                "kubernetesVersion": "v1.31.1",
+                "type": "ENHANCED_CLUSTER",
+                "endpointConfig": { "isPublicIpEnabled": true },
+                "vcnId": "ocid1.vcn.oc1.iad.a",
+                "availableKubernetesUpgrades": ["v1.32.1"],
+            });
+            if let (Some(b), serde_json::Value::Object(e)) = (body.as_object_mut(), extra) {
+                b.extend(e);
+            }
+            provider_runtime::read_answer("GetCluster", body)
+        };
+        let o = observed(&cluster(json!({})).unwrap());
+        assert_eq!(
+            o,
+            ObservedCluster {
+                state: "ACTIVE".into(),
+                version: "v1.31.1".into(),
+                public: true,
+                cluster_type: "ENHANCED_CLUSTER".into(),
+                oidc_discovery: false,
+                upgrades: vec!["v1.32.1".into()],
+                vcn: Some("ocid1.vcn.oc1.iad.a".into()),
+            }
+        );
+        let on = json!({ "options": { "openIdConnectDiscovery": { "isOpenIdConnectDiscoveryEnabled": true } } });
+        assert!(observed(&cluster(on).unwrap()).oidc_discovery);
+        // Read as private, a public endpoint would be asked for again: refused instead.
+        let unsaid = cluster(json!({ "endpointConfig": { "subnetId": "s" } })).unwrap_err();
+        assert_eq!(
+            unsaid.to_string(),
+            "GetCluster: the answer has no `endpointConfig.isPublicIpEnabled`"
         );
     }
 

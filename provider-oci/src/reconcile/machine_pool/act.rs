@@ -21,6 +21,7 @@ use super::desired::{PoolSpec, invalid};
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, find};
 use crate::api::CniType;
+use crate::client::answers::{NodePool, NodePoolOptions, NodeSourceOption};
 use crate::client::{Call, Service, q};
 use crate::reconcile::{Seen, offered_version, overridden, request_delete};
 use crate::scope::Infra;
@@ -85,14 +86,17 @@ async fn seen_or_gone(at: &PoolConnected<PoolClients>) -> Result<Seen, ProviderE
 }
 
 /// What OKE offers node pools of the cluster `cluster_id` (versions, images).
-async fn options(clients: &PoolClients, cluster_id: &str) -> Result<Value, ProviderError> {
+async fn options(
+    clients: &PoolClients,
+    cluster_id: &str,
+) -> Result<NodePoolOptions, ProviderError> {
     let path = format!(
         "/nodePoolOptions/{cluster_id}?compartmentId={}",
         q(&clients.infra.compartment)
     );
     let (options, _) = clients
         .oci
-        .get(
+        .get::<NodePoolOptions>(
             &clients.calls,
             "GetNodePoolOptions",
             Service::ContainerEngine,
@@ -104,8 +108,12 @@ async fn options(clients: &PoolClients, cluster_id: &str) -> Result<Value, Provi
 }
 
 /// The exact version OKE offers node pools of the cluster named `cluster` for `want`.
-fn version_in(cluster: &str, options: &Value, want: &KubeVersion) -> Result<String, ProviderError> {
-    offered_version(options, want).map_err(|offered| {
+fn version_in(
+    cluster: &str,
+    options: &NodePoolOptions,
+    want: &KubeVersion,
+) -> Result<String, ProviderError> {
+    offered_version(&options.kubernetes_versions, want).map_err(|offered| {
         invalid(format!(
             "OKE offers node pools of cluster {cluster} no version {want}; it offers {offered}",
         ))
@@ -127,14 +135,20 @@ async fn change(clients: &PoolClients, seen: &Seen, body: &Value) -> Result<Stri
     Ok(answer.work_request.unwrap_or_default())
 }
 
-/// The newest Oracle Linux platform image in `options` for the shape's processors (pure).
-fn platform_image(options: &Value, shape: &str) -> Result<String, ProviderError> {
+/// The newest Oracle Linux platform image in `options` for the shape's processors (pure); a
+/// source without a name or an image is passed over.
+///
+/// # Errors
+/// A transient one when OKE's answer has no `sources` (read as none, a valid spec would be
+/// refused); a terminal `InvalidSpec` when none fits.
+fn platform_image(options: &NodePoolOptions, shape: &str) -> Result<String, ProviderError> {
+    let sources: &[NodeSourceOption] = options.sources.as_deref().ok_or_else(|| {
+        CloudError::Transient("GetNodePoolOptions: the answer has no `sources`".into())
+    })?;
     let arm = shape.contains(".A1.") || shape.contains(".A2.");
-    let mut platform: Vec<(&str, &str)> = options["sources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| Some((s["sourceName"].as_str()?, s["imageId"].as_str()?)))
+    let mut platform: Vec<(&str, &str)> = sources
+        .iter()
+        .filter_map(|s| Some((s.source_name.as_deref()?, s.image_id.as_deref()?)))
         .filter(|(n, _)| {
             n.starts_with("Oracle-Linux-")
                 && !n.contains("OKE")
@@ -326,14 +340,14 @@ async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -
             let path = format!("/nodePools/{id}");
             clients
                 .oci
-                .get(
+                .get::<NodePool>(
                     &clients.calls,
                     "GetNodePool",
                     Service::ContainerEngine,
                     &path,
                 )
                 .await?
-                .filter(|(p, _)| p["lifecycleState"] != "DELETED")
+                .filter(|(p, _)| p.lifecycle_state != "DELETED")
                 .map(|(p, etag)| Seen::of(&p, etag))
         }
     };
@@ -403,13 +417,20 @@ mod tests {
     #[test]
     fn the_default_image_is_the_newest_oracle_linux_of_the_shape_s_processors() {
         let source = |name: &str, id: &str| json!({ "sourceType": "IMAGE", "sourceName": name, "imageId": id });
-        let options = json!({ "sources": [
+        let options = |sources: Value| -> NodePoolOptions {
+            provider_runtime::read_answer(
+                "GetNodePoolOptions",
+                json!({ "kubernetesVersions": [], "sources": sources }),
+            )
+            .unwrap()
+        };
+        let options = options(json!([
             source("Oracle-Linux-8.10-2025.01.01-0", "x86-old"),
             source("Oracle-Linux-8.10-2025.06.01-0", "x86-new"),
             source("Oracle-Linux-8.10-Gen2-GPU-2025.09.01-0", "gpu"),
             source("Oracle-Linux-8.10-2025.09.01-0-OKE-1.32.1", "oke"),
             source("Oracle-Linux-8.10-aarch64-2025.06.01-0", "arm"),
-        ]});
+        ]));
         assert_eq!(
             platform_image(&options, "VM.Standard.E4.Flex").unwrap(),
             "x86-new"
@@ -418,7 +439,21 @@ mod tests {
             platform_image(&options, "VM.Standard.A1.Flex").unwrap(),
             "arm"
         );
-        let none = platform_image(&json!({ "sources": [] }), "VM.Standard.E4.Flex").unwrap_err();
+        let empty = NodePoolOptions {
+            kubernetes_versions: Vec::new(),
+            sources: Some(Vec::new()),
+        };
+        let none = platform_image(&empty, "VM.Standard.E4.Flex").unwrap_err();
         assert!(none.to_string().contains("spec.image"), "{none}");
+        let unsaid = NodePoolOptions {
+            sources: None,
+            ..empty
+        };
+        let unsaid = platform_image(&unsaid, "VM.Standard.E4.Flex").unwrap_err();
+        assert!(
+            unsaid.to_string().contains("GetNodePoolOptions")
+                && unsaid.to_string().contains("`sources`"),
+            "{unsaid}"
+        );
     }
 }

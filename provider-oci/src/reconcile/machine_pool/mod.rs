@@ -44,8 +44,9 @@ pub use desired::PoolSpec;
 pub use diff::PoolChange;
 pub use observe::{ObservedPool, lifecycle};
 
-use super::{Seen, tags_of};
+use super::Seen;
 use crate::api::{CniType, OKECluster, OKEControlPlane, OKEMachinePool, OKEMachinePoolStatus};
+use crate::client::answers::{ClusterSummary, EngineResource};
 use crate::client::{Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
 
@@ -123,8 +124,8 @@ impl OkeMachinePool {
             return Ok(Some(id));
         }
         let owner = scope::owner(&cp.namespace().unwrap_or_default(), cluster_name);
-        let listed = oci
-            .list(
+        let listed: Vec<ClusterSummary> = oci
+            .list_of(
                 calls,
                 "ListClusters",
                 Service::ContainerEngine,
@@ -136,9 +137,9 @@ impl OkeMachinePool {
             )
             .await?;
         Ok(listed
-            .iter()
-            .find(|c| c["lifecycleState"] != "DELETED" && owner.owns(&tags_of(c)))
-            .and_then(|c| c["id"].as_str().map(String::from)))
+            .into_iter()
+            .find(|c| c.lifecycle_state != "DELETED" && owner.owns(&c.tags()))
+            .map(|c| c.id))
     }
 }
 
