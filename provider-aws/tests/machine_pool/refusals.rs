@@ -1,0 +1,162 @@
+//! What the provider refuses or cannot do: a surge EKS lacks, a node group of the wanted name
+//! that is someone else's, and an instance type EC2 does not have.
+
+use std::time::Duration;
+
+use aws_sdk_eks::types::NodegroupScalingConfig;
+use kube::ResourceExt;
+use kube::api::PostParams;
+use serde_json::json;
+
+use crate::helpers::{create_machine_pool, delete_machine_pool, pool_gone, pool_object};
+use crate::setup::Ctx;
+use crate::support::{condition, eventually};
+use crate::{ACCOUNT, EKS_NAME};
+
+/// Proves that admission rejects `spec.update.maxSurge`, naming the field and EKS (which has no
+/// surge).
+pub async fn surge_is_rejected(ctx: &Ctx) {
+    let surge = ctx
+        .pools
+        .create(
+            &PostParams::default(),
+            &pool_object("surging", json!({"update": {"maxSurge": 1}})),
+        )
+        .await;
+    let message = surge.expect_err("maxSurge is rejected").to_string();
+    assert!(
+        message.contains("spec.update.maxSurge") && message.contains("EKS"),
+        "{message}"
+    );
+}
+
+/// Proves that a node group of the wanted name that is not ours is a NameConflict pointing at
+/// `spec.adopt`, that its instances are not published, and that deleting the pool leaves it
+/// alone.
+pub async fn leaves_a_foreign_node_group_alone(ctx: &Ctx) {
+    let foreign_name = "pools-foreign";
+    ctx.aws
+        .eks
+        .create_nodegroup()
+        .cluster_name(EKS_NAME)
+        .nodegroup_name(foreign_name)
+        .node_role(format!("arn:aws:iam::{ACCOUNT}:role/someone-elses-nodes"))
+        .set_subnets(Some(ctx.subnets.clone()))
+        .scaling_config(
+            NodegroupScalingConfig::builder()
+                .min_size(0)
+                .max_size(1)
+                .desired_size(1)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("someone else's node group");
+    ctx.pools
+        .create(&PostParams::default(), &pool_object("foreign", json!({})))
+        .await
+        .unwrap();
+    create_machine_pool(&ctx.client, "foreign", 1).await;
+    let conflicted = eventually("a NameConflict", Duration::from_secs(60), || async {
+        let p = ctx.pools.get("foreign").await.ok()?;
+        condition(&p, "Ready")
+            .filter(|c| c.reason == "NameConflict")
+            .map(|c| (c.clone(), p.clone()))
+    })
+    .await;
+    assert!(
+        conflicted.0.message.contains("spec.adopt"),
+        "{}",
+        conflicted.0.message
+    );
+    assert!(
+        conflicted.1.spec.common.provider_id_list.is_empty(),
+        "someone else's instances are not published"
+    );
+    delete_machine_pool(&ctx.client, "foreign").await;
+    pool_gone(
+        ctx,
+        "the conflicting EKSMachinePool to be gone",
+        "foreign",
+        Duration::from_secs(60),
+    )
+    .await;
+    let kept = ctx
+        .aws
+        .eks
+        .describe_nodegroup()
+        .cluster_name(EKS_NAME)
+        .nodegroup_name(foreign_name)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(
+        kept.nodegroup()
+            .and_then(|n| n.status())
+            .map(|s| s.as_str()),
+        Some("DELETING"),
+        "a node group that is not ours is never deleted"
+    );
+}
+
+/// Proves that with an instance type EC2 does not have, EKS takes the node group but its launch
+/// fails (CREATE_FAILED with a health issue), the pool says so in Ready with EKS's message, and
+/// it looks again at the poll interval rather than in a hot loop: no create again, no status
+/// write.
+pub async fn reports_a_failed_launch_without_a_hot_loop(ctx: &Ctx) {
+    ctx.pools
+        .create(
+            &PostParams::default(),
+            &pool_object("huge", json!({"machineType": "m5.huge"})),
+        )
+        .await
+        .unwrap();
+    create_machine_pool(&ctx.client, "huge", 1).await;
+    let failed = eventually(
+        "the failed node group reported",
+        Duration::from_secs(90),
+        || async {
+            let p = ctx.pools.get("huge").await.ok()?;
+            condition(&p, "Ready")
+                .filter(|c| c.status == "False" && c.reason == "CloudError")
+                .filter(|c| c.message.contains("does not exist"))
+                .cloned()
+        },
+    )
+    .await;
+    assert!(
+        failed.message.contains("CREATE_FAILED") && failed.message.contains("m5.huge"),
+        "{}",
+        failed.message
+    );
+    ctx.kit.calls.reset();
+    let before = ctx.pools.get("huge").await.unwrap().resource_version();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let calls = ctx.kit.calls.snapshot();
+    let describes: u64 = calls
+        .get("DescribeNodegroup")
+        .map(|by_outcome| by_outcome.values().sum())
+        .unwrap_or(0);
+    // Two pools polled about once a second (1 s poll, 2 s rest) for 5 s; a hot loop is hundreds.
+    assert!(
+        describes <= 20,
+        "{describes} DescribeNodegroup calls in 5 s: {calls:?}"
+    );
+    assert!(
+        !calls.contains_key("CreateNodegroup"),
+        "a failed node group is not created again: {calls:?}"
+    );
+    assert_eq!(
+        ctx.pools.get("huge").await.unwrap().resource_version(),
+        before,
+        "a failed pool's status stays still"
+    );
+    delete_machine_pool(&ctx.client, "huge").await;
+    pool_gone(
+        ctx,
+        "the failed EKSMachinePool to be gone",
+        "huge",
+        Duration::from_secs(60),
+    )
+    .await;
+}
