@@ -127,7 +127,19 @@ def failure_report(output, limit=6000):
     return text.strip()
 
 
+def with_toolchain_libraries():
+    """Lets test binaries that link the toolchain's libstd dynamically (a proc-macro crate's
+    unit tests) find it, as `cargo test` does when it runs them itself."""
+    libdir = subprocess.run(["rustc", "--print", "target-libdir"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    paths = [libdir]
+    if os.environ.get("LD_LIBRARY_PATH"):
+        paths.append(os.environ["LD_LIBRARY_PATH"])
+    os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
+
+
 def main():
+    with_toolchain_libraries()
     parser = argparse.ArgumentParser()
     parser.add_argument("--capacity", type=int, default=int(os.environ.get("TEST_CAPACITY", "10")))
     parser.add_argument("--timings", default=os.environ.get("CI_TIMINGS", os.devnull))

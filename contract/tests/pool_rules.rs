@@ -336,6 +336,13 @@ fn a_tracked_operation_is_judged_before_the_pools_state() {
             ..Case::default()
         },
         Case {
+            name: "an updating pool whose tracked upgrade has no state yet is waited for as an upgrade",
+            pool: in_state(Lifecycle::Updating),
+            tracked: tracked(OperationKind::Upgrade, None),
+            expect: Plan::Wait(Wait::Updating { upgrade: true }),
+            ..Case::default()
+        },
+        Case {
             name: "an update in progress on a pool the cloud shows running is still waited for",
             tracked: tracked(OperationKind::Update, Some(OperationState::Running)),
             diff: CloudStep::Change(SCALE),

@@ -525,3 +525,67 @@ fn template(prefix: &str, role: Role) -> Tokens {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_names_its_role_and_cloud() {
+        assert!(matches!(
+            Role::of("AKSClusterSpec"),
+            Some((Role::Cluster, "AKS"))
+        ));
+        assert!(matches!(
+            Role::of("EKSControlPlaneSpec"),
+            Some((Role::ControlPlane, "EKS"))
+        ));
+        assert!(matches!(
+            Role::of("GKEMachinePoolSpec"),
+            Some((Role::MachinePool, "GKE"))
+        ));
+        assert!(Role::of("ClusterSpec").is_none(), "no cloud prefix");
+        assert!(Role::of("AKSClusterOptions").is_none(), "not a spec");
+    }
+
+    #[test]
+    fn the_article_follows_how_the_prefix_is_read() {
+        assert_eq!(article("AKS"), "an");
+        assert_eq!(article("EKS"), "an");
+        assert_eq!(article("OKE"), "an");
+        assert_eq!(article("GKE"), "a");
+        assert_eq!(article("DOKS"), "a");
+    }
+
+    #[test]
+    fn a_cluster_kind_shows_its_clouds_columns_then_the_network() {
+        let region = Column {
+            name: LitStr::new("Region", Span::call_site()),
+            kind: LitStr::new("string", Span::call_site()),
+            path: LitStr::new(".spec.region", Span::call_site()),
+        };
+        let names =
+            |columns: Vec<Column>| columns.iter().map(|c| c.name.value()).collect::<Vec<_>>();
+        assert_eq!(
+            names(Role::Cluster.columns(std::slice::from_ref(&region))),
+            ["Region", "Network"]
+        );
+        assert_eq!(
+            names(Role::ControlPlane.columns(&[region])),
+            ["Version", "Endpoint"]
+        );
+        assert_eq!(
+            names(Role::MachinePool.columns(&[])),
+            ["Replicas", "Version"]
+        );
+    }
+
+    #[test]
+    fn kinds_takes_a_prefix_and_at_most_the_pool_block() {
+        let args: KindsArgs = syn::parse_str("GKE, pool_block").unwrap_or_else(|e| panic!("{e}"));
+        assert!(args.pool_block && args.prefix == "GKE");
+        let args: KindsArgs = syn::parse_str("AKS").unwrap_or_else(|e| panic!("{e}"));
+        assert!(!args.pool_block);
+        assert!(syn::parse_str::<KindsArgs>("AKS, pools").is_err());
+    }
+}

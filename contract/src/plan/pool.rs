@@ -84,7 +84,12 @@ pub fn pool<C>(
     match found.lifecycle {
         Lifecycle::Running | Lifecycle::Degraded => {}
         Lifecycle::Creating => return Plan::Wait(Wait::Creating),
-        Lifecycle::Updating => return Plan::Wait(Wait::Updating { upgrade: false }),
+        // As for a control plane: a tracked upgrade whose state is not known yet is still an
+        // upgrade (Upgrading=True), not a configuration change.
+        Lifecycle::Updating => {
+            let upgrade = tracked.is_some_and(|t| t.kind == OperationKind::Upgrade);
+            return Plan::Wait(Wait::Updating { upgrade });
+        }
         Lifecycle::Deleting => return Plan::Wait(Wait::Deleting),
         Lifecycle::Failed => {
             return Plan::Failed(format!(
