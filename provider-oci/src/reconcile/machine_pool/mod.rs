@@ -88,7 +88,7 @@ pub struct PoolClients {
     cni: CniType,
     /// The version the control plane reports (a create's when the MachinePool names none).
     control_plane_version: Option<KubeVersion>,
-    /// The pool's OCID recorded in the status (`status.nodePoolID`).
+    /// The pool's OCID recorded in the status (`status.cloudID`).
     recorded: Option<String>,
     /// The owner of what is made for the Cluster.
     owner: Owner,
