@@ -534,12 +534,19 @@ impl OciNetwork {
             zones: self.availability_domains.clone(),
             public,
         };
-        let subnets = (self.endpoint_subnet_id.iter())
+        let mut subnets: Vec<SubnetStatus> = Vec::new();
+        let roles = (self.endpoint_subnet_id.iter())
             .map(|id| subnet(id, self.endpoint_subnet_public))
             .chain(self.node_subnet_ids.iter().map(|id| subnet(id, false)))
             // The Service load balancers' subnets are public: they carry public load balancers.
-            .chain(self.service_lb_subnet_ids.iter().map(|id| subnet(id, true)))
-            .collect();
+            .chain(self.service_lb_subnet_ids.iter().map(|id| subnet(id, true)));
+        // A brought subnet may serve more than one role: it is listed once, as its first role
+        // (the endpoint's first) says.
+        for s in roles {
+            if !subnets.iter().any(|known| known.id == s.id) {
+                subnets.push(s);
+            }
+        }
         SeenNetwork {
             shared: NetworkStatus {
                 id: self.vcn_id.unwrap_or_default(),
@@ -580,5 +587,39 @@ impl OciNetwork {
             availability_domains: shared.zones().into_iter().map(String::from).collect(),
             managed: shared.managed,
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod seen_tests {
+    use super::*;
+
+    #[test]
+    fn a_subnet_serving_several_roles_is_listed_once_as_its_first_role_says() {
+        let network = OciNetwork {
+            vcn_id: Some("ocid1.vcn.a".into()),
+            endpoint_subnet_id: Some("ocid1.subnet.shared".into()),
+            node_subnet_ids: vec!["ocid1.subnet.shared".into(), "ocid1.subnet.nodes".into()],
+            service_lb_subnet_ids: vec!["ocid1.subnet.nodes".into()],
+            endpoint_subnet_public: false,
+            availability_domains: vec!["AD-1".into()],
+            ..OciNetwork::default()
+        };
+        let seen = network.seen();
+        let listed: Vec<(&str, bool)> = seen
+            .shared
+            .subnets
+            .iter()
+            .map(|s| (s.id.as_str(), s.public))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("ocid1.subnet.shared", false),
+                ("ocid1.subnet.nodes", false)
+            ]
+        );
+        assert_eq!(seen.own.node_subnet_ids.len(), 2, "the roles keep every id");
     }
 }
