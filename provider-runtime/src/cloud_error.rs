@@ -111,10 +111,18 @@ pub fn read_answer<T: serde::de::DeserializeOwned>(
                 };
                 format!("{operation}: the answer has no `{at}`")
             }
-            None if path == "." || path.is_empty() => {
-                format!("{operation}: the answer is malformed: {inner}")
+            None => {
+                // What serde expected, never the value it found: an answer may carry a
+                // credential, and this message becomes a condition and a log line.
+                let expected = inner
+                    .split_once(", expected ")
+                    .map_or("another shape".to_string(), |(_, e)| e.to_string());
+                if path == "." || path.is_empty() {
+                    format!("{operation}: the answer is malformed (expected {expected})")
+                } else {
+                    format!("{operation}: the answer's `{path}` is malformed (expected {expected})")
+                }
             }
-            None => format!("{operation}: the answer's `{path}` is malformed: {inner}"),
         };
         CloudError::Transient(message)
     })
@@ -191,11 +199,26 @@ mod tests {
             serde_json::json!({"name": "p", "properties": {"minCount": "three"}}),
         )
         .unwrap_err();
-        assert!(
-            wrong
-                .to_string()
-                .starts_with("GetAgentPool: the answer's `properties.minCount` is malformed"),
-            "{wrong}"
+        assert_eq!(
+            wrong.to_string(),
+            "GetAgentPool: the answer's `properties.minCount` is malformed (expected u32)"
+        );
+        let wrong_type = read_answer::<Pool>(
+            "ListCredentials",
+            serde_json::json!({"name": 7, "properties": {"minCount": 1}}),
+        )
+        .unwrap_err()
+        .to_string();
+        let leaked = read_answer::<Pool>(
+            "ListCredentials",
+            serde_json::json!({"name": "p", "properties": {"minCount": "token-abc123"}}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!leaked.contains("token-abc123"), "{leaked}");
+        assert_eq!(
+            wrong_type,
+            "ListCredentials: the answer's `name` is malformed (expected a string)"
         );
         let read: Pool = read_answer(
             "GetAgentPool",
