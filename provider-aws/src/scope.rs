@@ -6,14 +6,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use contract::api::{ClusterSpecCommon, IdentityRef};
-use contract::capi::Cluster;
 use contract::conditions::Reason;
-use contract::naming;
 use contract::ownership::Owner;
-use kube::ResourceExt;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
-use crate::api::{EKSCluster, EKSClusterSpec, EKSControlPlane};
+use crate::api::{EKSCluster, EKSClusterSpec};
 use crate::client::{AwsCredentials, Clients, Endpoints, resolve_credentials};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
@@ -135,54 +132,6 @@ impl Infra {
     }
 }
 
-/// Loads the Cluster's EKSCluster, if its `spec.infrastructureRef` names one.
-///
-/// # Errors
-/// When the reference names another kind.
-pub async fn eks_cluster_of(
-    client: &kube::Client,
-    cluster: &Cluster,
-) -> Result<Option<EKSCluster>, ProviderError> {
-    cluster_objects::infra_cluster_of(client, cluster, "EKS").await
-}
-
-/// Loads the Cluster's EKSControlPlane (named by `spec.controlPlaneRef`).
-///
-/// # Errors
-/// The management API's.
-pub async fn control_plane_of(
-    client: &kube::Client,
-    cluster: &Cluster,
-) -> Result<Option<EKSControlPlane>, ProviderError> {
-    cluster_objects::control_plane_of(client, cluster).await
-}
-
-pub use provider_runtime::ClusterRef;
-
-/// The Cluster's EKSControlPlane: named by `spec.controlPlaneRef`, or, with the Cluster gone,
-/// the one labelled with its name.
-///
-/// # Errors
-/// The management API's.
-pub async fn control_plane_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<EKSControlPlane>, ProviderError> {
-    cluster_objects::control_plane_for(client, cluster).await
-}
-
-/// The Cluster's EKSCluster: named by `spec.infrastructureRef`, or, with the Cluster gone, the
-/// one labelled with its name.
-///
-/// # Errors
-/// As [`eks_cluster_of`].
-pub async fn eks_cluster_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<EKSCluster>, ProviderError> {
-    cluster_objects::infra_cluster_for(client, cluster, "EKS").await
-}
-
 impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
     const CLOUD: &'static str = "EKS";
     const OWN_FIELDS: &'static str = "region, network.subnetIDs";
@@ -209,18 +158,6 @@ impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
     fn ready(&self) -> bool {
         self.ready
     }
-}
-
-/// The EKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
-/// within EKS's limits.
-pub fn eks_cluster_name(cp: &EKSControlPlane, cluster_name: &str) -> String {
-    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
-        naming::derive_cloud_name(
-            &cp.namespace().unwrap_or_default(),
-            cluster_name,
-            &naming::EKS_CLUSTER,
-        )
-    })
 }
 
 /// The owner of every AWS resource made for `cluster` in `namespace`.

@@ -7,16 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use contract::api::IdentityRef;
-use contract::capi::Cluster;
 use contract::conditions::Reason;
-use contract::naming;
 use contract::ownership::Owner;
-use kube::ResourceExt;
 use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
-pub use provider_runtime::ClusterRef;
-
-use crate::api::{AKSCluster, AKSClusterSpec, AKSControlPlane};
+use crate::api::{AKSCluster, AKSClusterSpec};
 use crate::client::{self, Arm, Credential, Tokens};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
@@ -182,39 +177,6 @@ pub fn group_of(id: &str) -> Option<&str> {
     None
 }
 
-/// The Cluster's AKSCluster, if its `spec.infrastructureRef` names one.
-///
-/// # Errors
-/// When the reference names another kind.
-pub async fn aks_cluster_of(
-    client: &kube::Client,
-    cluster: &Cluster,
-) -> Result<Option<AKSCluster>, ProviderError> {
-    cluster_objects::infra_cluster_of(client, cluster, "AKS").await
-}
-
-/// The Cluster's AKSCluster, also with the Cluster gone.
-///
-/// # Errors
-/// As [`aks_cluster_of`].
-pub async fn aks_cluster_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<AKSCluster>, ProviderError> {
-    cluster_objects::infra_cluster_for(client, cluster, "AKS").await
-}
-
-/// The Cluster's AKSControlPlane, also with the Cluster gone.
-///
-/// # Errors
-/// The management API's.
-pub async fn control_plane_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<AKSControlPlane>, ProviderError> {
-    cluster_objects::control_plane_for(client, cluster).await
-}
-
 impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
     const CLOUD: &'static str = "AKS";
     const OWN_FIELDS: &'static str =
@@ -244,21 +206,11 @@ impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
     }
 }
 
-/// The AKS cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
-/// within AKS's limits.
-pub fn aks_cluster_name(cp: &AKSControlPlane, cluster_name: &str) -> String {
-    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
-        naming::derive_cloud_name(
-            &cp.namespace().unwrap_or_default(),
-            cluster_name,
-            &naming::AKS_CLUSTER,
-        )
-    })
-}
-
 /// One pass's ARM reach for a managed cluster: the client for its subscription and identity,
 /// where every call is counted, and the cluster's ARM path.
 pub struct Clients {
+    /// What every pass shares (the caches of CAs and answers).
+    pub shared: Arc<Shared>,
     /// ARM, for the subscription, as the identity.
     pub arm: Arm,
     /// Where every call is counted and admitted.
@@ -269,12 +221,19 @@ pub struct Clients {
 
 impl Clients {
     /// The clients for the managed cluster `name` in `resource_group`.
-    pub fn new(arm: Arm, calls: CloudCalls, resource_group: &str, name: &str) -> Self {
+    pub fn new(
+        shared: &Arc<Shared>,
+        arm: Arm,
+        calls: CloudCalls,
+        resource_group: &str,
+        name: &str,
+    ) -> Self {
         let cluster_path = format!(
             "{}/providers/Microsoft.ContainerService/managedClusters/{name}",
             arm.group_path(resource_group)
         );
         Self {
+            shared: shared.clone(),
             arm,
             calls,
             cluster_path,

@@ -7,16 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use contract::api::IdentityRef;
-use contract::capi::Cluster;
 use contract::conditions::Reason;
-use contract::naming;
 use contract::ownership::Owner;
-use kube::ResourceExt;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
-pub use provider_runtime::ClusterRef;
-
-use crate::api::{GKECluster, GKEClusterSpec, GKEControlPlane};
+use crate::api::{GKECluster, GKEClusterSpec};
 use crate::client::{Clients, Endpoints, ServiceAccountKey, resolve_key};
 
 /// The provider's name: field manager, finalizer prefix, ownership label, clusterctl name.
@@ -189,50 +184,6 @@ impl Infra {
     }
 }
 
-/// The Cluster's GKECluster, if its `spec.infrastructureRef` names one.
-///
-/// # Errors
-/// When the reference names another kind.
-pub async fn gke_cluster_of(
-    client: &kube::Client,
-    cluster: &Cluster,
-) -> Result<Option<GKECluster>, ProviderError> {
-    cluster_objects::infra_cluster_of(client, cluster, "GKE").await
-}
-
-/// The Cluster's GKEControlPlane (named by `spec.controlPlaneRef`).
-///
-/// # Errors
-/// The management API's.
-pub async fn control_plane_of(
-    client: &kube::Client,
-    cluster: &Cluster,
-) -> Result<Option<GKEControlPlane>, ProviderError> {
-    cluster_objects::control_plane_of(client, cluster).await
-}
-
-/// The Cluster's GKEControlPlane, also with the Cluster gone.
-///
-/// # Errors
-/// The management API's.
-pub async fn control_plane_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<GKEControlPlane>, ProviderError> {
-    cluster_objects::control_plane_for(client, cluster).await
-}
-
-/// The Cluster's GKECluster, also with the Cluster gone.
-///
-/// # Errors
-/// As [`gke_cluster_of`].
-pub async fn gke_cluster_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<GKECluster>, ProviderError> {
-    cluster_objects::infra_cluster_for(client, cluster, "GKE").await
-}
-
 impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
     const CLOUD: &'static str = "GKE";
     const OWN_FIELDS: &'static str = "region, gke.project, network.id and network.subnetIDs";
@@ -259,18 +210,6 @@ impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
     fn ready(&self) -> bool {
         self.ready
     }
-}
-
-/// The GKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and
-/// name within GKE's limits.
-pub fn gke_cluster_name(cp: &GKEControlPlane, cluster_name: &str) -> String {
-    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
-        naming::derive_cloud_name(
-            &cp.namespace().unwrap_or_default(),
-            cluster_name,
-            &naming::GKE_CLUSTER,
-        )
-    })
 }
 
 /// The owner of every Google Cloud resource made for `cluster` in `namespace`.

@@ -8,7 +8,17 @@
 //!   `clusterctl generate` use, `crds()`, and the kernel's glue to the kinds (which role each
 //!   plays, where its shared spec and status blocks are).
 //!
-//! Both are used through `provider_runtime`, which re-exports them.
+//! - [`control_plane!`] and [`machine_pool!`]: in a provider's role module, the cloud's struct
+//!   and its side of the kernel's trait for the role, joining the steps the module's files hold
+//!   (see `roles.rs` for the layout they read).
+//!
+//! - [`macro@block`] on a block of a spec or status: the derives and serde conventions every
+//!   block has.
+//!
+//! All are used through `provider_runtime`, which re-exports them.
+
+mod block;
+mod roles;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -357,6 +367,20 @@ fn kinds_tokens(args: &KindsArgs) -> Tokens {
         template(&p, Role::ControlPlane),
         template(&p, Role::MachinePool),
     ];
+    let control_plane_observed = format_ident!("{control_plane}Observed");
+    let control_plane_status = format_ident!("{control_plane}Status");
+    let cluster_names = format_ident!("{p}_CLUSTER");
+    let machine_pool_status = format_ident!("{machine_pool}Status");
+    let (machine_pool_observed, pool_observed_arg, pool_block_field) = if args.pool_block {
+        let observed = format_ident!("{machine_pool}Observed");
+        (
+            quote!(#observed),
+            quote!(observed),
+            quote!(#block: observed,),
+        )
+    } else {
+        (quote!(()), quote!(_), quote!())
+    };
     let cluster_template = format_ident!("{cluster}Template");
     let control_plane_template = format_ident!("{control_plane}Template");
     let machine_pool_template = format_ident!("{machine_pool}Template");
@@ -416,6 +440,9 @@ fn kinds_tokens(args: &KindsArgs) -> Tokens {
 
         impl ::provider_runtime::control_plane::ManagedControlPlane for #control_plane {
             type OwnInfra = #cluster_spec;
+            type Observed = #control_plane_observed;
+            type Status = #control_plane_status;
+            const CLUSTER_NAMES: &'static ::contract::naming::NameLimits = &::contract::naming::#cluster_names;
 
             fn spec_common(&self) -> &::contract::api::ControlPlaneSpecCommon {
                 &self.spec.common
@@ -432,9 +459,38 @@ fn kinds_tokens(args: &KindsArgs) -> Tokens {
             fn own_infrastructure(&self) -> Option<&#cluster_spec> {
                 self.spec.infrastructure.as_ref()
             }
+
+            fn status_of(
+                common: ::contract::api::ControlPlaneStatusCommon,
+                request_overrides: Option<::contract::api::RequestOverridesStatus>,
+                observed: Option<#control_plane_observed>,
+            ) -> #control_plane_status {
+                #control_plane_status {
+                    common,
+                    observed_generation: None,
+                    #block: observed,
+                    request_overrides,
+                }
+            }
         }
 
         impl ::provider_runtime::machine_pool::ManagedMachinePool for #machine_pool {
+            type Observed = #machine_pool_observed;
+            type Status = #machine_pool_status;
+
+            fn status_of(
+                common: ::contract::api::MachinePoolStatusCommon,
+                request_overrides: Option<::contract::api::RequestOverridesStatus>,
+                #pool_observed_arg: Option<#machine_pool_observed>,
+            ) -> #machine_pool_status {
+                #machine_pool_status {
+                    common,
+                    observed_generation: None,
+                    #pool_block_field
+                    request_overrides,
+                }
+            }
+
             fn spec_common(&self) -> &::contract::api::MachinePoolSpecCommon {
                 &self.spec.common
             }
@@ -461,6 +517,41 @@ fn kinds_tokens(args: &KindsArgs) -> Tokens {
             }
         }
     }
+}
+
+/// Makes a struct a block of a kind's spec or status (`GKEClusterOptions`,
+/// `OKEControlPlaneObserved`): derives the schema, serde, `Clone`, `Debug`, `Default` and
+/// `PartialEq`, names fields in camelCase, and leaves an `Option` or `Vec` field that has no
+/// serde attribute of its own out of the object when it is unset or empty.
+#[proc_macro_attribute]
+pub fn block(_args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = parse_macro_input!(item as ItemStruct);
+    match block::block(item) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `control_plane!(GKE)`, in a provider's `reconcile/control_plane/mod.rs`: the struct
+/// `GkeControlPlane` (the provider's `Arc<scope::Shared>`) and its `ControlPlaneCloud` impl,
+/// each step the function of the same name in the module's files (`desired::validate`,
+/// `connect` here, `observe::observe`, `diff::diff`, `act::act`, `observe::report`).
+/// `control_plane!(EKS, extra = ClusterExtras)` for a cloud whose look gathers more than the
+/// cluster for its diff.
+#[proc_macro]
+pub fn control_plane(input: TokenStream) -> TokenStream {
+    let args = parse_macro_input!(input as roles::RoleArgs);
+    roles::control_plane(&args).into()
+}
+
+/// `machine_pool!(GKE, pool_block)`, in a provider's `reconcile/machine_pool/mod.rs`: the
+/// struct `GkeMachinePool` and its `MachinePoolCloud` impl from the module's files, as
+/// [`control_plane!`] does; `pool_block` where the pool reports a status block of its own
+/// (`observe::report`), `infra = T` where a pool's cluster lives in more than `scope::Infra`.
+#[proc_macro]
+pub fn machine_pool(input: TokenStream) -> TokenStream {
+    let args = parse_macro_input!(input as roles::RoleArgs);
+    roles::machine_pool(&args).into()
 }
 
 /// A role's Template kind and the resource it stamps out.

@@ -8,17 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::api::IdentityRef;
-use contract::capi::Cluster;
 use contract::conditions::Reason;
-use contract::naming;
 use contract::ownership::Owner;
-use kube::ResourceExt;
 use provider_runtime::pacing::looks::Expiring;
 use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
-pub use provider_runtime::ClusterRef;
-
-use crate::api::{OKECluster, OKEClusterSpec, OKEControlPlane};
+use crate::api::{OKECluster, OKEClusterSpec};
 use crate::client::answers::AvailabilityDomain;
 use crate::client::{self, Credential, Endpoints, Oci, Service, q};
 
@@ -218,28 +213,6 @@ impl Infra {
     }
 }
 
-/// The Cluster's OKECluster, if its `spec.infrastructureRef` names one.
-///
-/// # Errors
-/// When the reference names another kind.
-pub async fn oke_cluster_of(
-    client: &kube::Client,
-    cluster: &Cluster,
-) -> Result<Option<OKECluster>, ProviderError> {
-    cluster_objects::infra_cluster_of(client, cluster, "OKE").await
-}
-
-/// The Cluster's OKECluster, also with the Cluster gone.
-///
-/// # Errors
-/// As [`oke_cluster_of`].
-pub async fn oke_cluster_for(
-    client: &kube::Client,
-    cluster: ClusterRef<'_>,
-) -> Result<Option<OKECluster>, ProviderError> {
-    cluster_objects::infra_cluster_for(client, cluster, "OKE").await
-}
-
 impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
     const CLOUD: &'static str = "OKE";
     const OWN_FIELDS: &'static str = "region, oke.compartmentID, network.id and network.subnetIDs";
@@ -266,18 +239,6 @@ impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
     fn ready(&self) -> bool {
         self.ready
     }
-}
-
-/// The OKE cluster's name: `spec.cloudName`, else derived from the Cluster's namespace and name
-/// within OKE's limits.
-pub fn oke_cluster_name(cp: &OKEControlPlane, cluster_name: &str) -> String {
-    cp.spec.common.cloud_name.clone().unwrap_or_else(|| {
-        naming::derive_cloud_name(
-            &cp.namespace().unwrap_or_default(),
-            cluster_name,
-            &naming::OKE_CLUSTER,
-        )
-    })
 }
 
 /// The owner of every OCI resource made for `cluster` in `namespace`.

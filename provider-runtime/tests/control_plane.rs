@@ -22,6 +22,7 @@ use contract::capi::Cluster;
 use contract::conditions::Reason;
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::kubeconfig::ExecPlugin;
+use contract::naming::{self, NameLimits};
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::KubeVersion;
 use k8s_openapi::api::core::v1::Secret;
@@ -82,6 +83,9 @@ impl ProviderObject for XKSControlPlane {
 
 impl ManagedControlPlane for XKSControlPlane {
     type OwnInfra = ();
+    type Observed = ();
+    type Status = XKSControlPlaneStatus;
+    const CLUSTER_NAMES: &'static NameLimits = &naming::EKS_CLUSTER;
     fn spec_common(&self) -> &ControlPlaneSpecCommon {
         &self.spec.common
     }
@@ -93,6 +97,17 @@ impl ManagedControlPlane for XKSControlPlane {
     }
     fn own_infrastructure(&self) -> Option<&()> {
         Some(&())
+    }
+    fn status_of(
+        common: ControlPlaneStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        _: Option<()>,
+    ) -> XKSControlPlaneStatus {
+        XKSControlPlaneStatus {
+            common,
+            observed_generation: None,
+            request_overrides,
+        }
     }
 }
 
@@ -252,20 +267,18 @@ impl ControlPlaneCloud for Xks {
     type Detail = bool;
     type Extra = ();
     type Change = Audit;
-    type Status = XKSControlPlaneStatus;
 
     fn validate(&self, cp: &XKSControlPlane, _: &Nowhere) -> Result<bool, ProviderError> {
         Ok(cp.spec.common.logging.audit)
     }
     async fn connect(
         &self,
-        cp: &XKSControlPlane,
+        _: &XKSControlPlane,
         _: Nowhere,
         at: Reach<'_>,
     ) -> Result<At, ProviderError> {
         self.with(|s| s.connects += 1);
-        let name =
-            (cp.spec.common.cloud_name.clone()).unwrap_or(format!("{NS}-{}", at.cluster_name));
+        let name = at.name.to_string();
         let user_exec = UserExec::new(ExecPlugin::new("xks", ["get-token", name.as_str()]));
         Ok(Connected {
             name,
@@ -333,18 +346,7 @@ impl ControlPlaneCloud for Xks {
             }
         }))
     }
-    fn status(
-        &self,
-        common: ControlPlaneStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        _: Option<&ManagedCluster<bool>>,
-    ) -> XKSControlPlaneStatus {
-        XKSControlPlaneStatus {
-            common,
-            observed_generation: None,
-            request_overrides,
-        }
-    }
+    fn report(&self, _: &bool) {}
 }
 
 type At = Connected<(), XksTokens>;

@@ -1,6 +1,4 @@
 use contract::api::ClusterSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// Where the cluster's AWS resources live: region, network (created from a CIDR or brought as
 /// ids), credentials and tags. Never sets a control-plane endpoint: the EKSControlPlane owns it.
@@ -30,19 +28,16 @@ pub struct EKSClusterSpec {
 }
 
 /// EKS-only infrastructure options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct EKSClusterOptions {
     /// How many availability zones a created VPC spans (EKS needs at least two). Default 2.
     /// The zones are the region's first available ones by name. Ignored for a brought network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 2, max = 6))]
     pub availability_zones: Option<i32>,
 }
 
 /// What only EKS reports of the network: the security group, gateways and route tables.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct EKSClusterObserved {
     /// The security group the control plane and nodes share.
     #[serde(

@@ -1,5 +1,4 @@
 use contract::api::ControlPlaneSpecCommon;
-use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 use super::EKSClusterSpec;
@@ -24,8 +23,7 @@ pub struct EKSControlPlaneSpec {
 }
 
 /// EKS-only control-plane options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct EKSControlPlaneOptions {
     /// The IAM role EKS uses to manage the cluster (`arn:aws:iam::<account>:role/<name>`).
     #[serde(rename = "roleARN")]
@@ -33,7 +31,6 @@ pub struct EKSControlPlaneOptions {
     #[x_kube(validation = kube::core::Rule::new("self.startsWith('arn:')").message("spec.eks.roleARN must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/eks-cluster"))]
     pub role_arn: String,
     /// Who may call the cluster's API, as EKS access entries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<EKSAccess>,
     /// The service CIDR of the cluster (EKS default 10.100.0.0/16 or 172.20.0.0/16). Immutable.
     #[serde(
@@ -57,24 +54,19 @@ pub struct EKSControlPlaneOptions {
     /// typed field covers yet (e.g. `{"upgradePolicy": {"supportType": "STANDARD"}}`). The
     /// user's responsibility; every field the provider itself sends wins. Applied when the
     /// cluster is created; status.requestOverrides shows when.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
 /// EKS access configuration.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct EKSAccess {
     /// API (access entries only) or API_AND_CONFIG_MAP. Default API.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication_mode: Option<AuthenticationMode>,
     /// Make the identity that creates the cluster its administrator. Default true; the
     /// provider's kubeconfig uses that identity. Immutable after creation in EKS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_cluster_creator_admin: Option<bool>,
     /// Access entries: IAM principals and what they may do.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["principalARN"]))]
     pub entries: Vec<AccessEntry>,
 }
@@ -91,19 +83,16 @@ pub enum AuthenticationMode {
 }
 
 /// One access entry.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct AccessEntry {
     /// The IAM user or role ARN.
     #[serde(rename = "principalARN")]
     #[schemars(length(min = 20, max = 2048))]
     pub principal_arn: String,
     /// Kubernetes groups the principal is in.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), inner(length(min = 1, max = 256)))]
     pub kubernetes_groups: Vec<String>,
     /// Kubernetes user name; default from the ARN.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
     pub username: Option<String>,
     /// EKS access policy ARNs associated cluster-wide (e.g.
@@ -114,11 +103,9 @@ pub struct AccessEntry {
 }
 
 /// What EKS reports of a cluster beyond the shared status.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct EKSControlPlaneObserved {
     /// EKS's platform version (eks.N).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform_version: Option<String>,
     /// The cluster's OIDC issuer URL.
     #[serde(

@@ -1,6 +1,4 @@
 use contract::api::MachinePoolSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// One EKS managed node group. Count, version and zones come from the owning MachinePool.
 #[provider_runtime::kind]
@@ -36,8 +34,7 @@ pub struct EKSMachinePoolSpec {
 }
 
 /// EKS-only node-group options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct EKSMachinePoolOptions {
     /// The IAM role the nodes run as.
     #[serde(rename = "nodeRoleARN")]
@@ -47,13 +44,11 @@ pub struct EKSMachinePoolOptions {
     pub node_role_arn: String,
     /// More instance types beside spec.machineType (EKS picks among them, mostly for spot).
     /// Immutable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 19), inner(length(min = 1, max = 64)))]
     #[x_kube(validation = kube::core::Rule::new("self == oldSelf").message("spec.eks.additionalInstanceTypes is immutable on EKS; create a new EKSMachinePool instead"))]
     pub additional_instance_types: Vec<String>,
     /// A JSON merge patch applied to the body of EKS CreateNodegroup requests. The user's
     /// responsibility; fields the provider manages win.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }

@@ -461,17 +461,6 @@ pub fn condition(outcome: &BuildOutcome) -> DesiredCondition {
     })
 }
 
-/// Walks the services forwards: each gets one turn; a failure stops the walk.
-pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
-    walker::build::<Service, _, Built>(scope).await
-}
-
-/// Walks the services backwards, each deleting at most one resource, and stops at the first
-/// that still has something left.
-pub async fn tear_down(scope: &Teardown<'_>) -> Result<Removal, ProviderError> {
-    walker::tear_down::<Service, _>(scope).await
-}
-
 /// A deterministic EC2 `ClientToken`: the operation and a hash of the object's UID and what
 /// makes this create distinct, so the retry of a create that crashed before its status was
 /// written repeats the same token.

@@ -23,12 +23,13 @@ use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::CloudCalls;
+use provider_runtime::control_plane::ManagedControlPlane as _;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
-use provider_runtime::{Cleanup, PassContext, ProviderError};
+use provider_runtime::{Cleanup, PassContext, ProviderError, walker};
 
-use crate::api::{EKSCluster, EKSClusterSpec};
+use crate::api::{EKSCluster, EKSClusterSpec, EKSControlPlane};
 use crate::network::AwsNetwork;
 use crate::network::bring_your_own::{self, Brought};
 use crate::network::cidr::{self, Ipv4Cidr};
@@ -127,8 +128,13 @@ impl EksInfraCluster {
         cluster: &str,
     ) -> Result<String, ProviderError> {
         Ok(
-            match scope::control_plane_of(&ctx.client, &ctx.cluster).await? {
-                Some(cp) => scope::eks_cluster_name(&cp, cluster),
+            match provider_runtime::cluster_objects::control_plane_of::<EKSControlPlane>(
+                &ctx.client,
+                &ctx.cluster,
+            )
+            .await?
+            {
+                Some(cp) => cp.cloud_cluster_name(cluster),
                 None => naming::derive_cloud_name(namespace, cluster, &naming::EKS_CLUSTER),
             },
         )
@@ -216,7 +222,7 @@ impl InfraClusterCloud for EksInfraCluster {
             previous: previous.as_ref(),
             timing,
         };
-        let outcome = network::build(&scope).await;
+        let outcome = walker::build::<network::Service, _, network::Built>(&scope).await;
         Ok(NetworkReport {
             // A walk cut short by an error saw only part of the network: keep what status had.
             network: (outcome.error.is_none() || previous.is_none())
@@ -235,7 +241,7 @@ impl InfraClusterCloud for EksInfraCluster {
         owner: Owner,
     ) -> Result<Cleanup, ProviderError> {
         let timing = self.timing();
-        let removal = network::tear_down(&Teardown {
+        let removal = walker::tear_down::<network::Service, _>(&Teardown {
             ec2,
             owner: &owner,
             timing,

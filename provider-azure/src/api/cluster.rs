@@ -1,6 +1,4 @@
 use contract::api::ClusterSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// Where the cluster's Azure resources live: subscription, resource group, location, network
 /// (created from a CIDR or brought by id), credentials and tags. Never sets a control-plane
@@ -41,8 +39,7 @@ pub struct AKSClusterSpec {
 }
 
 /// AKS-only infrastructure options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct AKSClusterOptions {
     /// The Azure subscription (its GUID). Immutable.
     #[serde(rename = "subscriptionID")]
@@ -60,7 +57,6 @@ pub struct AKSClusterOptions {
     pub resource_group: String,
     /// The availability zones nodes may run in (the failure domains), among "1", "2" and
     /// "3". Default all three. Immutable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 3))]
     #[x_kube(validation = Rule::new("self.all(z, z in ['1', '2', '3'])").message("spec.aks.zones are Azure availability zones: \"1\", \"2\" or \"3\""))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.zones is immutable"))]
@@ -68,11 +64,9 @@ pub struct AKSClusterOptions {
 }
 
 /// What only AKS reports of the network: the resource group.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct AKSClusterObserved {
     /// The resource group of the cluster and the network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_group: Option<String>,
     /// Whether the provider created the resource group (and so deletes it).
     #[serde(default)]

@@ -88,8 +88,7 @@ pub enum NetworkPolicy {
 }
 
 /// AKS-only control-plane options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 #[x_kube(
     validation = Rule::new("!has(self.networkPolicy) || self.networkPolicy != 'cilium' || !has(self.networkPlugin) || self.networkPlugin == 'azure'")
         .message("spec.aks.networkPolicy cilium needs spec.aks.networkPlugin azure on AKS (the Cilium dataplane runs on Azure CNI)"),
@@ -105,7 +104,6 @@ pub struct AKSControlPlaneOptions {
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.networkPlugin is immutable on AKS"))]
     pub network_plugin: NetworkPlugin,
     /// The network policy engine (default none). Immutable here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.networkPolicy is immutable on AKS here"))]
     pub network_policy: Option<NetworkPolicy>,
     /// Authorize Kubernetes API calls with Azure RBAC role assignments (default true); when
@@ -126,7 +124,6 @@ pub struct AKSControlPlaneOptions {
     pub local_accounts: bool,
     /// The DNS prefix of the API server's name (default derived from the cluster's name).
     /// Immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 54))]
     #[x_kube(validation = Rule::new("self.matches('^[a-zA-Z0-9]$|^[a-zA-Z0-9][a-zA-Z0-9-]{0,52}[a-zA-Z0-9]$')").message("spec.aks.dnsPrefix must be 1 to 54 letters, digits and hyphens, starting and ending with a letter or digit"))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.dnsPrefix is immutable on AKS"))]
@@ -138,7 +135,6 @@ pub struct AKSControlPlaneOptions {
     /// it, for features no typed field covers yet (e.g. `{"properties": {"addonProfiles":
     /// {"azurepolicy": {"enabled": true}}}}`). The user's responsibility; every field the
     /// provider itself sends wins. status.requestOverrides shows when it was applied.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
@@ -180,24 +176,18 @@ impl Default for SystemPool {
 }
 
 /// What AKS reports beyond the shared status.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct AKSControlPlaneObserved {
     /// The cluster's location.
     pub location: String,
     /// The resource group AKS keeps the nodes' resources in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// The API server's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fqdn: Option<String>,
     /// AKS's full version of the control plane, e.g. 1.33.3.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// AKS's provisioningState (Succeeded, Updating, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The System pool's version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_pool_version: Option<String>,
 }

@@ -1,5 +1,4 @@
 use contract::api::MachinePoolSpecCommon;
-use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 /// One AKS agent pool (a virtual machine scale set in the cluster's node resource group). Count,
@@ -51,20 +50,17 @@ pub enum PoolMode {
 }
 
 /// AKS-only agent-pool options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct AKSMachinePoolOptions {
     /// User (default) or System.
     #[serde(default)]
     pub mode: PoolMode,
     /// Pods per node (AKS default 250 with Azure CNI overlay). Immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 10, max = 250))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.maxPods is immutable on AKS"))]
     pub max_pods: Option<i32>,
     /// A JSON merge patch applied to the agent pool body of AKS PUT requests that create it.
     /// The user's responsibility; fields the provider manages win.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }

@@ -12,12 +12,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contract::plan::OperationState;
+use provider_runtime::rest;
 use provider_runtime::{CloudCalls, CloudError, ProviderError, read_answer};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use answers::{ErrorAnswer, OperationStatus, Page};
+use errors::ARM_CODES;
+pub use provider_runtime::rest::Failure;
 
 pub use credentials::{AccessToken, Credential, Tokens};
 
@@ -78,30 +81,8 @@ pub struct Answer {
     pub location: Option<String>,
 }
 
-/// A failed call: its classification and ARM's code.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    /// What it means for the reconciler.
-    pub error: CloudError,
-    /// ARM's error code.
-    pub code: String,
-    /// The HTTP status (0 when the call did not get an answer).
-    pub status: u16,
-}
-
 /// The service every ARM call is counted (and held after a 429) under.
 const SERVICE: &str = "arm";
-
-impl Failure {
-    /// A call not sent: ARM asked to wait ([`CloudCalls::admit`]).
-    fn held(error: CloudError) -> Self {
-        Self {
-            error,
-            code: "RetryAfterNotOver".into(),
-            status: 0,
-        }
-    }
-}
 
 impl Answer {
     /// The body read as `T`, the answer of `operation`.
@@ -110,23 +91,6 @@ impl Answer {
     /// A transient error naming `operation` and the missing or malformed field.
     pub fn read<T: DeserializeOwned>(&self, operation: &str) -> Result<T, CloudError> {
         read_answer(operation, self.body.clone())
-    }
-}
-
-impl Failure {
-    /// An answer that came back whole but not in the shape `operation` answers.
-    fn malformed(error: CloudError, status: u16) -> Self {
-        Self {
-            error,
-            code: "MalformedAnswer".into(),
-            status,
-        }
-    }
-}
-
-impl From<Failure> for ProviderError {
-    fn from(f: Failure) -> Self {
-        f.error.into()
     }
 }
 
@@ -211,17 +175,13 @@ impl Arm {
         url: &str,
     ) -> Result<Answer, Failure> {
         let Some(path) = self.relative(url) else {
-            return Err(Failure {
-                error: CloudError::Invalid {
-                    code: "UnexpectedUrl".into(),
-                    message: format!(
-                        "ARM handed out a URL off its endpoint {}: not followed",
-                        self.endpoint
-                    ),
-                },
-                code: "UnexpectedUrl".into(),
-                status: 0,
-            });
+            let message = format!(
+                "ARM handed out a URL off its endpoint {}: not followed",
+                self.endpoint
+            );
+            let code = "UnexpectedUrl".to_string();
+            let error = CloudError::Invalid { code, message };
+            return Err(Failure::with_code(error, "UnexpectedUrl", 0));
         };
         let sent = calls
             .admit(SERVICE, format!("GET {path}"))
@@ -240,18 +200,13 @@ impl Arm {
         body: Option<&Value>,
         if_match: Option<&str>,
     ) -> Result<Answer, Failure> {
-        let token = self
-            .tokens
-            .get(credentials::ARM_SCOPE)
-            .await
-            .map_err(|e| Failure {
-                error: match &e {
-                    ProviderError::Terminal { .. } => CloudError::Unauthorized(e.to_string()),
-                    _ => CloudError::Transient(e.to_string()),
-                },
-                code: "Token".into(),
-                status: 0,
-            })?;
+        let token = self.tokens.get(credentials::ARM_SCOPE).await.map_err(|e| {
+            let error = match &e {
+                ProviderError::Terminal { .. } => CloudError::Unauthorized(e.to_string()),
+                _ => CloudError::Transient(e.to_string()),
+            };
+            Failure::with_code(error, "Token", 0)
+        })?;
         let mut request = self.http.request(method, url).bearer_auth(&token.token);
         if let Some(b) = body {
             request = request
@@ -261,13 +216,12 @@ impl Arm {
         if let Some(e) = if_match {
             request = request.header("if-match", e);
         }
-        let response = request.send().await.map_err(|e| Failure {
-            error: CloudError::Transient(format!(
+        let response = request.send().await.map_err(|e| {
+            let said = format!(
                 "could not reach Azure Resource Manager: {}",
                 e.without_url()
-            )),
-            code: String::new(),
-            status: 0,
+            );
+            Failure::transient(said, 0)
         })?;
         let status = response.status().as_u16();
         let header = |name: &str| {
@@ -277,15 +231,14 @@ impl Arm {
                 .and_then(|v| v.to_str().ok())
                 .map(String::from)
         };
-        let retry_after = header("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = rest::retry_after(header("retry-after").as_deref());
         let async_operation = header("azure-asyncoperation").and_then(|u| self.relative(&u));
         let location = header("location").and_then(|u| self.relative(&u));
-        let text = response.text().await.map_err(|e| Failure {
-            error: CloudError::Transient(format!("Azure Resource Manager's answer was cut: {e}")),
-            code: String::new(),
-            status,
+        let text = response.text().await.map_err(|e| {
+            Failure::transient(
+                format!("Azure Resource Manager's answer was cut: {e}"),
+                status,
+            )
         })?;
         let body: Value = if text.trim().is_empty() {
             Value::Null
@@ -304,15 +257,7 @@ impl Arm {
             .ok()
             .and_then(|a| a.error)
             .unwrap_or_default();
-        let code = said.code.unwrap_or_default();
-        let message = said
-            .message
-            .unwrap_or_else(|| provider_runtime::cloud_error::unexplained(status, &text));
-        Err(Failure {
-            error: errors::classify(status, &code, &message, retry_after),
-            code,
-            status,
-        })
+        Err(ARM_CODES.failure(status, said.code, said.message, &text, retry_after))
     }
 
     /// GET of a resource, read as `T` (`Value` keeps it whole); `Ok(None)` for a 404.
@@ -333,7 +278,7 @@ impl Arm {
             Ok(a) => a
                 .read(operation)
                 .map(Some)
-                .map_err(|e| Failure::malformed(e, a.status)),
+                .map_err(|e| Failure::with_code(e, "MalformedAnswer", a.status)),
             Err(f) if f.error.is_not_found() => Ok(None),
             Err(f) => Err(f),
         }
@@ -358,7 +303,7 @@ impl Arm {
         for _ in 0..1000 {
             let page: Page<T> = answer
                 .read(operation)
-                .map_err(|e| Failure::malformed(e, answer.status))?;
+                .map_err(|e| Failure::with_code(e, "MalformedAnswer", answer.status))?;
             items.extend(page.value);
             let Some(next) = page.next_link.filter(|n| !n.is_empty()) else {
                 return Ok(items);

@@ -26,7 +26,7 @@ use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
-use provider_runtime::walker::Timing;
+use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{AKSCluster, AKSClusterSpec};
@@ -151,7 +151,7 @@ impl InfraClusterCloud for AksInfraCluster {
             vnet: vnet_name(&owner),
             plan: Some(&plan),
         };
-        let walk = network::build(&scope).await;
+        let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = AzureNetwork {
             resource_group: Some(net.infra.resource_group.clone()),
             resource_group_managed: walk.built.group_ours,
@@ -192,7 +192,7 @@ impl InfraClusterCloud for AksInfraCluster {
             vnet: vnet_name(&owner),
             plan: None,
         };
-        let removal = network::tear_down(&scope).await?;
+        let removal = walker::tear_down::<network::Service, _>(&scope).await?;
         Ok(removal.cleanup(self.timing()))
     }
 }

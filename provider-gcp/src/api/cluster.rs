@@ -1,6 +1,4 @@
 use contract::api::ClusterSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// Where the cluster's Google Cloud resources live: project, region, network (created from a
 /// CIDR or brought by name), credentials and labels. Never sets a control-plane endpoint: the
@@ -36,8 +34,7 @@ pub struct GKEClusterSpec {
 }
 
 /// GKE-only infrastructure options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct GKEClusterOptions {
     /// The Google Cloud project (its id, e.g. my-project-123456). Immutable.
     #[schemars(length(min = 6, max = 30))]
@@ -46,33 +43,26 @@ pub struct GKEClusterOptions {
     pub project: String,
     /// The zones nodes may run in (the failure domains), e.g. [us-central1-a, us-central1-b].
     /// Default: the region's zones a, b and c. Immutable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8), inner(length(min = 3, max = 64)))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.gke.zones is immutable"))]
     pub zones: Vec<String>,
     /// The subnetwork's secondary range for Pods: its name in a brought subnetwork (default
     /// `pods`), or its CIDR in a created one (default 10.4.0.0/14).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub pods_range: Option<String>,
     /// The subnetwork's secondary range for Services: its name in a brought subnetwork (default
     /// `services`), or its CIDR in a created one (default 10.8.0.0/20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub services_range: Option<String>,
 }
 
 /// What only GKE reports of the network: the secondary ranges and the Cloud Router.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct GKEClusterObserved {
     /// The subnetwork's secondary range for Pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods_range_name: Option<String>,
     /// The subnetwork's secondary range for Services.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services_range_name: Option<String>,
     /// The Cloud Router carrying the NAT of a created network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub router: Option<String>,
 }

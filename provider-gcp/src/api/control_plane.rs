@@ -1,5 +1,4 @@
 use contract::api::ControlPlaneSpecCommon;
-use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 use super::GKEClusterSpec;
@@ -59,23 +58,19 @@ pub enum ReleaseChannel {
 }
 
 /// GKE-only control-plane options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct GKEControlPlaneOptions {
     /// Enrol the cluster in a release channel. GKE then upgrades it on its own schedule within
     /// the channel's versions; spec.version must be one the channel offers. Default: no channel
     /// (Cluster API decides every upgrade).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_channel: Option<ReleaseChannel>,
     /// The workload identity pool, when spec.oidcIssuer.enabled: `<project>.svc.id.goog`
     /// (default, the cluster's project) or a fleet host project's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 14, max = 63))]
     #[x_kube(validation = Rule::new("self.endsWith('.svc.id.goog')").message("spec.gke.workloadIdentityPool must be <project>.svc.id.goog"))]
     pub workload_identity_pool: Option<String>,
     /// More authorized networks of the control plane, with names (they apply to the private
     /// endpoint too); spec.endpointAccess.publicCIDRs are added unnamed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 50))]
     pub authorized_networks: Vec<AuthorizedNetwork>,
     /// Nodes get internal IP addresses only (they reach the internet through the GKECluster's
@@ -91,14 +86,12 @@ pub struct GKEControlPlaneOptions {
     /// features no typed field covers yet (e.g. `{"addonsConfig": {"gcsFuseCsiDriverConfig":
     /// {"enabled": true}}}`). The user's responsibility; every field the provider itself sends
     /// wins. Applied when the cluster is created; status.requestOverrides shows when.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
 /// One authorized network.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct AuthorizedNetwork {
     /// The block, e.g. 10.10.0.0/16.
     #[serde(rename = "cidrBlock")]
@@ -106,21 +99,17 @@ pub struct AuthorizedNetwork {
     #[x_kube(validation = Rule::new("isCIDR(self)").message("spec.gke.authorizedNetworks[].cidrBlock must be a CIDR block"))]
     pub cidr_block: String,
     /// A name shown in the console.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub display_name: Option<String>,
 }
 
 /// What GKE reports beyond the shared status.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct GKEControlPlaneObserved {
     /// The cluster's location.
     pub location: String,
     /// GKE's full version of the control plane, e.g. 1.33.5-gke.1201000.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_version: Option<String>,
     /// GKE's status word (RUNNING, RECONCILING, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
 }

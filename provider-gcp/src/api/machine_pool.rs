@@ -1,6 +1,4 @@
 use contract::api::MachinePoolSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// One GKE node pool. Count, version and zones come from the owning MachinePool: GKE sizes a
 /// pool per zone, so `MachinePool.spec.replicas` (and spec.scaling's bounds) must divide evenly
@@ -38,30 +36,24 @@ pub struct GKEMachinePoolSpec {
 }
 
 /// GKE-only node-pool options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct GKEMachinePoolOptions {
     /// The service account the nodes run as (an email); default the project's Compute Engine
     /// default service account. Immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 3, max = 254))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.gke.serviceAccount is immutable on GKE"))]
     pub service_account: Option<String>,
     /// Let GKE repair unhealthy nodes. Default true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_repair: Option<bool>,
     /// A JSON merge patch applied to the NodePool body of GKE CreateNodePool requests. The
     /// user's responsibility; fields the provider manages win.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
 /// What GKE reports of a node pool beyond the shared status.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct GKEMachinePoolObserved {
     /// The node pool's instance groups, one per zone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instance_groups: Vec<String>,
 }

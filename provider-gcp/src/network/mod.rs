@@ -39,7 +39,7 @@ use contract::naming::{self, NameLimits};
 use contract::ownership::{Owner, Ownership};
 use google_cloud_compute_v1::model as gce;
 use provider_runtime::infra_cluster::SeenNetwork;
-use provider_runtime::walker::{self, Builds, Progress, Removal, TearsDown, Walk};
+use provider_runtime::walker::{self, Builds, Progress, Removal, TearsDown};
 use provider_runtime::{CloudCalls, ProviderError};
 
 use crate::api::{GKECluster, GKEClusterObserved};
@@ -276,20 +276,6 @@ impl TearsDown<Scope<'_>> for Service {
             Service::Router => router::delete(s).await,
         }
     }
-}
-
-/// The result of walking the services forwards once.
-pub type BuildOutcome = Walk<Service, Built>;
-
-/// Walks the services forwards: each gets one turn; a failure stops the walk.
-pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
-    walker::build::<Service, _, Built>(scope).await
-}
-
-/// Walks the services backwards, each deleting at most one resource, and stops at the first
-/// that still has something left.
-pub async fn tear_down(scope: &Scope<'_>) -> Result<Removal, ProviderError> {
-    walker::tear_down::<Service, _>(scope).await
 }
 
 /// The Google Cloud network as the provider reads and fills it: the shared part of the status

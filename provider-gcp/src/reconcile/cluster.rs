@@ -26,7 +26,7 @@ use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
-use provider_runtime::walker::Timing;
+use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{GKECluster, GKEClusterSpec};
@@ -189,7 +189,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             plan: Some(&plan),
         };
         let timing = self.timing();
-        let walk = network::build(&scope).await;
+        let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = GcpNetwork {
             network: Some(names.network.clone()),
             subnetwork: Some(names.subnetwork.clone()),
@@ -231,7 +231,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             names: Names::new(&owner),
             plan: None,
         };
-        let removal = network::tear_down(&scope).await?;
+        let removal = walker::tear_down::<network::Service, _>(&scope).await?;
         Ok(removal.cleanup(self.timing()))
     }
 }

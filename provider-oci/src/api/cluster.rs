@@ -1,6 +1,4 @@
 use contract::api::ClusterSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// Where the cluster's OCI resources live: compartment, region, availability domains, the
 /// network (created from a CIDR or brought by OCID), credentials and tags. Never sets a
@@ -40,8 +38,7 @@ pub struct OKEClusterSpec {
 }
 
 /// OKE-only infrastructure options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct OKEClusterOptions {
     /// The compartment everything is created in (its OCID). Immutable.
     #[serde(rename = "compartmentID")]
@@ -51,7 +48,6 @@ pub struct OKEClusterOptions {
     pub compartment_id: String,
     /// The availability domains nodes may run in (the failure domains), e.g.
     /// `Uocm:US-ASHBURN-AD-1`. Default: every availability domain of the region. Immutable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 3), inner(length(min = 1, max = 64)))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.availabilityDomains is immutable"))]
     pub availability_domains: Vec<String>,
@@ -79,8 +75,7 @@ pub struct OKEClusterOptions {
 }
 
 /// What only OKE reports of the network: the role of each subnet.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct OKEClusterObserved {
     /// The API endpoint's subnet.
     #[serde(

@@ -1,5 +1,4 @@
 use contract::api::ControlPlaneSpecCommon;
-use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 use super::OKEClusterSpec;
@@ -72,8 +71,7 @@ pub enum CniType {
 }
 
 /// OKE-only control-plane options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 #[x_kube(
     validation = Rule::new("!has(self.podsCIDR) || !has(self.cniType) || self.cniType == 'flannel'")
         .message("spec.oke.podsCIDR is for the flannel overlay (spec.oke.cniType flannel); VCN-native pods take the nodes' subnets' addresses"),
@@ -108,26 +106,20 @@ pub struct OKEControlPlaneOptions {
     /// typed field covers yet (e.g. `{"options": {"admissionControllerOptions":
     /// {"isPodSecurityPolicyEnabled": false}}}`). The user's responsibility; every field the
     /// provider itself sends wins. status.requestOverrides shows when it was applied.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }
 
 /// What OKE reports beyond the shared status.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct OKEControlPlaneObserved {
     /// OKE's lifecycleState (ACTIVE, UPDATING, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle_state: Option<String>,
     /// OKE's exact Kubernetes version, e.g. v1.33.1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The versions OKE offers to upgrade to.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub available_upgrades: Vec<String>,
     /// BASIC_CLUSTER or ENHANCED_CLUSTER.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_type: Option<String>,
     /// The VCN the cluster is in.
     #[serde(default, rename = "vcnID", skip_serializing_if = "Option::is_none")]

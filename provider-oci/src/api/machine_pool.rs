@@ -1,6 +1,4 @@
 use contract::api::MachinePoolSpecCommon;
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
 
 /// One OKE managed node pool. Count, version and availability domains come from the owning
 /// MachinePool (its failure domains are availability domains, e.g. `Uocm:US-ASHBURN-AD-1`;
@@ -40,11 +38,9 @@ pub struct OKEMachinePoolSpec {
 }
 
 /// OKE-only node-pool options.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[provider_runtime::block]
 pub struct OKEMachinePoolOptions {
     /// OCPUs per node of a flexible shape.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 128))]
     pub ocpus: Option<i32>,
     /// Memory per node of a flexible shape, GB (default as OCI: 16 per OCPU).
@@ -52,17 +48,14 @@ pub struct OKEMachinePoolOptions {
     #[schemars(range(min = 1, max = 2048))]
     pub memory_gb: Option<i32>,
     /// Pods per node with VCN-native pod networking (OKE default 31). Immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 110))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.oke.maxPodsPerNode is immutable on OKE"))]
     pub max_pods_per_node: Option<i32>,
     /// An SSH public key put on every node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 16384))]
     pub ssh_public_key: Option<String>,
     /// A JSON merge patch applied to the body of the CreateNodePool request. The user's
     /// responsibility; fields the provider manages win.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "contract::crd::free_form_object")]
     pub request_overrides: Option<serde_json::Value>,
 }

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use contract::plan::OperationState;
 use oci_signer::{ApiKey, Request, sign};
+use provider_runtime::cloud_error::unexplained;
+use provider_runtime::rest;
 use provider_runtime::{CloudCalls, CloudError, ProviderError};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
@@ -21,6 +23,8 @@ use serde_json::Value;
 
 use answers::{ErrorBody, WorkRequest, WorkRequestError};
 pub use credentials::Credential;
+use errors::OCI_CODES;
+pub use provider_runtime::rest::Failure;
 
 /// Installs ring as rustls's process-wide provider; a second call is harmless.
 pub fn install_crypto() {
@@ -132,26 +136,9 @@ pub struct Answer {
     pub next_page: Option<String>,
 }
 
-/// A failed call: its classification and OCI's code.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    /// What it means for the reconciler.
-    pub error: CloudError,
-    /// OCI's error code.
-    pub code: String,
-    /// The HTTP status (0 when the call did not get an answer).
-    pub status: u16,
-}
-
 /// The service every OCI call is counted (and held after a 429) under: OCI throttles a
 /// tenancy across its services.
 const SERVICE: &str = "oci";
-
-impl From<Failure> for ProviderError {
-    fn from(f: Failure) -> Self {
-        f.error.into()
-    }
-}
 
 /// One call: its operation id, service, method, path (after the service's version, with any
 /// query) and what it sends.
@@ -271,11 +258,7 @@ impl Oci {
             .map_or(call.path, |(path, _)| path);
         let sent = calls
             .admit(SERVICE, format!("{} {path}", call.method))
-            .map_err(|error| Failure {
-                error,
-                code: "RetryAfterNotOver".into(),
-                status: 0,
-            })?;
+            .map_err(Failure::held)?;
         let result = self.send(&call).await;
         sent.answered(
             call.operation,
@@ -303,10 +286,9 @@ impl Oci {
                 date: &date,
             },
         )
-        .map_err(|e| Failure {
-            error: CloudError::Unauthorized(format!("the request could not be signed: {e}")),
-            code: "Signing".into(),
-            status: 0,
+        .map_err(|e| {
+            let error = CloudError::Unauthorized(format!("the request could not be signed: {e}"));
+            Failure::with_code(error, "Signing", 0)
         })?;
         let mut request = self
             .http
@@ -330,10 +312,8 @@ impl Oci {
         } else if matches!(*call.method, Method::POST | Method::PUT) {
             request = request.body("");
         }
-        let response = request.send().await.map_err(|e| Failure {
-            error: CloudError::Transient(format!("could not reach OCI: {}", e.without_url())),
-            code: String::new(),
-            status: 0,
+        let response = request.send().await.map_err(|e| {
+            Failure::transient(format!("could not reach OCI: {}", e.without_url()), 0)
         })?;
         let status = response.status().as_u16();
         let header = |name: &str| {
@@ -343,17 +323,14 @@ impl Oci {
                 .and_then(|v| v.to_str().ok())
                 .map(String::from)
         };
-        let retry_after = header("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = rest::retry_after(header("retry-after").as_deref());
         let etag = header("etag");
         let work_request = header("opc-work-request-id");
         let next_page = header("opc-next-page").filter(|p| !p.is_empty());
-        let text = response.text().await.map_err(|e| Failure {
-            error: CloudError::Transient(format!("OCI's answer was cut: {e}")),
-            code: String::new(),
-            status,
-        })?;
+        let text = response
+            .text()
+            .await
+            .map_err(|e| Failure::transient(format!("OCI's answer was cut: {e}"), status))?;
         let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if (200..300).contains(&status) {
             return Ok(Answer {
@@ -368,15 +345,7 @@ impl Oci {
         // An error is an error whatever its body: one that is not OCI's shape is said by its
         // status and text.
         let said: ErrorBody = serde_json::from_value(body).unwrap_or_default();
-        let code = said.code.unwrap_or_default();
-        let message = said
-            .message
-            .unwrap_or_else(|| provider_runtime::cloud_error::unexplained(status, &text));
-        Err(Failure {
-            error: errors::classify(status, &code, &message, retry_after),
-            code,
-            status,
-        })
+        Err(OCI_CODES.failure(status, said.code, said.message, &text, retry_after))
     }
 
     /// A GET of one resource, read as `T`, with its etag; `Ok(None)` for a 404.
@@ -440,14 +409,11 @@ impl Oci {
                 .await?;
             // A list that is not one is not taken as empty: that would read as "none there".
             let Value::Array(page_items) = answer.body else {
-                return Err(Failure {
-                    error: CloudError::Transient(format!(
-                        "{operation} answered something other than a list: {}",
-                        provider_runtime::cloud_error::unexplained(answer.status, &answer.text)
-                    )),
-                    code: String::new(),
-                    status: answer.status,
-                });
+                let said = unexplained(answer.status, &answer.text);
+                return Err(Failure::transient(
+                    format!("{operation} answered something other than a list: {said}"),
+                    answer.status,
+                ));
             };
             items.extend(page_items);
             match answer.next_page {
@@ -455,13 +421,10 @@ impl Oci {
                 None => return Ok(items),
             }
         }
-        Err(Failure {
-            error: CloudError::Transient(format!(
-                "{operation} gave more than 1000 pages; not taking a partial list"
-            )),
-            code: String::new(),
-            status: 200,
-        })
+        Err(Failure::transient(
+            format!("{operation} gave more than 1000 pages; not taking a partial list"),
+            200,
+        ))
     }
 
     /// The state of a work request; `None` when OCI no longer knows it.
@@ -521,11 +484,7 @@ impl Oci {
 /// `body` read as `T` for `operation` ([`provider_runtime::read_answer`]), as a failure of the
 /// call when it is not one.
 fn read<T: DeserializeOwned>(operation: &str, status: u16, body: Value) -> Result<T, Failure> {
-    provider_runtime::read_answer(operation, body).map_err(|error| Failure {
-        error,
-        code: String::new(),
-        status,
-    })
+    provider_runtime::read_answer(operation, body).map_err(|e| Failure::with_code(e, "", status))
 }
 
 /// A failed work request in the shared terms, with OCI's errors.

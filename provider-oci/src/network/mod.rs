@@ -467,18 +467,10 @@ impl TearsDown<Scope<'_>> for Service {
     }
 }
 
-/// The result of walking the services forwards once.
-pub type BuildOutcome = Walk<Service, Built>;
-
-/// Walks the services forwards: each gets one turn; a failure stops the walk.
-pub async fn build(scope: &Scope<'_>) -> BuildOutcome {
-    walker::build::<Service, _, Built>(scope).await
-}
-
 /// The `NetworkReady` condition of a build walk over the network `plan`: each service
 /// contributes its part.
 pub fn condition(
-    outcome: &BuildOutcome,
+    outcome: &Walk<Service, Built>,
     scope: &Scope<'_>,
     plan: &CreatedNetwork,
 ) -> DesiredCondition {

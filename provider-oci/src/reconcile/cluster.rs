@@ -25,7 +25,7 @@ use provider_runtime::CloudCalls;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
 };
-use provider_runtime::walker::Timing;
+use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{OKECluster, OKEClusterSpec};
@@ -176,7 +176,7 @@ impl InfraClusterCloud for OkeInfraCluster {
         plan: CreatedNetwork,
     ) -> Result<ReportOf<OKECluster>, ProviderError> {
         let scope = Scope::new(net, &owner, Some(&plan));
-        let walk = network::build(&scope).await;
+        let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         Ok(NetworkReport {
             network: Some(
                 walk.built

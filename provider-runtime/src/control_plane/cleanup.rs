@@ -52,13 +52,15 @@ impl<C: ControlPlaneCloud> super::ControlPlaneReconciler<C> {
             }
             Err(e) => return Err(e),
         };
+        let name = cp.cloud_cluster_name(&cluster_name);
         let reach = Reach {
             client: &ctx.client,
             calls: &ctx.cloud_calls,
+            namespace: &namespace,
             cluster_name: &cluster_name,
+            name: &name,
         };
         let connected = self.cloud.connect(cp, infra, reach).await?;
-        let name = connected.name.clone();
         let owner = Owner::new(self.provider, &namespace, &cluster_name);
         let observed = self
             .cloud

@@ -44,10 +44,12 @@ use contract::api::{
 };
 use contract::idempotency::{self, TokenLimits};
 use contract::kubeconfig::ExecPlugin;
+use contract::naming::{self, NameLimits};
 use contract::ownership::Owner;
 use contract::plan::{CloudStep, Lifecycle, OperationState};
 use contract::version::KubeVersion;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
 use serde::Serialize;
 
 use crate::CloudCalls;
@@ -62,6 +64,12 @@ pub use pass::ControlPlaneReconciler;
 pub trait ManagedControlPlane: ProviderObject {
     /// What `spec.infrastructure` holds (where the cluster lives without an InfraCluster).
     type OwnInfra: Send + Sync;
+    /// What only this cloud reports of its cluster (`status.eks`, `status.gke`, …).
+    type Observed: Send + Sync;
+    /// The kind's status.
+    type Status: Serialize + Send + Sync;
+    /// How the cloud's cluster is named when `spec.cloudName` is not set.
+    const CLUSTER_NAMES: &'static NameLimits;
     /// The shared spec block (version, endpoint access, add-ons, cloud name, adopt, …).
     fn spec_common(&self) -> &ControlPlaneSpecCommon;
     /// The shared status block, when there is a status.
@@ -70,6 +78,25 @@ pub trait ManagedControlPlane: ProviderObject {
     fn request_overrides_status(&self) -> Option<&RequestOverridesStatus>;
     /// `spec.infrastructure`, when set.
     fn own_infrastructure(&self) -> Option<&Self::OwnInfra>;
+    /// The kind's status from the shared block, the request overrides last applied and the
+    /// cloud's block (`None` when there is no cluster of ours to report on).
+    fn status_of(
+        common: ControlPlaneStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        observed: Option<Self::Observed>,
+    ) -> Self::Status;
+
+    /// The name of the cloud's cluster for the Cluster `cluster_name`: `spec.cloudName`, or one
+    /// derived from the namespace and the Cluster's name within the cloud's limits.
+    fn cloud_cluster_name(&self, cluster_name: &str) -> String {
+        self.spec_common().cloud_name.clone().unwrap_or_else(|| {
+            naming::derive_cloud_name(
+                &self.namespace().unwrap_or_default(),
+                cluster_name,
+                Self::CLUSTER_NAMES,
+            )
+        })
+    }
 }
 
 /// The cloud's cluster, normalised; `D` is the cloud's own view of it (for its diff and its
@@ -125,8 +152,12 @@ pub struct Reach<'a> {
     pub client: &'a kube::Client,
     /// Where every cloud call is counted and admitted.
     pub calls: &'a CloudCalls,
+    /// The namespace of the control plane and its Cluster.
+    pub namespace: &'a str,
     /// The owning Cluster's name.
     pub cluster_name: &'a str,
+    /// The cluster's name in the cloud ([`ManagedControlPlane::cloud_cluster_name`]).
+    pub name: &'a str,
 }
 
 /// What `connect` gives a pass: plain data the kernel reads, and the cloud's own clients.
@@ -412,8 +443,6 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
     type Extra: Default + Send + Sync;
     /// The cloud's own change.
     type Change: DescribeChange + Clone + Debug + Send + Sync;
-    /// The kind's whole status.
-    type Status: Serialize + Send + Sync;
 
     /// The spec as the cloud will ask for it, or a terminal `InvalidSpec` naming the field.
     /// Pure.
@@ -457,14 +486,8 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
         request: &Request,
     ) -> impl Future<Output = Result<Started<ManagedCluster<Self::Detail>>, ProviderError>> + Send;
 
-    /// The kind's whole status from the shared block and the cloud's view (`None` when there is
-    /// no cluster of ours to report on).
-    fn status(
-        &self,
-        common: ControlPlaneStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        cluster: Option<&ManagedCluster<Self::Detail>>,
-    ) -> Self::Status;
+    /// What only this cloud reports of `cluster` (its status block). Pure.
+    fn report(&self, cluster: &Self::Detail) -> <Self::Object as ManagedControlPlane>::Observed;
 }
 
 #[cfg(test)]

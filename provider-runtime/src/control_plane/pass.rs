@@ -345,13 +345,15 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         })?;
         let desired = self.cloud.validate(&cp, &infra)?;
 
+        let name = cp.cloud_cluster_name(&cluster_name);
         let reach = Reach {
             client: &ctx.client,
             calls: &ctx.cloud_calls,
+            namespace: &namespace,
             cluster_name: &cluster_name,
+            name: &name,
         };
         let connected = self.cloud.connect(&cp, infra, reach).await?;
-        let name = connected.name.clone();
         let owner = Owner::new(self.provider, &namespace, &cluster_name);
         let intent = ControlPlaneIntent {
             cloud: profile.cloud,
@@ -507,7 +509,11 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             }),
             conditions: Vec::new(),
         };
-        let status = self.cloud.status(common, overrides, cluster);
+        let status = C::Object::status_of(
+            common,
+            overrides,
+            cluster.map(|c| self.cloud.report(&c.detail)),
+        );
 
         let current = cluster.and_then(|c| KubeVersion::parse(&normalize(&c.version)).ok());
         let change = match &plan {

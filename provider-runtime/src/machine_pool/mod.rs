@@ -55,12 +55,23 @@ pub const CREATE_VISIBILITY_GRACE: Duration = Duration::from_secs(60);
 
 /// An InfraMachinePool kind, as the generic reconciler reads it: the shared spec and status.
 pub trait ManagedMachinePool: ProviderObject {
+    /// What only this cloud reports of its pool (`status.gke`), `()` where it reports nothing.
+    type Observed: Send + Sync;
+    /// The kind's status.
+    type Status: Serialize + Send + Sync;
     /// The shared spec block (machine type, scaling, labels, taints, cloud name, adopt, …).
     fn spec_common(&self) -> &MachinePoolSpecCommon;
     /// The shared status block, when there is a status.
     fn status_common(&self) -> Option<&MachinePoolStatusCommon>;
     /// `status.requestOverrides`.
     fn request_overrides_status(&self) -> Option<&RequestOverridesStatus>;
+    /// The kind's status from the shared block, the request overrides last applied and the
+    /// cloud's block (`None` when there is no pool of ours to report on).
+    fn status_of(
+        common: MachinePoolStatusCommon,
+        request_overrides: Option<RequestOverridesStatus>,
+        observed: Option<Self::Observed>,
+    ) -> Self::Status;
 
     /// The cloud's id of the pool, as an earlier pass recorded it in the status.
     fn cloud_id(&self) -> Option<&str> {
@@ -192,8 +203,12 @@ pub struct PoolReach<'a> {
     pub client: &'a kube::Client,
     /// Where every cloud call is counted and admitted.
     pub calls: &'a CloudCalls,
+    /// The namespace of the pool and its Cluster.
+    pub namespace: &'a str,
     /// The owning Cluster's name.
     pub cluster_name: &'a str,
+    /// The name of the cloud's cluster the pool is in.
+    pub cluster: &'a str,
     /// The pool's name in the cloud ([`PoolNames`]).
     pub pool: &'a str,
 }
@@ -345,8 +360,6 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
     type Detail: Send + Sync;
     /// The cloud's own change.
     type Change: DescribePoolChange<Self::Detail> + Clone + Debug + Send + Sync;
-    /// The kind's whole status.
-    type Status: Serialize + Send + Sync;
 
     /// The spec in the cloud's terms, or a terminal `InvalidSpec` naming the field. Pure.
     ///
@@ -385,14 +398,8 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
         request: &Request,
     ) -> impl Future<Output = Result<Started<ManagedPool<Self::Detail>>, ProviderError>> + Send;
 
-    /// The kind's whole status from the shared block (which the kernel fills, the pool's cloud
-    /// id and name included) and the cloud's view, for what only this cloud reports.
-    fn status(
-        &self,
-        common: MachinePoolStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        pool: Option<&ManagedPool<Self::Detail>>,
-    ) -> Self::Status;
+    /// What only this cloud reports of `pool` (its status block). Pure.
+    fn report(&self, pool: &Self::Detail) -> <Self::Object as ManagedMachinePool>::Observed;
 }
 
 #[cfg(test)]

@@ -70,10 +70,14 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
         };
         let version = place.version;
         let cluster_name = cluster.name();
+        let namespace = obj.namespace().unwrap_or_default();
+        let cloud_cluster = place.control_plane.cloud_cluster_name(&cluster_name);
         let reach = PoolReach {
             client,
             calls,
+            namespace: &namespace,
             cluster_name: &cluster_name,
+            cluster: &cloud_cluster,
             pool,
         };
         let connected = self.cloud.connect(obj, place, reach).await?;
@@ -439,7 +443,11 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             .overrides
             .clone()
             .or_else(|| obj.request_overrides_status().cloned());
-        let status = self.cloud.status(status_common, overrides, view);
+        let status = C::Object::status_of(
+            status_common,
+            overrides,
+            view.map(|pool| self.cloud.report(&pool.detail)),
+        );
 
         let change = match &plan {
             Plan::Update(change) => Some(change.describe(found.as_ref())),

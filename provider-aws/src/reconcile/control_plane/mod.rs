@@ -27,17 +27,13 @@ use std::sync::Arc;
 
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
-use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::EKS_REQUEST_TOKEN;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::control_plane::{
-    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, Observed, Reach, Request, Started, Step, UserExec,
+    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach, UserExec,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
-use crate::api::{EKSCluster, EKSControlPlane, EKSControlPlaneObserved, EKSControlPlaneStatus};
+use crate::api::EKSControlPlane;
 use crate::client::{CloudError, classify};
 use crate::scope::{self, Infra, Shared};
 
@@ -66,10 +62,7 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<EksControlPlane
     ControlPlaneReconciler::new(scope::PROVIDER, profile, EksControlPlane { shared })
 }
 
-/// EKS, for the generic ControlPlane reconciler.
-pub struct EksControlPlane {
-    shared: Arc<Shared>,
-}
+provider_runtime::control_plane!(EKS, extra = ClusterExtras);
 
 /// One pass's EKS client, and which extras its look reads.
 pub struct Clients {
@@ -84,96 +77,31 @@ pub struct Clients {
 /// What a pass of EKS's is connected with.
 pub type EksConnected = Connected<Clients, Tokens>;
 
-impl ControlPlaneCloud for EksControlPlane {
-    type Object = EKSControlPlane;
-    type InfraCluster = EKSCluster;
-    type Infra = Infra;
-    type Desired = DesiredCluster;
-    type Clients = Clients;
-    type Tokens = Tokens;
-    type Detail = ObservedCluster;
-    type Extra = ClusterExtras;
-    type Change = ClusterChange;
-    type Status = EKSControlPlaneStatus;
-
-    fn validate(
-        &self,
-        cp: &EKSControlPlane,
-        infra: &Infra,
-    ) -> Result<DesiredCluster, ProviderError> {
-        desired::validate(cp, infra)
-    }
-
-    async fn connect(
-        &self,
-        cp: &EKSControlPlane,
-        infra: Infra,
-        reach: Reach<'_>,
-    ) -> Result<EksConnected, ProviderError> {
-        let namespace = cp.namespace().unwrap_or_default();
-        let aws =
-            scope::clients_for(&self.shared.clients, reach.client, &namespace, &infra).await?;
-        let name = scope::eks_cluster_name(cp, reach.cluster_name);
-        Ok(Connected {
-            tokens: Tokens {
-                credentials: aws.credentials,
-                region: aws.region.clone(),
-                eks_name: name.clone(),
-                lifetime: self.shared.token_lifetime,
-            },
-            user_exec: UserExec::new(get_token_plugin(&name, &aws.region)),
-            clients: Clients {
-                eks: aws.eks,
-                calls: reach.calls.clone(),
-                extras: observe::ExtrasToRead::of(cp),
-            },
-            name,
-            tags: infra.additional_tags,
-        })
-    }
-
-    async fn observe(
-        &self,
-        connected: &EksConnected,
-        look: Look<'_>,
-    ) -> Result<Observed<ObservedCluster, ClusterExtras>, ProviderError> {
-        observe::observe(connected, look).await
-    }
-
-    fn diff(
-        &self,
-        desired: &DesiredCluster,
-        cluster: &ManagedCluster<ObservedCluster>,
-        extra: &ClusterExtras,
-    ) -> CloudStep<ClusterChange> {
-        diff::diff(desired, &cluster.detail, extra)
-    }
-
-    async fn act(
-        &self,
-        connected: &EksConnected,
-        step: Step<'_, DesiredCluster, ClusterChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
-        act::act(connected, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: ControlPlaneStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        cluster: Option<&ManagedCluster<ObservedCluster>>,
-    ) -> EKSControlPlaneStatus {
-        EKSControlPlaneStatus {
-            common,
-            observed_generation: None,
-            eks: cluster.map(|c| EKSControlPlaneObserved {
-                platform_version: c.detail.platform_version.clone(),
-                oidc_issuer_url: c.detail.oidc_issuer.clone(),
-            }),
-            request_overrides,
-        }
-    }
+/// Clients and names for one pass, for the cluster of `cp` in `infra`.
+async fn connect(
+    shared: &Arc<Shared>,
+    cp: &EKSControlPlane,
+    infra: Infra,
+    reach: Reach<'_>,
+) -> Result<EksConnected, ProviderError> {
+    let aws = scope::clients_for(&shared.clients, reach.client, reach.namespace, &infra).await?;
+    let name = reach.name.to_string();
+    Ok(Connected {
+        tokens: Tokens {
+            credentials: aws.credentials,
+            region: aws.region.clone(),
+            eks_name: name.clone(),
+            lifetime: shared.token_lifetime,
+        },
+        user_exec: UserExec::new(get_token_plugin(&name, &aws.region)),
+        clients: Clients {
+            eks: aws.eks,
+            calls: reach.calls.clone(),
+            extras: observe::ExtrasToRead::of(cp),
+        },
+        name,
+        tags: infra.additional_tags,
+    })
 }
 
 /// The EKS operations of this role, on one cluster: the reads are [`observe`]'s, the changes

@@ -15,7 +15,7 @@ use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 
 use super::desired::LogKind;
 use super::{EksApi, EksConnected, MAX_PAGES, absent_if_not_found, counted};
-use crate::api::EKSControlPlane;
+use crate::api::{EKSControlPlane, EKSControlPlaneObserved};
 use crate::client::CloudError;
 
 /// An EKS cluster as the planner sees it.
@@ -431,6 +431,14 @@ impl EksApi<'_> {
             }
         }
         Ok(policies)
+    }
+}
+
+/// What only EKS reports of the cluster: `status.eks`.
+pub(super) fn report(cluster: &ObservedCluster) -> EKSControlPlaneObserved {
+    EKSControlPlaneObserved {
+        platform_version: cluster.platform_version.clone(),
+        oidc_issuer_url: cluster.oidc_issuer.clone(),
     }
 }
 

@@ -21,16 +21,11 @@ mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::naming;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::cluster_objects::{InfraOf, PoolPlace};
-use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
-    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolProfile, MachinePoolReconciler, PoolConnected, PoolNames, PoolReach,
 };
 use provider_runtime::{Admitted, CloudCalls, ProviderError};
 
@@ -39,9 +34,7 @@ pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
 use self::act::SubnetCandidate;
-use crate::api::{
-    EKSCluster, EKSClusterSpec, EKSControlPlane, EKSMachinePool, EKSMachinePoolStatus,
-};
+use crate::api::{EKSCluster, EKSClusterSpec, EKSControlPlane, EKSMachinePool};
 use crate::client::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
 
@@ -68,10 +61,7 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<EksMachinePool> 
     MachinePoolReconciler::new(scope::PROVIDER, profile(&shared), EksMachinePool { shared })
 }
 
-/// EKS, for the generic InfraMachinePool reconciler.
-pub struct EksMachinePool {
-    shared: Arc<Shared>,
-}
+provider_runtime::machine_pool!(EKS, infra = PoolInfra);
 
 /// Where a node group's cluster lives: its [`Infra`], and the cluster's subnets with what the
 /// EKSCluster knows of them (a node group goes into the private ones, or the failure domains'
@@ -144,76 +134,25 @@ pub struct PoolClients {
     cluster_subnets: Vec<SubnetCandidate>,
 }
 
-impl MachinePoolCloud for EksMachinePool {
-    type Object = EKSMachinePool;
-    type ControlPlane = EKSControlPlane;
-    type InfraCluster = EKSCluster;
-    type Infra = PoolInfra;
-    type Spec = PoolSpec;
-    type Clients = PoolClients;
-    type Detail = ObservedPool;
-    type Change = PoolChange;
-    type Status = EKSMachinePoolStatus;
-
-    fn validate(&self, obj: &EKSMachinePool) -> Result<PoolSpec, ProviderError> {
-        desired::validate(obj)
-    }
-
-    async fn connect(
-        &self,
-        obj: &EKSMachinePool,
-        place: PoolPlace<EKSControlPlane, PoolInfra>,
-        reach: PoolReach<'_>,
-    ) -> Result<PoolConnected<PoolClients>, ProviderError> {
-        let namespace = obj.namespace().unwrap_or_default();
-        let PoolInfra { infra, subnets } = place.infra;
-        let aws =
-            scope::clients_for(&self.shared.clients, reach.client, &namespace, &infra).await?;
-        Ok(PoolConnected {
-            pool: reach.pool.to_string(),
-            cluster: scope::eks_cluster_name(&place.control_plane, reach.cluster_name),
-            tags: infra.additional_tags,
-            clients: PoolClients {
-                aws,
-                calls: reach.calls.clone(),
-                cluster_subnets: subnets,
-            },
-        })
-    }
-
-    async fn observe(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        look: PoolLook<'_>,
-    ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
-        observe::observe(at, look).await
-    }
-
-    fn diff(
-        &self,
-        want: &PoolWant<'_, PoolSpec>,
-        pool: &ManagedPool<ObservedPool>,
-    ) -> CloudStep<PoolChange> {
-        diff::diff(&pool.detail, want.spec, want.scaling)
-    }
-
-    async fn act(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        step: PoolStep<'_, PoolSpec, PoolChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedPool<ObservedPool>>, ProviderError> {
-        act::act(at, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: MachinePoolStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        pool: Option<&ManagedPool<ObservedPool>>,
-    ) -> EKSMachinePoolStatus {
-        observe::status(common, request_overrides, pool)
-    }
+/// Clients and names for one pass, for the pool in the cluster at `place`.
+async fn connect(
+    shared: &Arc<Shared>,
+    _obj: &EKSMachinePool,
+    place: PoolPlace<EKSControlPlane, PoolInfra>,
+    reach: PoolReach<'_>,
+) -> Result<PoolConnected<PoolClients>, ProviderError> {
+    let PoolInfra { infra, subnets } = place.infra;
+    let aws = scope::clients_for(&shared.clients, reach.client, reach.namespace, &infra).await?;
+    Ok(PoolConnected {
+        pool: reach.pool.to_string(),
+        cluster: reach.cluster.to_string(),
+        tags: infra.additional_tags,
+        clients: PoolClients {
+            aws,
+            calls: reach.calls.clone(),
+            cluster_subnets: subnets,
+        },
+    })
 }
 
 /// The EKS and EC2 operations of this role, on one node group of one cluster: the reads are

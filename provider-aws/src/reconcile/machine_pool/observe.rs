@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::plan::{Lifecycle, OperationState};
 use contract::scaling::InstanceLife;
 use provider_runtime::ProviderError;
@@ -13,7 +12,6 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 
 use super::desired::{EksTaint, Scaling, UpdateConfig};
 use super::{NodegroupApi, PoolClients};
-use crate::api::EKSMachinePoolStatus;
 use crate::client::{CloudError, classify};
 
 /// One look: the node group; the state of the update [`PoolLook::operation`] names once the
@@ -45,19 +43,6 @@ pub(super) async fn observe(
         operation,
         provider_ids,
     })
-}
-
-/// The kind's whole status: the shared block, the node group's ARN and name.
-pub(super) fn status(
-    common: MachinePoolStatusCommon,
-    request_overrides: Option<RequestOverridesStatus>,
-    _pool: Option<&ManagedPool<ObservedPool>>,
-) -> EKSMachinePoolStatus {
-    EKSMachinePoolStatus {
-        common,
-        observed_generation: None,
-        request_overrides,
-    }
 }
 
 /// The shared view of a node group.

@@ -26,11 +26,11 @@ pub const CREATE_CALL: &str = "ManagedClusters_CreateOrUpdate";
 /// ARM's classified failures; a terminal `InvalidSpec` for a create without a subnet or with
 /// request overrides that break the body.
 pub async fn act(
-    shared: &Shared,
     connected: &AksConnected,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
+    let shared = &connected.clients.shared;
     match step {
         Step::Create { desired, version } => {
             create(connected, desired, &aks_version(version), request).await

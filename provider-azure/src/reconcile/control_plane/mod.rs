@@ -29,17 +29,13 @@ pub mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::ARM_UNSENT_TOKEN;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{
-    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, Observed, Reach, Request, Started, Step, UserExec,
+    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach, UserExec,
 };
 
-use crate::api::{AKSCluster, AKSControlPlane, AKSControlPlaneObserved, AKSControlPlaneStatus};
+use crate::api::AKSControlPlane;
 use crate::scope::{self, Clients, Infra, Shared};
 
 pub use desired::DesiredCluster;
@@ -64,106 +60,26 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<AksControlPlane
     ControlPlaneReconciler::new(scope::PROVIDER, profile, AksControlPlane { shared })
 }
 
-/// AKS, for the generic ControlPlane reconciler.
-pub struct AksControlPlane {
-    shared: Arc<Shared>,
-}
+provider_runtime::control_plane!(AKS);
 
 /// What a pass holds once connected.
 pub type AksConnected = Connected<Clients, Tokens>;
 
-impl ControlPlaneCloud for AksControlPlane {
-    type Object = AKSControlPlane;
-    type InfraCluster = AKSCluster;
-    type Infra = Infra;
-    type Desired = DesiredCluster;
-    type Clients = Clients;
-    type Tokens = Tokens;
-    type Detail = ObservedCluster;
-    type Extra = ();
-    type Change = ClusterChange;
-    type Status = AKSControlPlaneStatus;
-
-    fn validate(
-        &self,
-        cp: &AKSControlPlane,
-        infra: &Infra,
-    ) -> Result<DesiredCluster, ProviderError> {
-        desired::validate(cp, infra)
-    }
-
-    async fn connect(
-        &self,
-        cp: &AKSControlPlane,
-        infra: Infra,
-        reach: Reach<'_>,
-    ) -> Result<AksConnected, ProviderError> {
-        let namespace = cp.namespace().unwrap_or_default();
-        let arm = scope::arm_for(&self.shared, reach.client, &namespace, &infra).await?;
-        let name = scope::aks_cluster_name(cp, reach.cluster_name);
-        let tokens = Tokens::new(arm.tokens().clone(), self.shared.token_lifetime);
-        Ok(Connected {
-            clients: Clients::new(arm, reach.calls.clone(), &infra.resource_group, &name),
-            name,
-            tags: infra.additional_tags,
-            tokens,
-            user_exec: UserExec::new(auth_plugin()),
-        })
-    }
-
-    async fn observe(
-        &self,
-        connected: &AksConnected,
-        look: Look<'_>,
-    ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
-        observe::observe(&self.shared, connected, look).await
-    }
-
-    fn diff(
-        &self,
-        desired: &DesiredCluster,
-        cluster: &ManagedCluster<ObservedCluster>,
-        (): &(),
-    ) -> CloudStep<ClusterChange> {
-        diff::diff(desired, &cluster.detail)
-    }
-
-    async fn act(
-        &self,
-        connected: &AksConnected,
-        step: Step<'_, DesiredCluster, ClusterChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
-        act::act(&self.shared, connected, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: ControlPlaneStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        cluster: Option<&ManagedCluster<ObservedCluster>>,
-    ) -> AKSControlPlaneStatus {
-        AKSControlPlaneStatus {
-            common,
-            observed_generation: None,
-            aks: cluster.map(|c| observed_block(&c.detail)),
-            request_overrides,
-        }
-    }
-}
-
-/// What AKS reports beyond the shared status.
-fn observed_block(o: &ObservedCluster) -> AKSControlPlaneObserved {
-    AKSControlPlaneObserved {
-        location: o.location.clone(),
-        node_resource_group: Some(o.node_group.clone()).filter(|g| !g.is_empty()),
-        fqdn: Some(o.fqdn.clone()).filter(|f| !f.is_empty()),
-        kubernetes_version: Some(o.full_version.clone()).filter(|v| !v.is_empty()),
-        provisioning_state: Some(o.state.clone()),
-        system_pool_version: o
-            .system_pool
-            .as_ref()
-            .map(|p| p.version.clone())
-            .filter(|v| !v.is_empty()),
-    }
+/// Clients and names for one pass, for the cluster of `cp` in `infra`.
+async fn connect(
+    shared: &Arc<Shared>,
+    _cp: &AKSControlPlane,
+    infra: Infra,
+    reach: Reach<'_>,
+) -> Result<AksConnected, ProviderError> {
+    let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
+    let tokens = Tokens::new(arm.tokens().clone(), shared.token_lifetime);
+    let calls = reach.calls.clone();
+    Ok(Connected {
+        clients: Clients::new(shared, arm, calls, &infra.resource_group, reach.name),
+        name: reach.name.to_string(),
+        tags: infra.additional_tags,
+        tokens,
+        user_exec: UserExec::new(auth_plugin()),
+    })
 }

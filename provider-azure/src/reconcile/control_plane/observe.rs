@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::desired::sorted;
 use super::{AksConnected, SYSTEM_POOL};
+use crate::api::AKSControlPlaneObserved;
 use crate::client;
 use crate::client::answers::{self, Enabled};
 use crate::scope::{ClusterAccess, Shared};
@@ -314,10 +315,10 @@ pub async fn describe(
 /// # Errors
 /// ARM's classified failures.
 pub async fn observe(
-    shared: &Shared,
     connected: &AksConnected,
     look: Look<'_>,
 ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
+    let shared = &connected.clients.shared;
     let Some(cluster) = describe(shared, connected).await? else {
         return Ok(Observed::nothing());
     };
@@ -333,6 +334,22 @@ pub async fn observe(
         operation,
         extra: (),
     })
+}
+
+/// What only AKS reports of the cluster: `status.aks`.
+pub(super) fn report(o: &ObservedCluster) -> AKSControlPlaneObserved {
+    AKSControlPlaneObserved {
+        location: o.location.clone(),
+        node_resource_group: Some(o.node_group.clone()).filter(|g| !g.is_empty()),
+        fqdn: Some(o.fqdn.clone()).filter(|f| !f.is_empty()),
+        kubernetes_version: Some(o.full_version.clone()).filter(|v| !v.is_empty()),
+        provisioning_state: Some(o.state.clone()),
+        system_pool_version: o
+            .system_pool
+            .as_ref()
+            .map(|p| p.version.clone())
+            .filter(|v| !v.is_empty()),
+    }
 }
 
 #[cfg(test)]

@@ -22,16 +22,11 @@ pub mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::naming;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
-    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolProfile, MachinePoolReconciler, PoolConnected, PoolNames, PoolReach,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -39,7 +34,7 @@ pub use desired::PoolSpec;
 pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
-use crate::api::{AKSCluster, AKSControlPlane, AKSMachinePool, AKSMachinePoolStatus};
+use crate::api::{AKSControlPlane, AKSMachinePool};
 use crate::client::Arm;
 use crate::scope::{self, Infra, Shared};
 
@@ -62,10 +57,7 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<AksMachinePool> 
     MachinePoolReconciler::new(scope::PROVIDER, profile, AksMachinePool { shared })
 }
 
-/// AKS, for the generic InfraMachinePool reconciler.
-pub struct AksMachinePool {
-    shared: Arc<Shared>,
-}
+provider_runtime::machine_pool!(AKS);
 
 /// One pass's ARM reach for a pool: the client for the cluster's subscription and identity,
 /// where every call is counted, where the cluster lives, and its ARM path.
@@ -87,83 +79,29 @@ impl PoolClients {
     }
 }
 
-impl MachinePoolCloud for AksMachinePool {
-    type Object = AKSMachinePool;
-    type ControlPlane = AKSControlPlane;
-    type InfraCluster = AKSCluster;
-    type Infra = Infra;
-    type Spec = PoolSpec;
-    type Clients = PoolClients;
-    type Detail = ObservedPool;
-    type Change = PoolChange;
-    type Status = AKSMachinePoolStatus;
-
-    fn validate(&self, obj: &AKSMachinePool) -> Result<PoolSpec, ProviderError> {
-        desired::validate(obj)
-    }
-
-    async fn connect(
-        &self,
-        obj: &AKSMachinePool,
-        place: PoolPlace<AKSControlPlane, Infra>,
-        reach: PoolReach<'_>,
-    ) -> Result<PoolConnected<PoolClients>, ProviderError> {
-        let namespace = obj.namespace().unwrap_or_default();
-        let (cp, infra) = (place.control_plane, place.infra);
-        let arm = scope::arm_for(&self.shared, reach.client, &namespace, &infra).await?;
-        let cluster = scope::aks_cluster_name(&cp, reach.cluster_name);
-        let cluster_path = format!(
-            "{}/providers/Microsoft.ContainerService/managedClusters/{cluster}",
-            arm.group_path(&infra.resource_group)
-        );
-        Ok(PoolConnected {
-            pool: reach.pool.to_string(),
-            cluster,
-            tags: infra.additional_tags.clone(),
-            clients: PoolClients {
-                arm,
-                calls: reach.calls.clone(),
-                infra,
-                cluster_path,
-            },
-        })
-    }
-
-    async fn observe(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        look: PoolLook<'_>,
-    ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
-        observe::observe(at, look).await
-    }
-
-    fn diff(
-        &self,
-        want: &PoolWant<'_, PoolSpec>,
-        pool: &ManagedPool<ObservedPool>,
-    ) -> CloudStep<PoolChange> {
-        diff::diff(&pool.detail, want.spec, want.scaling)
-    }
-
-    async fn act(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        step: PoolStep<'_, PoolSpec, PoolChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedPool<ObservedPool>>, ProviderError> {
-        act::act(at, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: MachinePoolStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        _pool: Option<&ManagedPool<ObservedPool>>,
-    ) -> AKSMachinePoolStatus {
-        AKSMachinePoolStatus {
-            common,
-            observed_generation: None,
-            request_overrides,
-        }
-    }
+/// Clients and names for one pass, for the pool in the cluster at `place`.
+async fn connect(
+    shared: &Arc<Shared>,
+    _obj: &AKSMachinePool,
+    place: PoolPlace<AKSControlPlane, Infra>,
+    reach: PoolReach<'_>,
+) -> Result<PoolConnected<PoolClients>, ProviderError> {
+    let infra = place.infra;
+    let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
+    let cluster_path = format!(
+        "{}/providers/Microsoft.ContainerService/managedClusters/{}",
+        arm.group_path(&infra.resource_group),
+        reach.cluster
+    );
+    Ok(PoolConnected {
+        pool: reach.pool.to_string(),
+        cluster: reach.cluster.to_string(),
+        tags: infra.additional_tags.clone(),
+        clients: PoolClients {
+            arm,
+            calls: reach.calls.clone(),
+            infra,
+            cluster_path,
+        },
+    })
 }

@@ -3,7 +3,7 @@
 //! `ClusterUpdate` carries one field, so each difference is its own step.
 
 use contract::plan::CloudStep;
-use provider_runtime::control_plane::{DescribeChange, ManagedCluster};
+use provider_runtime::control_plane::DescribeChange;
 
 use super::BOOTSTRAP_POOL;
 use super::desired::DesiredCluster;
@@ -28,11 +28,8 @@ pub enum ClusterChange {
 }
 
 /// The first difference between `want` and `cluster`.
-pub fn diff(
-    want: &DesiredCluster,
-    cluster: &ManagedCluster<ObservedCluster>,
-) -> CloudStep<ClusterChange> {
-    match first_difference(want, &cluster.detail) {
+pub fn diff(want: &DesiredCluster, cluster: &ObservedCluster) -> CloudStep<ClusterChange> {
+    match first_difference(want, cluster) {
         Some(change) => CloudStep::Change(change),
         None => CloudStep::Nothing,
     }
@@ -91,7 +88,6 @@ impl DescribeChange for ClusterChange {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::plan::Lifecycle;
     use serde_json::json;
 
     use super::*;
@@ -109,18 +105,6 @@ mod tests {
         let mut infra = Infra::from_spec(&GKEClusterSpec::default());
         infra.project = "proj".into();
         super::super::desired::validate(&cp, &infra).unwrap()
-    }
-
-    fn cluster(detail: ObservedCluster) -> ManagedCluster<ObservedCluster> {
-        ManagedCluster {
-            id: "https://container.googleapis.com/v1/projects/proj/locations/r/clusters/c".into(),
-            lifecycle: Lifecycle::Running,
-            version: "1.33".into(),
-            endpoints: Vec::new(),
-            ca_pem: Ok(None),
-            tags: Default::default(),
-            detail,
-        }
     }
 
     fn as_made(want: &DesiredCluster) -> ObservedCluster {
@@ -145,20 +129,17 @@ mod tests {
         }));
         assert_eq!(want.workload_pool, "proj.svc.id.goog");
         let made = as_made(&want);
-        assert!(matches!(
-            diff(&want, &cluster(made.clone())),
-            CloudStep::Nothing
-        ));
+        assert!(matches!(diff(&want, &made), CloudStep::Nothing));
         let mut with_bootstrap = made.clone();
         with_bootstrap.pools = vec![BOOTSTRAP_POOL.into()];
         with_bootstrap.logging.clear();
         assert!(matches!(
-            diff(&want, &cluster(with_bootstrap)),
+            diff(&want, &with_bootstrap),
             CloudStep::Change(ClusterChange::RemoveBootstrapPool)
         ));
         let mut no_logs = made;
         no_logs.logging.clear();
-        let CloudStep::Change(change) = diff(&want, &cluster(no_logs)) else {
+        let CloudStep::Change(change) = diff(&want, &no_logs) else {
             panic!("the logging differs");
         };
         assert_eq!(change, ClusterChange::Logging);

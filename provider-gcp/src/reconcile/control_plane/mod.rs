@@ -19,13 +19,9 @@ mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::GKE_UNSENT_TOKEN;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::control_plane::{
-    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, Observed, Reach, Request, Started, Step, UserExec,
+    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach, UserExec,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -34,7 +30,7 @@ pub use diff::ClusterChange;
 pub use kubeconfig::{Tokens, auth_plugin};
 pub use observe::{ObservedCluster, get_operation, operation_state};
 
-use crate::api::{GKECluster, GKEControlPlane, GKEControlPlaneStatus};
+use crate::api::GKEControlPlane;
 use crate::client;
 use crate::scope::{self, Infra, Shared};
 
@@ -59,10 +55,7 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<GkeControlPlane
     ControlPlaneReconciler::new(scope::PROVIDER, profile, GkeControlPlane { shared })
 }
 
-/// GKE, for the generic ControlPlane reconciler.
-pub struct GkeControlPlane {
-    shared: Arc<Shared>,
-}
+provider_runtime::control_plane!(GKE);
 
 /// One pass's clients, and where the cluster is.
 pub struct Clients {
@@ -79,87 +72,30 @@ pub struct Clients {
 /// What a pass of GKE's is connected with.
 type GkeConnected = Connected<Clients, Tokens>;
 
-impl ControlPlaneCloud for GkeControlPlane {
-    type Object = GKEControlPlane;
-    type InfraCluster = GKECluster;
-    type Infra = Infra;
-    type Desired = DesiredCluster;
-    type Clients = Clients;
-    type Tokens = Tokens;
-    type Detail = ObservedCluster;
-    type Extra = ();
-    type Change = ClusterChange;
-    type Status = GKEControlPlaneStatus;
-
-    fn validate(
-        &self,
-        cp: &GKEControlPlane,
-        infra: &Infra,
-    ) -> Result<DesiredCluster, ProviderError> {
-        desired::validate(cp, infra)
-    }
-
-    async fn connect(
-        &self,
-        cp: &GKEControlPlane,
-        infra: Infra,
-        reach: Reach<'_>,
-    ) -> Result<GkeConnected, ProviderError> {
-        let namespace = cp.namespace().unwrap_or_default();
-        let gke = scope::clients_for(&self.shared, reach.client, &namespace, &infra).await?;
-        let name = scope::gke_cluster_name(cp, reach.cluster_name);
-        let parent = format!("projects/{}/locations/{}", infra.project, infra.region);
-        let tokens = Tokens {
-            http: self.shared.http.clone(),
-            key: gke.key.clone(),
-            lifetime: self.shared.token_lifetime,
-        };
-        Ok(Connected {
-            tags: infra.additional_tags,
-            tokens,
-            user_exec: UserExec::new(auth_plugin()),
-            clients: Clients {
-                gke,
-                calls: reach.calls.clone(),
-                path: format!("{parent}/clusters/{name}"),
-                parent,
-            },
-            name,
-        })
-    }
-
-    async fn observe(
-        &self,
-        connected: &GkeConnected,
-        look: Look<'_>,
-    ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
-        observe::observe(connected, look).await
-    }
-
-    fn diff(
-        &self,
-        desired: &DesiredCluster,
-        cluster: &ManagedCluster<ObservedCluster>,
-        (): &(),
-    ) -> CloudStep<ClusterChange> {
-        diff::diff(desired, cluster)
-    }
-
-    async fn act(
-        &self,
-        connected: &GkeConnected,
-        step: Step<'_, DesiredCluster, ClusterChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
-        act::act(connected, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: ControlPlaneStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        cluster: Option<&ManagedCluster<ObservedCluster>>,
-    ) -> GKEControlPlaneStatus {
-        observe::status(common, request_overrides, cluster)
-    }
+/// Clients and names for one pass, for the cluster of `cp` in `infra`.
+async fn connect(
+    shared: &Arc<Shared>,
+    _cp: &GKEControlPlane,
+    infra: Infra,
+    reach: Reach<'_>,
+) -> Result<GkeConnected, ProviderError> {
+    let gke = scope::clients_for(shared, reach.client, reach.namespace, &infra).await?;
+    let parent = format!("projects/{}/locations/{}", infra.project, infra.region);
+    let tokens = Tokens {
+        http: shared.http.clone(),
+        key: gke.key.clone(),
+        lifetime: shared.token_lifetime,
+    };
+    Ok(Connected {
+        tags: infra.additional_tags,
+        tokens,
+        user_exec: UserExec::new(auth_plugin()),
+        clients: Clients {
+            gke,
+            calls: reach.calls.clone(),
+            path: format!("{parent}/clusters/{}", reach.name),
+            parent,
+        },
+        name: reach.name.to_string(),
+    })
 }

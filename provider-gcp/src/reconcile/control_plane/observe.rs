@@ -4,14 +4,14 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use contract::api::{ControlPlaneStatusCommon, Endpoint, EndpointName, RequestOverridesStatus};
+use contract::api::{Endpoint, EndpointName};
 use contract::plan::{Lifecycle, OperationState};
 use google_cloud_container_v1::model as gke;
 use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 use provider_runtime::{CloudCalls, ProviderError};
 
 use super::{Clients, GkeConnected, SERVICE};
-use crate::api::{GKEControlPlaneObserved, GKEControlPlaneStatus};
+use crate::api::GKEControlPlaneObserved;
 use crate::client::{self, absent_if_not_found, counted};
 
 /// What GKE says about a cluster, in the terms the diff needs.
@@ -254,21 +254,12 @@ pub(super) async fn observe(
     })
 }
 
-/// The kind's status: the shared block, and GKE's own view of the cluster.
-pub(super) fn status(
-    common: ControlPlaneStatusCommon,
-    request_overrides: Option<RequestOverridesStatus>,
-    cluster: Option<&ManagedCluster<ObservedCluster>>,
-) -> GKEControlPlaneStatus {
-    GKEControlPlaneStatus {
-        common,
-        observed_generation: None,
-        gke: cluster.map(|c| GKEControlPlaneObserved {
-            location: c.detail.location.clone(),
-            master_version: Some(c.detail.master_version.clone()).filter(|v| !v.is_empty()),
-            state: Some(c.detail.state.clone()),
-        }),
-        request_overrides,
+/// What only GKE reports of the cluster: `status.gke`.
+pub(super) fn report(cluster: &ObservedCluster) -> GKEControlPlaneObserved {
+    GKEControlPlaneObserved {
+        location: cluster.location.clone(),
+        master_version: Some(cluster.master_version.clone()).filter(|v| !v.is_empty()),
+        state: Some(cluster.state.clone()),
     }
 }
 

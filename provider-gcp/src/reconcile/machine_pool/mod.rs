@@ -18,16 +18,11 @@ mod observe;
 
 use std::sync::Arc;
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::GKE_UNSENT_TOKEN;
 use contract::naming;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
-    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolProfile, MachinePoolReconciler, PoolConnected, PoolNames, PoolReach,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -35,7 +30,7 @@ pub use desired::PoolSpec;
 pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
-use crate::api::{GKECluster, GKEControlPlane, GKEMachinePool, GKEMachinePoolStatus};
+use crate::api::{GKEControlPlane, GKEMachinePool};
 use crate::client;
 use crate::scope::{self, Infra, Shared};
 
@@ -61,10 +56,7 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<GkeMachinePool> 
     MachinePoolReconciler::new(scope::PROVIDER, profile, GkeMachinePool { shared })
 }
 
-/// GKE, for the generic InfraMachinePool reconciler.
-pub struct GkeMachinePool {
-    shared: Arc<Shared>,
-}
+provider_runtime::machine_pool!(GKE, pool_block);
 
 /// One pass's clients, and where the pool's cluster is.
 pub struct PoolClients {
@@ -92,76 +84,25 @@ impl PoolClients {
     }
 }
 
-impl MachinePoolCloud for GkeMachinePool {
-    type Object = GKEMachinePool;
-    type ControlPlane = GKEControlPlane;
-    type InfraCluster = GKECluster;
-    type Infra = Infra;
-    type Spec = PoolSpec;
-    type Clients = PoolClients;
-    type Detail = ObservedPool;
-    type Change = PoolChange;
-    type Status = GKEMachinePoolStatus;
-
-    fn validate(&self, obj: &GKEMachinePool) -> Result<PoolSpec, ProviderError> {
-        desired::validate(obj)
-    }
-
-    async fn connect(
-        &self,
-        obj: &GKEMachinePool,
-        place: PoolPlace<GKEControlPlane, Infra>,
-        reach: PoolReach<'_>,
-    ) -> Result<PoolConnected<PoolClients>, ProviderError> {
-        let namespace = obj.namespace().unwrap_or_default();
-        let (cp, infra) = (place.control_plane, place.infra);
-        let gke = scope::clients_for(&self.shared, reach.client, &namespace, &infra).await?;
-        let cluster = scope::gke_cluster_name(&cp, reach.cluster_name);
-        Ok(PoolConnected {
-            pool: reach.pool.to_string(),
-            cluster: cluster.clone(),
-            tags: infra.additional_tags.clone(),
-            clients: PoolClients {
-                gke,
-                calls: reach.calls.clone(),
-                parent: format!("projects/{}/locations/{}", infra.project, infra.region),
-                infra,
-                cluster,
-            },
-        })
-    }
-
-    async fn observe(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        look: PoolLook<'_>,
-    ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
-        observe::observe(at, look).await
-    }
-
-    fn diff(
-        &self,
-        want: &PoolWant<'_, PoolSpec>,
-        pool: &ManagedPool<ObservedPool>,
-    ) -> CloudStep<PoolChange> {
-        diff::diff(&pool.detail, want.spec, want.scaling)
-    }
-
-    async fn act(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        step: PoolStep<'_, PoolSpec, PoolChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedPool<ObservedPool>>, ProviderError> {
-        act::act(at, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: MachinePoolStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        pool: Option<&ManagedPool<ObservedPool>>,
-    ) -> GKEMachinePoolStatus {
-        observe::status(common, request_overrides, pool)
-    }
+/// Clients and names for one pass, for the pool in the cluster at `place`.
+async fn connect(
+    shared: &Arc<Shared>,
+    _obj: &GKEMachinePool,
+    place: PoolPlace<GKEControlPlane, Infra>,
+    reach: PoolReach<'_>,
+) -> Result<PoolConnected<PoolClients>, ProviderError> {
+    let infra = place.infra;
+    let gke = scope::clients_for(shared, reach.client, reach.namespace, &infra).await?;
+    Ok(PoolConnected {
+        pool: reach.pool.to_string(),
+        cluster: reach.cluster.to_string(),
+        tags: infra.additional_tags.clone(),
+        clients: PoolClients {
+            gke,
+            calls: reach.calls.clone(),
+            parent: format!("projects/{}/locations/{}", infra.project, infra.region),
+            infra,
+            cluster: reach.cluster.to_string(),
+        },
+    })
 }

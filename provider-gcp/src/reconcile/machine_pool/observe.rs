@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::plan::Lifecycle;
 use contract::scaling::{InstanceLife, provider_id_list};
 use google_cloud_container_v1::model as gke;
@@ -16,7 +15,7 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 
 use super::desired::{Taint, sort_taints};
 use super::{PoolClients, SERVICE};
-use crate::api::{GKEMachinePoolObserved, GKEMachinePoolStatus};
+use crate::api::GKEMachinePoolObserved;
 use crate::client::{absent_if_not_found, counted};
 use crate::reconcile::control_plane::get_operation;
 
@@ -272,20 +271,10 @@ fn lifecycle(status: &gke::node_pool::Status) -> Lifecycle {
     }
 }
 
-/// The kind's whole status: the shared block, the pool's name, and its instance groups when
-/// there is a pool of ours to report on.
-pub(super) fn status(
-    common: MachinePoolStatusCommon,
-    request_overrides: Option<RequestOverridesStatus>,
-    pool: Option<&ManagedPool<ObservedPool>>,
-) -> GKEMachinePoolStatus {
-    GKEMachinePoolStatus {
-        common,
-        observed_generation: None,
-        gke: pool.map(|p| GKEMachinePoolObserved {
-            instance_groups: p.detail.groups.clone(),
-        }),
-        request_overrides,
+/// What only GKE reports of the pool: `status.gke`.
+pub(super) fn report(pool: &ObservedPool) -> GKEMachinePoolObserved {
+    GKEMachinePoolObserved {
+        instance_groups: pool.groups.clone(),
     }
 }
 

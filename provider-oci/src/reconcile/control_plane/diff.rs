@@ -20,7 +20,7 @@ pub enum ClusterChange {
 }
 
 /// The first difference (pure).
-pub fn diff(o: &ObservedCluster, want: &DesiredCluster) -> CloudStep<ClusterChange> {
+pub fn diff(want: &DesiredCluster, o: &ObservedCluster) -> CloudStep<ClusterChange> {
     if o.public != want.public {
         return CloudStep::Change(ClusterChange::PublicEndpoint(want.public));
     }
@@ -88,19 +88,19 @@ mod tests {
             ..ObservedCluster::default()
         };
         assert_eq!(
-            diff(&o, &want(true, "ENHANCED_CLUSTER", false)),
+            diff(&want(true, "ENHANCED_CLUSTER", false), &o),
             CloudStep::Nothing
         );
         assert_eq!(
-            diff(&o, &want(false, "ENHANCED_CLUSTER", true)),
+            diff(&want(false, "ENHANCED_CLUSTER", true), &o),
             CloudStep::Change(ClusterChange::PublicEndpoint(false))
         );
         assert_eq!(
-            diff(&o, &want(true, "ENHANCED_CLUSTER", true)),
+            diff(&want(true, "ENHANCED_CLUSTER", true), &o),
             CloudStep::Change(ClusterChange::OidcDiscovery(true))
         );
         assert!(matches!(
-            diff(&o, &want(true, "BASIC_CLUSTER", false)),
+            diff(&want(true, "BASIC_CLUSTER", false), &o),
             CloudStep::Invalid(m) if m.starts_with("spec.oke.clusterType basic")
         ));
         let basic = ObservedCluster {
@@ -108,7 +108,7 @@ mod tests {
             ..o
         };
         assert_eq!(
-            diff(&basic, &want(true, "ENHANCED_CLUSTER", false)),
+            diff(&want(true, "ENHANCED_CLUSTER", false), &basic),
             CloudStep::Change(ClusterChange::Enhanced)
         );
     }

@@ -26,14 +26,10 @@ mod observe;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use contract::api::{ControlPlaneStatusCommon, RequestOverridesStatus};
 use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::ownership::Owner;
-use contract::plan::CloudStep;
-use kube::ResourceExt;
 use provider_runtime::control_plane::{
-    Connected, ControlPlaneCloud, ControlPlaneProfile, ControlPlaneReconciler, Look,
-    ManagedCluster, Observed, Reach, Request, Started, Step,
+    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -43,7 +39,7 @@ pub use kubeconfig::{Tokens, auth_plugin, user_exec};
 pub use observe::{ObservedCluster, lifecycle};
 
 use super::Seen;
-use crate::api::{OKECluster, OKEControlPlane, OKEControlPlaneStatus};
+use crate::api::OKEControlPlane;
 use crate::client::Oci;
 use crate::scope::{self, Infra, Shared};
 
@@ -61,10 +57,7 @@ pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<OkeControlPlane
     ControlPlaneReconciler::new(scope::PROVIDER, profile, OkeControlPlane { shared })
 }
 
-/// OKE, for the generic ControlPlane reconciler.
-pub struct OkeControlPlane {
-    shared: Arc<Shared>,
-}
+provider_runtime::control_plane!(OKE);
 
 /// The cluster as a pass's look saw it, kept in the pass's [`Clients`]:
 /// filled by `observe`, empty while the pass plans from an earlier look.
@@ -86,6 +79,8 @@ impl LastSeen {
 
 /// One pass's OCI client, and where the cluster is.
 pub struct Clients {
+    /// What every pass shares (the cache of CAs).
+    shared: Arc<Shared>,
     /// The region's client, as the identity.
     oci: Oci,
     /// Where every call is counted and admitted.
@@ -103,93 +98,36 @@ pub struct Clients {
 /// What a pass of OKE's is connected with.
 type OkeConnected = Connected<Clients, Tokens>;
 
-impl ControlPlaneCloud for OkeControlPlane {
-    type Object = OKEControlPlane;
-    type InfraCluster = OKECluster;
-    type Infra = Infra;
-    type Desired = DesiredCluster;
-    type Clients = Clients;
-    type Tokens = Tokens;
-    type Detail = ObservedCluster;
-    type Extra = ();
-    type Change = ClusterChange;
-    type Status = OKEControlPlaneStatus;
-
-    fn validate(
-        &self,
-        cp: &OKEControlPlane,
-        infra: &Infra,
-    ) -> Result<DesiredCluster, ProviderError> {
-        desired::validate(cp, infra)
-    }
-
-    async fn connect(
-        &self,
-        cp: &OKEControlPlane,
-        infra: Infra,
-        reach: Reach<'_>,
-    ) -> Result<OkeConnected, ProviderError> {
-        let namespace = cp.namespace().unwrap_or_default();
-        let oci = scope::oci_for(&self.shared, reach.client, &namespace, &infra).await?;
-        let name = scope::oke_cluster_name(cp, reach.cluster_name);
-        let recorded = cp
-            .status
-            .as_ref()
-            .and_then(|s| s.common.cloud_id.clone())
-            .filter(|id| id.starts_with("ocid1.cluster."));
-        let seen = LastSeen::default();
-        let tokens = Tokens {
-            oci: oci.clone(),
-            lifetime: self.shared.token_lifetime,
-        };
-        Ok(Connected {
-            tags: infra.additional_tags,
-            tokens,
-            user_exec: user_exec(oci.region()),
-            clients: Clients {
-                oci,
-                calls: reach.calls.clone(),
-                compartment: infra.compartment,
-                recorded,
-                owner: scope::owner(&namespace, reach.cluster_name),
-                seen,
-            },
-            name,
-        })
-    }
-
-    async fn observe(
-        &self,
-        connected: &OkeConnected,
-        look: Look<'_>,
-    ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
-        observe::observe(&self.shared, connected, look).await
-    }
-
-    fn diff(
-        &self,
-        desired: &DesiredCluster,
-        cluster: &ManagedCluster<ObservedCluster>,
-        (): &(),
-    ) -> CloudStep<ClusterChange> {
-        diff::diff(&cluster.detail, desired)
-    }
-
-    async fn act(
-        &self,
-        connected: &OkeConnected,
-        step: Step<'_, DesiredCluster, ClusterChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
-        act::act(connected, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: ControlPlaneStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        cluster: Option<&ManagedCluster<ObservedCluster>>,
-    ) -> OKEControlPlaneStatus {
-        observe::status(common, request_overrides, cluster)
-    }
+/// Clients and names for one pass, for the cluster of `cp` in `infra`.
+async fn connect(
+    shared: &Arc<Shared>,
+    cp: &OKEControlPlane,
+    infra: Infra,
+    reach: Reach<'_>,
+) -> Result<OkeConnected, ProviderError> {
+    let oci = scope::oci_for(shared, reach.client, reach.namespace, &infra).await?;
+    let recorded = cp
+        .status
+        .as_ref()
+        .and_then(|s| s.common.cloud_id.clone())
+        .filter(|id| id.starts_with("ocid1.cluster."));
+    let tokens = Tokens {
+        oci: oci.clone(),
+        lifetime: shared.token_lifetime,
+    };
+    Ok(Connected {
+        tags: infra.additional_tags,
+        tokens,
+        user_exec: user_exec(oci.region()),
+        clients: Clients {
+            shared: shared.clone(),
+            oci,
+            calls: reach.calls.clone(),
+            compartment: infra.compartment,
+            recorded,
+            owner: scope::owner(reach.namespace, reach.cluster_name),
+            seen: LastSeen::default(),
+        },
+        name: reach.name.to_string(),
+    })
 }

@@ -5,7 +5,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use contract::api::{ControlPlaneStatusCommon, Endpoint, EndpointName, RequestOverridesStatus};
+use contract::api::{Endpoint, EndpointName};
 use contract::kubeconfig::Kubeconfig;
 use contract::plan::Lifecycle;
 use provider_runtime::ProviderError;
@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::{Clients, OkeConnected};
-use crate::api::{OKEControlPlaneObserved, OKEControlPlaneStatus};
+use crate::api::OKEControlPlaneObserved;
 use crate::client::answers::{Cluster, ClusterSummary};
 use crate::client::{Call, Service, q};
 use crate::reconcile::{Named, Seen, find_named};
@@ -183,11 +183,11 @@ async fn managed(
 /// # Errors
 /// OKE's.
 pub(super) async fn observe(
-    shared: &Shared,
     connected: &OkeConnected,
     look: Look<'_>,
 ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
     let clients = &connected.clients;
+    let shared = &clients.shared;
     let found = find(clients, &connected.name).await?;
     clients
         .seen
@@ -212,23 +212,14 @@ pub(super) async fn observe(
     })
 }
 
-/// The kind's whole status: the shared block, and OKE's view of the cluster reported on.
-pub(super) fn status(
-    common: ControlPlaneStatusCommon,
-    request_overrides: Option<RequestOverridesStatus>,
-    cluster: Option<&ManagedCluster<ObservedCluster>>,
-) -> OKEControlPlaneStatus {
-    OKEControlPlaneStatus {
-        common,
-        observed_generation: None,
-        oke: cluster.map(|c| OKEControlPlaneObserved {
-            lifecycle_state: Some(c.detail.state.clone()).filter(|s| !s.is_empty()),
-            kubernetes_version: Some(c.detail.version.clone()).filter(|v| !v.is_empty()),
-            available_upgrades: c.detail.upgrades.clone(),
-            cluster_type: Some(c.detail.cluster_type.clone()).filter(|t| !t.is_empty()),
-            vcn_id: c.detail.vcn.clone(),
-        }),
-        request_overrides,
+/// What only OKE reports of the cluster: `status.oke`.
+pub(super) fn report(c: &ObservedCluster) -> OKEControlPlaneObserved {
+    OKEControlPlaneObserved {
+        lifecycle_state: Some(c.state.clone()).filter(|s| !s.is_empty()),
+        kubernetes_version: Some(c.version.clone()).filter(|v| !v.is_empty()),
+        available_upgrades: c.upgrades.clone(),
+        cluster_type: Some(c.cluster_type.clone()).filter(|t| !t.is_empty()),
+        vcn_id: c.vcn.clone(),
     }
 }
 

@@ -25,18 +25,14 @@ mod observe;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::naming;
 use contract::ownership::Owner;
-use contract::plan::CloudStep;
 use contract::version::KubeVersion;
-use kube::ResourceExt;
 use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::control_plane::{Request, Started};
 use provider_runtime::machine_pool::{
-    MachinePoolCloud, MachinePoolProfile, MachinePoolReconciler, ManagedPool, PoolConnected,
-    PoolLook, PoolNames, PoolObserved, PoolReach, PoolStep, PoolWant,
+    MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool as _, PoolConnected, PoolNames,
+    PoolReach,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -45,7 +41,7 @@ pub use diff::PoolChange;
 pub use observe::{ObservedPool, lifecycle};
 
 use super::Seen;
-use crate::api::{CniType, OKECluster, OKEControlPlane, OKEMachinePool, OKEMachinePoolStatus};
+use crate::api::{CniType, OKEControlPlane, OKEMachinePool};
 use crate::client::answers::{ClusterSummary, EngineResource};
 use crate::client::{Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
@@ -69,10 +65,7 @@ pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<OkeMachinePool> 
     MachinePoolReconciler::new(scope::PROVIDER, profile, OkeMachinePool { shared })
 }
 
-/// OKE, for the generic InfraMachinePool reconciler.
-pub struct OkeMachinePool {
-    shared: Arc<Shared>,
-}
+provider_runtime::machine_pool!(OKE);
 
 /// One pass's OCI client, where the pool's cluster is, and what the pass's look saw.
 pub struct PoolClients {
@@ -109,123 +102,76 @@ impl PoolClients {
     }
 }
 
-impl OkeMachinePool {
-    /// The OCID of the cluster named `name`: the control plane's recorded one, else the one of
-    /// that name tagged as ours.
-    async fn cluster_id(
-        oci: &Oci,
-        calls: &CloudCalls,
-        cp: &OKEControlPlane,
-        infra: &Infra,
-        name: &str,
-        cluster_name: &str,
-    ) -> Result<Option<String>, ProviderError> {
-        if let Some(id) = cp.status.as_ref().and_then(|s| s.common.cloud_id.clone()) {
-            return Ok(Some(id));
-        }
-        let owner = scope::owner(&cp.namespace().unwrap_or_default(), cluster_name);
-        let listed: Vec<ClusterSummary> = oci
-            .list_of(
-                calls,
-                "ListClusters",
-                Service::ContainerEngine,
-                &format!(
-                    "/clusters?compartmentId={}&name={}",
-                    q(&infra.compartment),
-                    q(name)
-                ),
-            )
-            .await?;
-        Ok(listed
-            .into_iter()
-            .find(|c| c.lifecycle_state != "DELETED" && owner.owns(&c.tags()))
-            .map(|c| c.id))
+/// The OCID of the cluster named `name`: the control plane's recorded one, else the one of that
+/// name tagged as ours.
+async fn cluster_id(
+    oci: &Oci,
+    calls: &CloudCalls,
+    cp: &OKEControlPlane,
+    compartment: &str,
+    name: &str,
+    owner: &Owner,
+) -> Result<Option<String>, ProviderError> {
+    if let Some(id) = cp.status.as_ref().and_then(|s| s.common.cloud_id.clone()) {
+        return Ok(Some(id));
     }
+    let listed: Vec<ClusterSummary> = oci
+        .list_of(
+            calls,
+            "ListClusters",
+            Service::ContainerEngine,
+            &format!(
+                "/clusters?compartmentId={}&name={}",
+                q(compartment),
+                q(name)
+            ),
+        )
+        .await?;
+    Ok(listed
+        .into_iter()
+        .find(|c| c.lifecycle_state != "DELETED" && owner.owns(&c.tags()))
+        .map(|c| c.id))
 }
 
-impl MachinePoolCloud for OkeMachinePool {
-    type Object = OKEMachinePool;
-    type ControlPlane = OKEControlPlane;
-    type InfraCluster = OKECluster;
-    type Infra = Infra;
-    type Spec = PoolSpec;
-    type Clients = PoolClients;
-    type Detail = ObservedPool;
-    type Change = PoolChange;
-    type Status = OKEMachinePoolStatus;
-
-    fn validate(&self, obj: &OKEMachinePool) -> Result<PoolSpec, ProviderError> {
-        desired::validate(obj)
+/// Clients and names for one pass, for the pool in the cluster at `place`: the cluster's OCID
+/// and, where the cluster names no availability domains, the compartment's.
+async fn connect(
+    shared: &Arc<Shared>,
+    obj: &OKEMachinePool,
+    place: PoolPlace<OKEControlPlane, Infra>,
+    reach: PoolReach<'_>,
+) -> Result<PoolConnected<PoolClients>, ProviderError> {
+    let (cp, mut infra) = (place.control_plane, place.infra);
+    let oci = scope::oci_for(shared, reach.client, reach.namespace, &infra).await?;
+    if infra.availability_domains.is_empty() {
+        infra.availability_domains = shared
+            .availability_domains(&oci, reach.calls, &infra.compartment)
+            .await?;
     }
-
-    async fn connect(
-        &self,
-        obj: &OKEMachinePool,
-        place: PoolPlace<OKEControlPlane, Infra>,
-        reach: PoolReach<'_>,
-    ) -> Result<PoolConnected<PoolClients>, ProviderError> {
-        let namespace = obj.namespace().unwrap_or_default();
-        let (cp, mut infra) = (place.control_plane, place.infra);
-        let oci = scope::oci_for(&self.shared, reach.client, &namespace, &infra).await?;
-        if infra.availability_domains.is_empty() {
-            infra.availability_domains = self
-                .shared
-                .availability_domains(&oci, reach.calls, &infra.compartment)
-                .await?;
-        }
-        let cluster = scope::oke_cluster_name(&cp, reach.cluster_name);
-        let cluster_id =
-            Self::cluster_id(&oci, reach.calls, &cp, &infra, &cluster, reach.cluster_name).await?;
-        Ok(PoolConnected {
-            pool: reach.pool.to_string(),
-            cluster,
-            tags: infra.additional_tags.clone(),
-            clients: PoolClients {
-                oci,
-                calls: reach.calls.clone(),
-                infra,
-                cluster_id,
-                cni: cp.spec.oke.cni_type,
-                control_plane_version: place.version,
-                recorded: provider_runtime::machine_pool::ManagedMachinePool::cloud_id(obj)
-                    .map(String::from),
-                owner: scope::owner(&namespace, reach.cluster_name),
-                seen: Mutex::new(None),
-            },
-        })
-    }
-
-    async fn observe(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        look: PoolLook<'_>,
-    ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
-        observe::observe(at, look).await
-    }
-
-    fn diff(
-        &self,
-        want: &PoolWant<'_, PoolSpec>,
-        pool: &ManagedPool<ObservedPool>,
-    ) -> CloudStep<PoolChange> {
-        diff::diff(&pool.detail, want.spec, want.scaling)
-    }
-
-    async fn act(
-        &self,
-        at: &PoolConnected<PoolClients>,
-        step: PoolStep<'_, PoolSpec, PoolChange>,
-        request: &Request,
-    ) -> Result<Started<ManagedPool<ObservedPool>>, ProviderError> {
-        act::act(at, step, request).await
-    }
-
-    fn status(
-        &self,
-        common: MachinePoolStatusCommon,
-        request_overrides: Option<RequestOverridesStatus>,
-        pool: Option<&ManagedPool<ObservedPool>>,
-    ) -> OKEMachinePoolStatus {
-        observe::status(common, request_overrides, pool)
-    }
+    let owner = scope::owner(reach.namespace, reach.cluster_name);
+    let cluster_id = cluster_id(
+        &oci,
+        reach.calls,
+        &cp,
+        &infra.compartment,
+        reach.cluster,
+        &owner,
+    )
+    .await?;
+    Ok(PoolConnected {
+        pool: reach.pool.to_string(),
+        cluster: reach.cluster.to_string(),
+        tags: infra.additional_tags.clone(),
+        clients: PoolClients {
+            oci,
+            calls: reach.calls.clone(),
+            infra,
+            cluster_id,
+            cni: cp.spec.oke.cni_type,
+            control_plane_version: place.version,
+            recorded: obj.cloud_id().map(String::from),
+            owner,
+            seen: Mutex::new(None),
+        },
+    })
 }

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use contract::api::{MachinePoolStatusCommon, RequestOverridesStatus};
 use contract::plan::Lifecycle;
 use contract::scaling::{InstanceLife, provider_id_list};
 use provider_runtime::CloudError;
@@ -15,7 +14,6 @@ use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolO
 
 use super::PoolClients;
 use super::desired::MEMORY_PER_OCPU;
-use crate::api::OKEMachinePoolStatus;
 use crate::client::answers::{
     KeyValue, NodePool, NodePoolCyclingDetails, NodePoolSummary, NodeShapeConfig,
 };
@@ -231,20 +229,6 @@ pub(super) async fn observe(
         operation,
         provider_ids,
     })
-}
-
-/// The kind's whole status: the shared block, the pool's name, and its OCID when there is one
-/// of ours to report on.
-pub(super) fn status(
-    common: MachinePoolStatusCommon,
-    request_overrides: Option<RequestOverridesStatus>,
-    _pool: Option<&ManagedPool<ObservedPool>>,
-) -> OKEMachinePoolStatus {
-    OKEMachinePoolStatus {
-        common,
-        observed_generation: None,
-        request_overrides,
-    }
 }
 
 #[cfg(test)]
