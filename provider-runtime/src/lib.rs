@@ -61,6 +61,7 @@ pub mod leader;
 pub mod machine_pool;
 pub mod metrics;
 mod operator;
+pub mod overrides;
 pub mod pacing;
 pub mod reconcile;
 pub mod rest;

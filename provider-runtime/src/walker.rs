@@ -38,6 +38,15 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// Looks every `poll` while the cloud works, and sooner after a write: `poll`, but at most
+    /// `settle`.
+    pub fn new(poll: Duration, settle: Duration) -> Self {
+        Self {
+            settle: poll.min(settle),
+            poll,
+        }
+    }
+
     fn of(self, wait: Wait) -> Duration {
         match wait {
             Wait::Settle => self.settle,

@@ -53,15 +53,6 @@ pub struct EksInfraCluster {
     shared: Arc<Shared>,
 }
 
-impl EksInfraCluster {
-    fn timing(&self) -> Timing {
-        Timing {
-            settle: self.shared.poll_interval.min(SETTLE),
-            poll: self.shared.poll_interval,
-        }
-    }
-}
-
 /// The network the spec asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NetworkSpecMode {
@@ -215,7 +206,7 @@ impl InfraClusterCloud for EksInfraCluster {
             uid: obj.uid().unwrap_or_default(),
         };
         let previous = AwsNetwork::of(obj);
-        let timing = self.timing();
+        let timing = Timing::new(self.shared.poll_interval, SETTLE);
         let scope = Scope {
             ec2,
             desired: &desired,
@@ -240,7 +231,7 @@ impl InfraClusterCloud for EksInfraCluster {
         ec2: &Ec2,
         owner: Owner,
     ) -> Result<Cleanup, ProviderError> {
-        let timing = self.timing();
+        let timing = Timing::new(self.shared.poll_interval, SETTLE);
         let removal = walker::tear_down::<network::Service, _>(&Teardown {
             ec2,
             owner: &owner,

@@ -47,15 +47,6 @@ pub struct AksInfraCluster {
     shared: Arc<Shared>,
 }
 
-impl AksInfraCluster {
-    fn timing(&self) -> Timing {
-        Timing {
-            settle: self.shared.poll_interval.min(SETTLE),
-            poll: self.shared.poll_interval,
-        }
-    }
-}
-
 /// A network to create: the virtual network's block and the nodes' subnet's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreatedNetwork {
@@ -175,7 +166,10 @@ impl InfraClusterCloud for AksInfraCluster {
             network: Some(status.seen()),
             complete: walk.complete(),
             condition,
-            requeue: walk.requeue(self.timing(), self.shared.rest_interval),
+            requeue: walk.requeue(
+                Timing::new(self.shared.poll_interval, SETTLE),
+                self.shared.rest_interval,
+            ),
             error: walk.error.map(|(_, e)| e),
         })
     }
@@ -193,7 +187,7 @@ impl InfraClusterCloud for AksInfraCluster {
             plan: None,
         };
         let removal = walker::tear_down::<network::Service, _>(&scope).await?;
-        Ok(removal.cleanup(self.timing()))
+        Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
     }
 }
 

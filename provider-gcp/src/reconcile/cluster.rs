@@ -50,15 +50,6 @@ pub struct GkeInfraCluster {
     shared: Arc<Shared>,
 }
 
-impl GkeInfraCluster {
-    fn timing(&self) -> Timing {
-        Timing {
-            settle: self.shared.poll_interval.min(SETTLE),
-            poll: self.shared.poll_interval,
-        }
-    }
-}
-
 /// A network to create: the subnetwork's three blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreatedNetwork {
@@ -188,7 +179,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             names: names.clone(),
             plan: Some(&plan),
         };
-        let timing = self.timing();
+        let timing = Timing::new(self.shared.poll_interval, SETTLE);
         let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = GcpNetwork {
             network: Some(names.network.clone()),
@@ -232,7 +223,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             plan: None,
         };
         let removal = walker::tear_down::<network::Service, _>(&scope).await?;
-        Ok(removal.cleanup(self.timing()))
+        Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
     }
 }
 

@@ -48,15 +48,6 @@ pub struct OkeInfraCluster {
     shared: Arc<Shared>,
 }
 
-impl OkeInfraCluster {
-    fn timing(&self) -> Timing {
-        Timing {
-            settle: self.shared.poll_interval.min(SETTLE),
-            poll: self.shared.poll_interval,
-        }
-    }
-}
-
 /// A network to create: the VCN's block and its three subnets'.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreatedNetwork {
@@ -185,7 +176,10 @@ impl InfraClusterCloud for OkeInfraCluster {
             ),
             complete: walk.complete(),
             condition: network::condition(&walk, &scope, &plan),
-            requeue: walk.requeue(self.timing(), self.shared.rest_interval),
+            requeue: walk.requeue(
+                Timing::new(self.shared.poll_interval, SETTLE),
+                self.shared.rest_interval,
+            ),
             error: walk.error.map(|(_, e)| e),
         })
     }
@@ -197,7 +191,7 @@ impl InfraClusterCloud for OkeInfraCluster {
         owner: Owner,
     ) -> Result<Cleanup, ProviderError> {
         let removal = network::tear_down(Scope::new(net, &owner, None)).await?;
-        Ok(removal.cleanup(self.timing()))
+        Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
     }
 }
 

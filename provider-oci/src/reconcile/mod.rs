@@ -7,7 +7,6 @@ pub mod machine_pool;
 
 use std::collections::BTreeMap;
 
-use contract::conditions::Reason;
 use contract::ownership::Owner;
 use contract::version::KubeVersion;
 use provider_runtime::{CloudCalls, CloudError, ProviderError};
@@ -147,25 +146,6 @@ pub async fn request_delete(
         .await
         .map(|answer| answer.work_request)
         .map_err(|f| f.error)
-}
-
-/// `body` with the user's `requestOverrides` laid under the provider's fields (the shared merge
-/// rule of [`contract::overrides`]).
-///
-/// # Errors
-/// Terminal `InvalidSpec` when the merge leaves no JSON object.
-pub fn overridden(
-    body: &serde_json::Value,
-    patch: &serde_json::Value,
-) -> Result<serde_json::Value, ProviderError> {
-    let merged = contract::overrides::apply(body, patch);
-    if !merged.is_object() {
-        return Err(ProviderError::terminal(
-            Reason::InvalidSpec,
-            "spec.oke.requestOverrides does not make a valid OKE request: the body is no longer a JSON object",
-        ));
-    }
-    Ok(merged)
 }
 
 #[cfg(test)]

@@ -14,8 +14,10 @@ use super::{AksConnected, SYSTEM_POOL};
 use crate::api::{NetworkPlugin, NetworkPolicy};
 use crate::client;
 use crate::client::answers::Identified;
-use crate::reconcile::{aks_version, overridden};
+use crate::reconcile::aks_version;
+use crate::scope;
 use crate::scope::Shared;
+use provider_runtime::overrides::overridden;
 
 /// AKS's call that creates a cluster, the one that takes `spec.aks.requestOverrides`.
 pub const CREATE_CALL: &str = "ManagedClusters_CreateOrUpdate";
@@ -175,7 +177,7 @@ async fn create(
     });
     apply_settings(&mut body, &want.settings, want.private);
     if let Some(patch) = &want.request_overrides {
-        body = overridden(&body, patch)?;
+        body = overridden(&body, patch, scope::PROVIDER)?;
     }
     // A cluster an earlier pass created is found by describe; only a missing one is PUT,
     // without If-Match (it does not exist).

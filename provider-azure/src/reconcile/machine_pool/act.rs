@@ -20,7 +20,9 @@ use super::diff::PoolChange;
 use super::observe::{ObservedPool, describe};
 use crate::client;
 use crate::client::answers::Identified;
-use crate::reconcile::{aks_version, last_segment, overridden};
+use crate::reconcile::{aks_version, last_segment};
+use crate::scope;
+use provider_runtime::overrides::overridden;
 
 /// AKS's call that creates (and changes) an agent pool, the one that takes
 /// `spec.aks.requestOverrides`.
@@ -231,7 +233,7 @@ async fn create(
     let mut body = json!({ "properties": create_props(clients, want, version, request)? });
     let patch = want.spec.request_overrides.as_ref();
     if let Some(patch) = patch {
-        body = overridden(&body, patch)?;
+        body = overridden(&body, patch, scope::PROVIDER)?;
     }
     // Only a pool that does not exist is created: `If-None-Match: *` is not sent (AKS ignores
     // it), but the look found none this pass.

@@ -8,6 +8,7 @@ use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
 use provider_runtime::control_plane::ManagedCluster;
 use provider_runtime::control_plane::{Request, Started, Step};
+use provider_runtime::overrides::overridden;
 use provider_runtime::{CloudError, ProviderError};
 
 use super::desired::DesiredCluster;
@@ -151,7 +152,7 @@ fn cluster_body(
             .set_release_channel(gke::ReleaseChannel::new().set_channel(want.channel.clone()));
     }
     if let Some(patch) = &want.request_overrides {
-        cluster = crate::reconcile::overridden(&cluster, patch)?;
+        cluster = overridden(&cluster, patch, crate::scope::PROVIDER)?;
     }
     Ok(cluster)
 }

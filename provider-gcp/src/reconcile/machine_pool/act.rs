@@ -17,7 +17,9 @@ use super::diff::PoolChange;
 use super::observe::ObservedPool;
 use super::{PoolClients, SERVICE};
 use crate::client::counted;
-use crate::reconcile::{gke_version, overridden};
+use crate::reconcile::gke_version;
+use crate::scope;
+use provider_runtime::overrides::overridden;
 
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
@@ -119,7 +121,7 @@ fn pool_body(
         );
     }
     if let Some(patch) = &spec.request_overrides {
-        pool = overridden(&pool, patch)?;
+        pool = overridden(&pool, patch, scope::PROVIDER)?;
     }
     Ok(pool)
 }

@@ -17,7 +17,9 @@ use super::observe::{ObservedCluster, find};
 use super::{Clients, OkeConnected};
 use crate::client::answers::{Cluster, ClusterOptions};
 use crate::client::{Answer, Call, Service, q};
-use crate::reconcile::{Seen, offered_version, overridden, request_delete};
+use crate::reconcile::{Seen, offered_version, request_delete};
+use crate::scope;
+use provider_runtime::overrides::overridden;
 
 /// Asks OKE for `step`.
 ///
@@ -158,7 +160,7 @@ async fn create(
         body["kmsKeyId"] = json!(key);
     }
     if let Some(patch) = &desired.request_overrides {
-        body = overridden(&body, patch)?;
+        body = overridden(&body, patch, scope::PROVIDER)?;
     }
     let token = request.create_token("CreateCluster");
     let call = Call::send(

@@ -23,8 +23,10 @@ use super::observe::{ObservedPool, find};
 use crate::api::CniType;
 use crate::client::answers::{NodePool, NodePoolOptions, NodeSourceOption};
 use crate::client::{Call, Service, q};
-use crate::reconcile::{Seen, offered_version, overridden, request_delete};
+use crate::reconcile::{Seen, offered_version, request_delete};
+use crate::scope;
 use crate::scope::Infra;
+use provider_runtime::overrides::overridden;
 
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
@@ -307,7 +309,7 @@ async fn create(
         body["sshPublicKey"] = json!(k);
     }
     if let Some(patch) = &spec.request_overrides {
-        body = overridden(&body, patch)?;
+        body = overridden(&body, patch, scope::PROVIDER)?;
     }
     let token = request.create_token("CreateNodePool");
     let call = Call::send(
