@@ -13,8 +13,8 @@ use crate::ProviderError;
 /// provider's own fields, for the cloud whose provider is named `provider` (`aks`).
 ///
 /// # Errors
-/// Terminal `InvalidSpec` when the merged body is no longer a JSON object, or no longer reads as
-/// the request `T`.
+/// Terminal `InvalidSpec` when the merged body no longer reads as the request `T`. (A body that
+/// is a JSON object stays one: the provider's fields are laid back over whatever the patch is.)
 pub fn overridden<T: Serialize + DeserializeOwned>(
     body: &T,
     patch: &Value,
@@ -32,9 +32,6 @@ pub fn overridden<T: Serialize + DeserializeOwned>(
     let ours =
         serde_json::to_value(body).map_err(|e| ProviderError::cloud("overrides", e.to_string()))?;
     let merged = contract::overrides::apply(&ours, patch);
-    if ours.is_object() && !merged.is_object() {
-        return Err(invalid("the body is no longer a JSON object"));
-    }
     serde_json::from_value(merged).map_err(|e| invalid(&e.to_string()))
 }
 
@@ -71,11 +68,9 @@ mod tests {
     }
 
     #[test]
-    fn a_patch_that_leaves_no_request_is_the_users_to_fix() {
-        let err = overridden(&json!({"name": "p"}), &json!("not an object"), "oke").unwrap_err();
-        assert!(err.to_string().contains(
-            "spec.oke.requestOverrides does not make a valid OKE request: the body is no longer a JSON object"
-        ));
+    fn a_patch_that_leaves_no_request_is_the_users_to_fix_and_a_body_stays_an_object() {
+        let kept = overridden(&json!({"name": "p"}), &json!("not an object"), "oke").unwrap();
+        assert_eq!(kept, json!({"name": "p"}));
         let pool = Pool {
             name: "p".into(),
             size: None,
