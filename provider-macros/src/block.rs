@@ -19,6 +19,22 @@ fn container(ty: &Type) -> Option<&'static str> {
     }
 }
 
+/// The derives and serde attributes of every block, and of every kind's status.
+pub fn attributes() -> Tokens {
+    quote! {
+        #[derive(
+            ::kube::KubeSchema,
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Debug,
+            Default,
+            PartialEq
+        )]
+        #[serde(rename_all = "camelCase")]
+    }
+}
+
 /// The struct with its derives and serde attributes: every `Option` or `Vec` field that has
 /// no serde attribute of its own is defaulted when absent and left out when unset or empty.
 pub fn block(mut item: ItemStruct) -> syn::Result<Tokens> {
@@ -36,17 +52,9 @@ pub fn block(mut item: ItemStruct) -> syn::Result<Tokens> {
                 .push(parse_quote!(#[serde(default, skip_serializing_if = #empty)]));
         }
     }
+    let attributes = attributes();
     Ok(quote! {
-        #[derive(
-            ::kube::KubeSchema,
-            ::serde::Serialize,
-            ::serde::Deserialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        #[serde(rename_all = "camelCase")]
+        #attributes
         #item
     })
 }

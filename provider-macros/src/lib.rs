@@ -322,18 +322,10 @@ fn status(prefix: &str, role: Role, block: bool) -> Tokens {
             pub request_overrides: Option<::contract::api::RequestOverridesStatus>,
         }
     });
+    let block_attributes = block::attributes();
     quote! {
         #[doc = #doc]
-        #[derive(
-            ::kube::KubeSchema,
-            ::serde::Serialize,
-            ::serde::Deserialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        #[serde(rename_all = "camelCase")]
+        #block_attributes
         pub struct #name {
             #[doc = #common_doc]
             #[serde(flatten)]
