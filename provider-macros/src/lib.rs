@@ -19,6 +19,7 @@
 
 mod block;
 mod roles;
+mod rules;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -160,11 +161,12 @@ impl Parse for KindArgs {
 #[proc_macro_attribute]
 pub fn kind(args: TokenStream, item: TokenStream) -> TokenStream {
     let args = parse_macro_input!(args as KindArgs);
-    let item = parse_macro_input!(item as ItemStruct);
-    match kind_attributes(&args, &item) {
-        Ok(attributes) => quote!(#attributes #item).into(),
-        Err(e) => e.to_compile_error().into(),
-    }
+    let mut item = parse_macro_input!(item as ItemStruct);
+    let made = kind_attributes(&args, &item).and_then(|attributes| {
+        let rules = rules::add(&mut item)?;
+        Ok(quote!(#attributes #item #rules))
+    });
+    made.unwrap_or_else(|e| e.to_compile_error()).into()
 }
 
 fn kind_attributes(args: &KindArgs, item: &ItemStruct) -> syn::Result<Tokens> {
@@ -340,6 +342,10 @@ fn status(prefix: &str, role: Role, block: bool) -> Tokens {
 }
 
 fn kinds_tokens(args: &KindsArgs) -> Tokens {
+    let rules = match rules::all() {
+        Ok(rules) => rules,
+        Err(e) => return e.to_compile_error(),
+    };
     let p = args.prefix.to_string();
     let statuses = [
         status(&p, Role::Cluster, true),
@@ -507,6 +513,16 @@ fn kinds_tokens(args: &KindsArgs) -> Tokens {
                 );
                 assert_eq!(checked, Ok(()));
             }
+
+            #[test]
+            fn every_rule_of_the_rule_table_is_in_a_crd() {
+                let crds = ::serde_json::to_string(&super::crds()).unwrap_or_default();
+                let rules: &[&str] = &[#(#rules),*];
+                for rule in rules {
+                    let quoted = ::serde_json::to_string(rule).unwrap_or_default();
+                    assert!(crds.contains(&quoted), "src/api/rules.yaml: {rule} is in no CRD: is its struct's name right?");
+                }
+            }
         }
     }
 }
@@ -517,11 +533,12 @@ fn kinds_tokens(args: &KindsArgs) -> Tokens {
 /// serde attribute of its own out of the object when it is unset or empty.
 #[proc_macro_attribute]
 pub fn block(_args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = parse_macro_input!(item as ItemStruct);
-    match block::block(item) {
-        Ok(tokens) => tokens.into(),
-        Err(e) => e.to_compile_error().into(),
-    }
+    let mut item = parse_macro_input!(item as ItemStruct);
+    let made = rules::add(&mut item).and_then(|rules| {
+        let block = block::block(item)?;
+        Ok(quote!(#block #rules))
+    });
+    made.unwrap_or_else(|e| e.to_compile_error()).into()
 }
 
 /// `control_plane!(GKE)`, in a provider's `reconcile/control_plane/mod.rs`: the struct

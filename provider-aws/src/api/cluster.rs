@@ -12,12 +12,6 @@ use contract::api::ClusterSpecCommon;
 /// never adopted (`NameConflict`): to build on an existing network, bring it by id instead.
 #[provider_runtime::kind(column("Region", "string", ".spec.region"))]
 #[derive(Default)]
-#[x_kube(
-    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 16 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
-        .message("spec.network.cidrBlock must be an IPv4 block from /16 to /24 (AWS VPCs are /16 to /28, and the provider carves a public and a private subnet per zone out of it), e.g. 10.0.0.0/16"),
-    validation = Rule::new("(has(self.eks) && has(self.eks.availabilityZones) ? self.eks.availabilityZones : 2) == (has(oldSelf.eks) && has(oldSelf.eks.availabilityZones) ? oldSelf.eks.availabilityZones : 2)")
-        .message("spec.eks.availabilityZones is immutable: the subnets of a created VPC are laid out for that many zones"),
-)]
 pub struct EKSClusterSpec {
     /// Region, network, identity and tags, as on every cloud.
     #[serde(flatten)]

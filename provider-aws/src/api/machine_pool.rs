@@ -2,29 +2,7 @@ use contract::api::MachinePoolSpecCommon;
 
 /// One EKS managed node group. Count, version and zones come from the owning MachinePool.
 #[provider_runtime::kind]
-#[x_kube(
-    validation = Rule::new("!has(self.update) || !has(self.update.maxSurge)")
-        .message("spec.update.maxSurge is not supported on EKS: a managed node group replaces nodes by spec.update.maxUnavailable only; remove spec.update.maxSurge"),
-    validation = Rule::new("!has(self.update) || !has(self.update.maxUnavailable) || !(string(self.update.maxUnavailable) in ['0', '0%'])")
-        .message("spec.update.maxUnavailable must be at least 1 (or 1%) on EKS"),
-    validation = Rule::new("!has(self.update) || !has(self.update.maxUnavailable) || type(self.update.maxUnavailable) != int || self.update.maxUnavailable <= 100")
-        .message("spec.update.maxUnavailable must be at most 100 nodes on EKS (or a percentage)"),
-    validation = Rule::new("self.machineType == oldSelf.machineType")
-        .message("spec.machineType is immutable on EKS (a node group cannot change its instance types); create a new EKSMachinePool instead"),
-    validation = Rule::new("has(self.diskSizeGB) == has(oldSelf.diskSizeGB) && (!has(self.diskSizeGB) || self.diskSizeGB == oldSelf.diskSizeGB)")
-        .message("spec.diskSizeGB is immutable on EKS; create a new EKSMachinePool instead"),
-    validation = Rule::new("has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image)")
-        .message("spec.image (the EKS AMI type) is immutable on EKS; create a new EKSMachinePool instead"),
-    validation = Rule::new("(has(self.spot) && self.spot) == (has(oldSelf.spot) && oldSelf.spot)")
-        .message("spec.spot is immutable on EKS (the capacity type is fixed at creation); create a new EKSMachinePool instead"),
-    validation = Rule::new("has(self.subnetIDs) == has(oldSelf.subnetIDs) && (!has(self.subnetIDs) || self.subnetIDs == oldSelf.subnetIDs)")
-        .message("spec.subnetIDs is immutable on EKS; create a new EKSMachinePool instead"),
-    validation = contract::naming::EKS_NODEGROUP.cel_validation("cloudName", "spec.cloudName"),
-    validation = Rule::new("!has(self.labels) || self.labels.all(k, size(k) <= 63)")
-        .message("spec.labels keys must be at most 63 characters on EKS, prefix included (EKS node group labels)"),
-    validation = Rule::new("!has(self.taints) || self.taints.all(t, size(t.key) <= 63)")
-        .message("spec.taints[].key must be at most 63 characters on EKS, prefix included (EKS node group taints)"),
-)]
+#[x_kube(validation = contract::naming::EKS_NODEGROUP.cel_validation("cloudName", "spec.cloudName"))]
 pub struct EKSMachinePoolSpec {
     /// Machine type, disk, image, labels, taints, scaling, spot, update, subnets, as on every cloud.
     #[serde(flatten)]

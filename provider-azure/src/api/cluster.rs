@@ -14,22 +14,6 @@ use contract::api::ClusterSpecCommon;
     column("Location", "string", ".spec.region")
 )]
 #[derive(Default)]
-#[x_kube(
-    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 8 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
-        .message("spec.network.cidrBlock must be an IPv4 block from /8 to /24 on AKS (the virtual network's address space), e.g. 10.224.0.0/12"),
-    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) <= 1")
-        .message("spec.network.subnetIDs takes one subnet on AKS (the nodes' subnet; a pool may name its own in AKSMachinePool spec.subnetIDs)"),
-    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || self.network.subnetIDs.all(s, s.matches('^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft.Network/virtualNetworks/[^/]+/subnets/[^/]+$'))")
-        .message("spec.network.subnetIDs must hold a subnet's ARM id on AKS: /subscriptions/<sub>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>"),
-    validation = Rule::new("!has(self.network) || !has(self.network.id) || self.network.id.matches('^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft.Network/virtualNetworks/[^/]+$')")
-        .message("spec.network.id must be a virtual network's ARM id on AKS: /subscriptions/<sub>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>"),
-    validation = Rule::new("!has(self.network) || !has(self.network.id) || (has(self.network.subnetIDs) && size(self.network.subnetIDs) == 1)")
-        .message("spec.network.id needs spec.network.subnetIDs on AKS: name the nodes' subnet of the brought virtual network"),
-    validation = Rule::new("has(self.aks.resourceGroup) || (has(self.network) && has(self.network.subnetIDs) && size(self.network.subnetIDs) > 0)")
-        .message("spec.aks.resourceGroup is required on AKS unless spec.network.subnetIDs brings the nodes' subnet (the cluster then goes in the subnet's resource group)"),
-    validation = Rule::new("!has(self.additionalTags) || self.additionalTags.all(k, size(k) <= 512 && !k.matches('[<>%&\\\\\\\\?/]') && size(self.additionalTags[k]) <= 256)")
-        .message("spec.additionalTags become Azure tags on AKS: keys of at most 512 characters without < > % & \\ ? /, values of at most 256"),
-)]
 pub struct AKSClusterSpec {
     /// Location (`spec.region`, e.g. eastus), network, identity and tags, as on every cloud.
     #[serde(flatten)]

@@ -15,23 +15,7 @@ use super::AKSClusterSpec;
 /// (`aks.systemPool`, named `system`, tainted `CriticalAddonsOnly` so workloads land on the
 /// AKSMachinePools' User pools) and keeps its version with the control plane's.
 #[provider_runtime::kind]
-#[x_kube(
-    validation = contract::naming::AKS_CLUSTER.cel_validation("cloudName", "spec.cloudName"),
-    validation = Rule::new("!has(self.logging) || ((!has(self.logging.apiServer) || !self.logging.apiServer) && (!has(self.logging.audit) || !self.logging.audit) && (!has(self.logging.authenticator) || !self.logging.authenticator) && (!has(self.logging.controllerManager) || !self.logging.controllerManager) && (!has(self.logging.scheduler) || !self.logging.scheduler))")
-        .message("spec.logging is not supported on AKS yet: AKS sends control-plane logs to a diagnostic setting (Microsoft.Insights), which this provider does not manage; leave every spec.logging field false"),
-    validation = Rule::new("!has(self.addons) || size(self.addons) == 0")
-        .message("spec.addons is not supported on AKS yet: AKS add-ons are addonProfiles switched on and off, not versioned; use spec.aks.requestOverrides with properties.addonProfiles until typed support lands"),
-    validation = Rule::new("!has(self.encryption) || self.encryption.kmsKeyID.matches('^https://[a-zA-Z0-9-]+\\\\.vault\\\\.azure\\\\.net/keys/[a-zA-Z0-9-]+/[a-zA-Z0-9]+$')")
-        .message("spec.encryption.kmsKeyID must be an Azure Key Vault key with its version on AKS: https://<vault>.vault.azure.net/keys/<key>/<version>"),
-    validation = Rule::new("!has(self.endpointAccess) || !(has(self.endpointAccess.private) && self.endpointAccess.private) || !(!has(self.endpointAccess.public) || self.endpointAccess.public)")
-        .message("spec.endpointAccess on AKS is either public or private: a private cluster (endpointAccess.private: true) needs endpointAccess.public: false"),
-    validation = Rule::new("(has(self.endpointAccess) && has(self.endpointAccess.private) && self.endpointAccess.private) == (has(oldSelf.endpointAccess) && has(oldSelf.endpointAccess.private) && oldSelf.endpointAccess.private)")
-        .message("spec.endpointAccess.private is immutable on AKS (a private cluster cannot become public or back)"),
-    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.publicCIDRs) || size(self.endpointAccess.publicCIDRs) == 0 || !has(self.endpointAccess.public) || self.endpointAccess.public")
-        .message("spec.endpointAccess.publicCIDRs needs the public endpoint on AKS (they become apiServerAccessProfile.authorizedIPRanges)"),
-    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.preferred) || self.endpointAccess.preferred == (has(self.endpointAccess.private) && self.endpointAccess.private ? 'Private' : 'Public')")
-        .message("spec.endpointAccess.preferred must name the one endpoint an AKS cluster has"),
-)]
+#[x_kube(validation = contract::naming::AKS_CLUSTER.cel_validation("cloudName", "spec.cloudName"))]
 pub struct AKSControlPlaneSpec {
     /// Version, endpoint, access, encryption, OIDC issuer, cloud name, as on every cloud.
     #[serde(flatten)]
@@ -89,12 +73,6 @@ pub enum NetworkPolicy {
 
 /// AKS-only control-plane options.
 #[provider_runtime::block]
-#[x_kube(
-    validation = Rule::new("!has(self.networkPolicy) || self.networkPolicy != 'cilium' || !has(self.networkPlugin) || self.networkPlugin == 'azure'")
-        .message("spec.aks.networkPolicy cilium needs spec.aks.networkPlugin azure on AKS (the Cilium dataplane runs on Azure CNI)"),
-    validation = Rule::new("!has(self.networkPolicy) || self.networkPolicy != 'azure' || !has(self.networkPlugin) || self.networkPlugin != 'kubenet'")
-        .message("spec.aks.networkPolicy azure is not supported with spec.aks.networkPlugin kubenet on AKS"),
-)]
 pub struct AKSControlPlaneOptions {
     /// The pricing tier: Free (default), Standard (uptime SLA) or Premium.
     #[serde(default)]

@@ -15,16 +15,6 @@ use contract::api::ClusterSpecCommon;
     column("Region", "string", ".spec.region")
 )]
 #[derive(Default)]
-#[x_kube(
-    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 8 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
-        .message("spec.network.cidrBlock must be an IPv4 block from /8 to /24 on GKE (the nodes' subnetwork), e.g. 10.0.0.0/20"),
-    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) <= 1")
-        .message("spec.network.subnetIDs takes one subnetwork on GKE (a cluster's nodes live in one subnetwork of its region)"),
-    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) == 0 || has(self.network.id)")
-        .message("spec.network.id (the VPC network) must be set with spec.network.subnetIDs on GKE"),
-    validation = Rule::new("!has(self.additionalTags) || self.additionalTags.all(k, k.matches('^[a-z][a-z0-9_-]{0,62}$') && self.additionalTags[k].matches('^[a-z0-9_-]{0,63}$'))")
-        .message("spec.additionalTags become Google Cloud labels on GKE: keys must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'; values at most 63 of the same"),
-)]
 pub struct GKEClusterSpec {
     /// Region, network, identity and labels, as on every cloud.
     #[serde(flatten)]

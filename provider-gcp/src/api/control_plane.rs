@@ -14,17 +14,7 @@ use super::GKEClusterSpec;
 /// one-node pool named `capi-bootstrap`, removed as soon as the cluster runs: the cluster's
 /// nodes are its GKEMachinePools'.
 #[provider_runtime::kind]
-#[x_kube(
-    validation = contract::naming::GKE_CLUSTER.cel_validation("cloudName", "spec.cloudName"),
-    validation = Rule::new("!has(self.logging) || !has(self.logging.authenticator) || !self.logging.authenticator")
-        .message("spec.logging.authenticator is not supported on GKE: it has no separate authenticator log (API server logs cover authentication); set it to false"),
-    validation = Rule::new("!has(self.addons) || size(self.addons) == 0")
-        .message("spec.addons is not supported on GKE yet: GKE's add-ons are switched on and off, not versioned; use spec.gke.requestOverrides with an addonsConfig until typed support lands"),
-    validation = Rule::new("!has(self.encryption) || self.encryption.kmsKeyID.matches('^projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/]+$')")
-        .message("spec.encryption.kmsKeyID must be a Cloud KMS key on GKE: projects/<project>/locations/<location>/keyRings/<ring>/cryptoKeys/<key>"),
-    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.public) || self.endpointAccess.public || !has(self.endpointAccess.publicCIDRs) || size(self.endpointAccess.publicCIDRs) == 0")
-        .message("spec.endpointAccess.publicCIDRs needs spec.endpointAccess.public on GKE (authorized networks of the public endpoint)"),
-)]
+#[x_kube(validation = contract::naming::GKE_CLUSTER.cel_validation("cloudName", "spec.cloudName"))]
 pub struct GKEControlPlaneSpec {
     /// Version, endpoint, access, logging, encryption, OIDC issuer, cloud name, as on every
     /// cloud.

@@ -5,27 +5,7 @@ use contract::api::MachinePoolSpecCommon;
 /// over the pool's zones (MachinePool.spec.failureDomains, default the first zone of the
 /// GKECluster).
 #[provider_runtime::kind]
-#[x_kube(
-    validation = Rule::new("!has(self.subnetIDs) || size(self.subnetIDs) == 0")
-        .message("spec.subnetIDs is not supported on GKE: a node pool's nodes live in the cluster's subnetwork"),
-    validation = Rule::new("!has(self.update) || !has(self.update.maxSurge) || type(self.update.maxSurge) == int")
-        .message("spec.update.maxSurge must be a number of nodes on GKE, not a percentage"),
-    validation = Rule::new("!has(self.update) || !has(self.update.maxUnavailable) || type(self.update.maxUnavailable) == int")
-        .message("spec.update.maxUnavailable must be a number of nodes on GKE, not a percentage"),
-    validation = Rule::new("!has(self.update) || (has(self.update.maxSurge) && self.update.maxSurge != 0) || (has(self.update.maxUnavailable) && self.update.maxUnavailable != 0) || (!has(self.update.maxSurge) && !has(self.update.maxUnavailable))")
-        .message("spec.update.maxSurge and spec.update.maxUnavailable cannot both be 0 on GKE"),
-    validation = Rule::new("(has(self.spot) && self.spot) == (has(oldSelf.spot) && oldSelf.spot)")
-        .message("spec.spot is immutable on GKE; create a new GKEMachinePool instead"),
-    validation = Rule::new("has(self.diskSizeGB) == has(oldSelf.diskSizeGB) && (!has(self.diskSizeGB) || self.diskSizeGB == oldSelf.diskSizeGB)")
-        .message("spec.diskSizeGB is immutable on GKE node pools here; create a new GKEMachinePool instead"),
-    validation = Rule::new("!has(self.diskSizeGB) || self.diskSizeGB >= 10")
-        .message("spec.diskSizeGB must be at least 10 on GKE"),
-    validation = Rule::new("self.machineType == oldSelf.machineType")
-        .message("spec.machineType is immutable on GKE node pools here; create a new GKEMachinePool instead"),
-    validation = Rule::new("!has(self.image) || self.image in ['COS_CONTAINERD', 'UBUNTU_CONTAINERD']")
-        .message("spec.image is the GKE node image type on GKE: COS_CONTAINERD or UBUNTU_CONTAINERD"),
-    validation = contract::naming::GKE_NODE_POOL.cel_validation("cloudName", "spec.cloudName"),
-)]
+#[x_kube(validation = contract::naming::GKE_NODE_POOL.cel_validation("cloudName", "spec.cloudName"))]
 pub struct GKEMachinePoolSpec {
     /// Machine type, disk, image, labels, taints, scaling, spot, update, as on every cloud.
     #[serde(flatten)]

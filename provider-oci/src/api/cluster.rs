@@ -13,22 +13,6 @@ use contract::api::ClusterSpecCommon;
 /// node subnet, every one tagged as this cluster's and deleted with it.
 #[provider_runtime::kind(column("Region", "string", ".spec.region"))]
 #[derive(Default)]
-#[x_kube(
-    validation = Rule::new("!has(self.network) || !has(self.network.cidrBlock) || !isCIDR(self.network.cidrBlock) || (cidr(self.network.cidrBlock).ip().family() == 4 && cidr(self.network.cidrBlock).prefixLength() >= 16 && cidr(self.network.cidrBlock).prefixLength() <= 24)")
-        .message("spec.network.cidrBlock must be an IPv4 block from /16 to /24 on OKE (the VCN's block, split into the endpoint, load-balancer and node subnets), e.g. 10.0.0.0/16"),
-    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || self.network.subnetIDs.all(s, s.startsWith('ocid1.subnet.'))")
-        .message("spec.network.subnetIDs must hold subnet OCIDs on OKE (ocid1.subnet.oc1.<region>.…)"),
-    validation = Rule::new("!has(self.network) || !has(self.network.id) || self.network.id.startsWith('ocid1.vcn.')")
-        .message("spec.network.id must be a VCN OCID on OKE (ocid1.vcn.oc1.<region>.…)"),
-    validation = Rule::new("!has(self.network) || !has(self.network.subnetIDs) || size(self.network.subnetIDs) == 0 || has(self.network.id)")
-        .message("spec.network.subnetIDs needs spec.network.id on OKE: name the VCN the subnets are in (an OKE cluster is created in a VCN)"),
-    validation = Rule::new("!has(self.network) || !has(self.network.id) || (has(self.network.subnetIDs) && size(self.network.subnetIDs) > 0)")
-        .message("spec.network.id needs spec.network.subnetIDs on OKE: name the nodes' subnets of the brought VCN"),
-    validation = Rule::new("!has(self.oke.endpointSubnetID) || (has(self.network) && has(self.network.id))")
-        .message("spec.oke.endpointSubnetID is for a brought network (spec.network.id); a created network makes its own endpoint subnet"),
-    validation = Rule::new("!has(self.additionalTags) || self.additionalTags.all(k, size(k) <= 100 && size(self.additionalTags[k]) <= 256)")
-        .message("spec.additionalTags become OCI freeform tags on OKE: keys of at most 100 characters, values of at most 256"),
-)]
 pub struct OKEClusterSpec {
     /// Region (`spec.region`, e.g. us-ashburn-1), network, identity and tags, as on every cloud.
     #[serde(flatten)]

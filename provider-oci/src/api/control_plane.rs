@@ -12,23 +12,7 @@ use super::OKEClusterSpec;
 /// an OKE cluster always has a private endpoint in its endpoint subnet, and a public one when
 /// `endpointAccess.public`).
 #[provider_runtime::kind]
-#[x_kube(
-    validation = contract::naming::OKE_CLUSTER.cel_validation("cloudName", "spec.cloudName"),
-    validation = Rule::new("!has(self.logging) || ((!has(self.logging.apiServer) || !self.logging.apiServer) && (!has(self.logging.audit) || !self.logging.audit) && (!has(self.logging.authenticator) || !self.logging.authenticator) && (!has(self.logging.controllerManager) || !self.logging.controllerManager) && (!has(self.logging.scheduler) || !self.logging.scheduler))")
-        .message("spec.logging is not supported on OKE: OKE sends control-plane logs to the OCI Logging service, which this provider does not manage; leave every spec.logging field false"),
-    validation = Rule::new("!has(self.addons) || size(self.addons) == 0")
-        .message("spec.addons is not supported on OKE yet: OKE add-ons are installed through their own API, which this provider does not manage yet; use spec.oke.requestOverrides for cluster options until typed support lands"),
-    validation = Rule::new("!has(self.encryption) || self.encryption.kmsKeyID.startsWith('ocid1.key.')")
-        .message("spec.encryption.kmsKeyID must be an OCI Vault key OCID on OKE (ocid1.key.oc1.<region>.…)"),
-    validation = Rule::new("(has(self.encryption) ? self.encryption.kmsKeyID : '') == (has(oldSelf.encryption) ? oldSelf.encryption.kmsKeyID : '')")
-        .message("spec.encryption is immutable on OKE: a cluster's Vault key is set when it is created"),
-    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.publicCIDRs) || size(self.endpointAccess.publicCIDRs) == 0")
-        .message("spec.endpointAccess.publicCIDRs is not supported on OKE: OKE restricts its public endpoint with the endpoint subnet's security list or network security groups, not a list on the cluster"),
-    validation = Rule::new("!has(self.endpointAccess) || !has(self.endpointAccess.preferred) || self.endpointAccess.preferred == 'Private' || !has(self.endpointAccess.public) || self.endpointAccess.public")
-        .message("spec.endpointAccess.preferred Public needs spec.endpointAccess.public on OKE (an OKE cluster without a public endpoint has only its private one)"),
-    validation = Rule::new("!has(self.oidcIssuer) || !self.oidcIssuer.enabled || (has(self.oke) && has(self.oke.clusterType) && self.oke.clusterType == 'enhanced')")
-        .message("spec.oidcIssuer needs spec.oke.clusterType enhanced on OKE (OIDC discovery is a feature of enhanced clusters)"),
-)]
+#[x_kube(validation = contract::naming::OKE_CLUSTER.cel_validation("cloudName", "spec.cloudName"))]
 pub struct OKEControlPlaneSpec {
     /// Version, endpoint, access, encryption, OIDC issuer, cloud name, as on every cloud.
     #[serde(flatten)]
@@ -72,10 +56,6 @@ pub enum CniType {
 
 /// OKE-only control-plane options.
 #[provider_runtime::block]
-#[x_kube(
-    validation = Rule::new("!has(self.podsCIDR) || !has(self.cniType) || self.cniType == 'flannel'")
-        .message("spec.oke.podsCIDR is for the flannel overlay (spec.oke.cniType flannel); VCN-native pods take the nodes' subnets' addresses"),
-)]
 pub struct OKEControlPlaneOptions {
     /// basic (default) or enhanced. A basic cluster can become enhanced, not back.
     #[serde(default)]
