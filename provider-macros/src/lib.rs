@@ -555,7 +555,8 @@ pub fn control_plane(input: TokenStream) -> TokenStream {
 
 /// `machine_pool!(GKE, pool_block)`, in a provider's `reconcile/machine_pool/mod.rs`: the
 /// struct `GkeMachinePool` and its `MachinePoolCloud` impl from the module's files, as
-/// [`control_plane!`] does; `pool_block` where the pool reports a status block of its own
+/// [`control_plane!`] does, but with a function a step for `act` (`act::create`, `act::tag`,
+/// `act::upgrade`, `act::update`, `act::delete`); `pool_block` where the pool reports a status block of its own
 /// (`observe::report`), `infra = T` where a pool's cluster lives in more than `scope::Infra`.
 #[proc_macro]
 pub fn machine_pool(input: TokenStream) -> TokenStream {

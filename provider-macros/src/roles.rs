@@ -10,7 +10,7 @@
 //! | connect | `connect(shared, cp, infra, reach)` in `mod.rs` → `Connected<Clients, kubeconfig::Tokens>` | `connect(shared, obj, place, reach)` → `PoolConnected<PoolClients>` |
 //! | observe | `observe::observe(connected, look)` → `observe::ObservedCluster` | `observe::observe(at, look)` → `observe::ObservedPool` |
 //! | diff | `diff::diff(desired, &cluster.detail)` → `diff::ClusterChange` | `diff::diff(&pool.detail, spec, scaling)` → `diff::PoolChange` |
-//! | act | `act::act(connected, step, request)` | `act::act(at, step, request)` |
+//! | act | `act::act(connected, step, request)` | a step's own function: `act::create(at, PoolCreate)`, `act::tag(at, id, tags)`, `act::upgrade(at, to)`, `act::update(at, change)`, `act::delete(at)` |
 //! | report | `observe::report(&detail)` → the status block | the same, with `pool_block` |
 //!
 //! The cloud's struct (`GkeControlPlane`, `GkeMachinePool`) holds the provider's
@@ -243,7 +243,13 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
                 step: #mp::PoolStep<'_, Self::Spec, Self::Change>,
                 request: &::provider_runtime::control_plane::Request,
             ) -> Result<::provider_runtime::control_plane::Started<#mp::ManagedPool<Self::Detail>>, #error> {
-                act::act(at, step, request).await
+                match step {
+                    #mp::PoolStep::Create { want, version } => act::create(at, #mp::PoolCreate { want, version, request }).await,
+                    #mp::PoolStep::Tag { id, tags } => act::tag(at, id, tags).await,
+                    #mp::PoolStep::Upgrade { to } => act::upgrade(at, to).await,
+                    #mp::PoolStep::Update { change } => act::update(at, change).await,
+                    #mp::PoolStep::Delete => act::delete(at).await,
+                }
             }
 
             #[allow(unused_variables)]

@@ -333,6 +333,18 @@ pub enum PoolStep<'a, D, C> {
     Delete,
 }
 
+/// A create, as a cloud's `act::create` takes it: what is asked, at which version, with the
+/// request's tags and idempotency.
+#[derive(Debug)]
+pub struct PoolCreate<'a, D> {
+    /// What is asked.
+    pub want: PoolWant<'a, D>,
+    /// The version to create it at (`None`: the cluster's).
+    pub version: Option<&'a KubeVersion>,
+    /// The tags and idempotency of the pass.
+    pub request: &'a crate::control_plane::Request,
+}
+
 /// A change of the cloud's own to a pool, said for the conditions.
 pub trait DescribePoolChange<D> {
     /// What the change does to `pool` (as observed, when it was).

@@ -1,6 +1,5 @@
 //! The EKS calls that change a node group: create, tag (adopt), upgrade, update
-//! (UpdateNodegroupConfig), delete; [`act`], which asks for the one [`PoolStep`] of a pass; and
-//! what they send: the subnets a create picks (their zones looked up when failure domains need
+//! (UpdateNodegroupConfig), delete, one function a step of the kernel's; and what they send: the subnets a create picks (their zones looked up when failure domains need
 //! them), the CreateNodegroup request with its idempotency token, and the SDK's shapes of
 //! scaling, taints and update config. Upgrades and updates answer an update id the kernel
 //! tracks.
@@ -14,8 +13,8 @@ use aws_sdk_eks::types::{
 use contract::idempotency::{self, EKS_REQUEST_TOKEN};
 use contract::version::KubeVersion;
 use provider_runtime::ProviderError;
-use provider_runtime::control_plane::{Request, Started};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolStep, PoolWant};
+use provider_runtime::control_plane::Started;
+use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -33,42 +32,50 @@ pub const CREATE_CALL: &str = "CreateNodegroup";
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
 
-/// Asks EKS for `step`.
-///
-/// # Errors
-/// EKS's and EC2's; a terminal `InvalidSpec` for a create with no subnets to put it in.
-pub(super) async fn act(
-    at: &PoolConnected<PoolClients>,
-    step: PoolStep<'_, PoolSpec, PoolChange>,
-    request: &Request,
-) -> Answered {
-    let api = NodegroupApi::of(at);
-    match step {
-        PoolStep::Create { want, version } => {
-            create(&api, &at.clients.cluster_subnets, want, version, request).await
-        }
-        PoolStep::Tag { id, tags } => {
-            api.tag(id, tags).await?;
-            Ok(Started::Done)
-        }
-        PoolStep::Upgrade { to } => Ok(Started::Operation(api.update_version(to).await?.id)),
-        PoolStep::Update { change } => Ok(Started::Operation(api.update_config(change).await?.id)),
-        PoolStep::Delete => Started::after_delete(api.delete().await.map(|found| match found {
-            None => Started::Gone,
-            Some(_) => Started::Untracked,
-        })),
-    }
+/// The pool a step acts on.
+type At = PoolConnected<PoolClients>;
+
+/// Puts `tags` on the node group `id` (adopting it, or putting missing tags back).
+pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    NodegroupApi::of(at).tag(id, tags).await?;
+    Ok(Started::Done)
+}
+
+/// UpdateNodegroupVersion to `to`.
+pub(super) async fn upgrade(at: &At, to: &KubeVersion) -> Answered {
+    let update = NodegroupApi::of(at).update_version(to).await?;
+    Ok(Started::Operation(update.id))
+}
+
+/// UpdateNodegroupConfig with `change`.
+pub(super) async fn update(at: &At, change: &PoolChange) -> Answered {
+    let update = NodegroupApi::of(at).update_config(change).await?;
+    Ok(Started::Operation(update.id))
+}
+
+/// DeleteNodegroup: gone when EKS has none, else deleting.
+pub(super) async fn delete(at: &At) -> Answered {
+    let deleted = NodegroupApi::of(at).delete().await;
+    Started::after_delete(deleted.map(|found| match found {
+        None => Started::Gone,
+        Some(_) => Started::Untracked,
+    }))
 }
 
 /// CreateNodegroup as `want` asks, at `version`. A node group made meanwhile (by a pass that
 /// crashed before recording it) is done: the next pass sees it.
-async fn create(
-    api: &NodegroupApi<'_>,
-    cluster_subnets: &[SubnetCandidate],
-    want: PoolWant<'_, PoolSpec>,
-    version: Option<&KubeVersion>,
-    request: &Request,
+///
+/// # Errors
+/// EKS's and EC2's; a terminal `InvalidSpec` for a create with no subnets to put it in.
+pub(super) async fn create(
+    at: &At,
+    PoolCreate {
+        want,
+        version,
+        request,
+    }: PoolCreate<'_, PoolSpec>,
 ) -> Answered {
+    let (api, cluster_subnets) = (&NodegroupApi::of(at), &at.clients.cluster_subnets);
     let spec = want.spec;
     let subnets = subnets(
         api,

@@ -1,5 +1,5 @@
 //! The ARM calls that change an agent pool: create, tag (adopt, or put missing tags back),
-//! upgrade, update, delete, and `act`, which asks for the one [`PoolStep`] of a pass. Every
+//! upgrade, update, delete, one function a step of the kernel's. Every
 //! change but the create PUTs the pool's properties as just read, with the desired fields set
 //! and nothing ARM sets, guarded by its `eTag`; its `Azure-AsyncOperation` is what the kernel
 //! tracks.
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use contract::scaling::ScalingIntent;
 use contract::version::KubeVersion;
 use provider_runtime::control_plane::{Request, Started};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolStep, PoolWant};
+use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate, PoolWant};
 use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -41,28 +41,8 @@ const READ_ONLY: &[&str] = &[
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
 
-/// Asks AKS for `step`.
-///
-/// # Errors
-/// ARM's classified failures; a terminal `InvalidSpec` for a create in zones the cluster does
-/// not have or with request overrides that break the body; NotFound for a change to a pool
-/// that is gone.
-pub(super) async fn act(
-    at: &PoolConnected<PoolClients>,
-    step: PoolStep<'_, PoolSpec, PoolChange>,
-    request: &Request,
-) -> Answered {
-    let clients = &at.clients;
-    match step {
-        PoolStep::Create { want, version } => {
-            create(clients, &at.pool, &want, version, request).await
-        }
-        PoolStep::Tag { id, tags } => tag(clients, id, tags).await,
-        PoolStep::Upgrade { to } => upgrade(clients, &at.pool, to).await,
-        PoolStep::Update { change } => update(clients, &at.pool, change).await,
-        PoolStep::Delete => delete(clients, &at.pool).await,
-    }
-}
+/// The pool a step acts on.
+type At = PoolConnected<PoolClients>;
 
 /// Applies a change to a pool's properties (pure); `count` is the pool's as read.
 fn changed(props: &Value, count: Option<i32>, change: &PoolChange) -> Value {
@@ -223,14 +203,16 @@ fn create_props(
 }
 
 /// PUTs the pool `name` as `want` asks, at `version`, with the user's request overrides.
-async fn create(
-    clients: &PoolClients,
-    name: &str,
-    want: &PoolWant<'_, PoolSpec>,
-    version: Option<&KubeVersion>,
-    request: &Request,
+pub(super) async fn create(
+    at: &At,
+    PoolCreate {
+        want,
+        version,
+        request,
+    }: PoolCreate<'_, PoolSpec>,
 ) -> Answered {
-    let mut body = json!({ "properties": create_props(clients, want, version, request)? });
+    let (clients, name) = (&at.clients, at.pool.as_str());
+    let mut body = json!({ "properties": create_props(clients, &want, version, request)? });
     let patch = want.spec.request_overrides.as_ref();
     if let Some(patch) = patch {
         body = overridden(&body, patch, scope::PROVIDER)?;
@@ -268,7 +250,8 @@ async fn create(
 }
 
 /// Adopting, or putting missing tags back: `tags` merged into the pool's own.
-async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    let clients = &at.clients;
     let name = last_segment(id);
     let pool = current(clients, name).await?;
     let mut props = as_read(&pool.detail.props);
@@ -280,7 +263,8 @@ async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -
 }
 
 /// PUTs the pool back at the minor `to`.
-async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answered {
+pub(super) async fn upgrade(at: &At, to: &KubeVersion) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let pool = current(clients, name).await?;
     let mut props = as_read(&pool.detail.props);
     props["orchestratorVersion"] = json!(aks_version(to));
@@ -291,7 +275,8 @@ async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answere
 }
 
 /// PUTs the pool back with `change` made.
-async fn update(clients: &PoolClients, name: &str, change: &PoolChange) -> Answered {
+pub(super) async fn update(at: &At, change: &PoolChange) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let pool = current(clients, name).await?;
     let props = changed(&pool.detail.props, pool.detail.count, change);
     let answer = put(clients, name, &props, pool.detail.etag.as_deref()).await?;
@@ -301,7 +286,8 @@ async fn update(clients: &PoolClients, name: &str, change: &PoolChange) -> Answe
 }
 
 /// Deletes the pool `name`: gone at once on a 204, else deleting.
-async fn delete(clients: &PoolClients, name: &str) -> Answered {
+pub(super) async fn delete(at: &At) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let outcome = clients
         .arm
         .call(

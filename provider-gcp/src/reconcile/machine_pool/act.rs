@@ -1,5 +1,5 @@
-//! The GKE calls that change a node pool: create, tag (adopt), upgrade, update, delete, and
-//! [`act`], which asks for the one [`PoolStep`] of a pass. Every change is a long-running
+//! The GKE calls that change a node pool: create, tag (adopt), upgrade, update, delete,
+//! one function a step of the kernel's. Every change is a long-running
 //! Operation whose name the kernel tracks. A create spreads the pool over its zones (the
 //! MachinePool's failure domains), its count per zone.
 
@@ -10,7 +10,7 @@ use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
 use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{Request, Started};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolStep, PoolWant};
+use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate, PoolWant};
 
 use super::desired::{PoolSpec, Taint, invalid, per_zone, pool_zones};
 use super::diff::PoolChange;
@@ -24,27 +24,8 @@ use provider_runtime::overrides::overridden;
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
 
-/// Asks GKE for `step`.
-///
-/// # Errors
-/// GKE's; a terminal `InvalidSpec` for a create in zones the cluster does not have, with a
-/// count that does not divide over them, or with overrides that make no request.
-pub(super) async fn act(
-    at: &PoolConnected<PoolClients>,
-    step: PoolStep<'_, PoolSpec, PoolChange>,
-    request: &Request,
-) -> Answered {
-    let clients = &at.clients;
-    match step {
-        PoolStep::Create { want, version } => {
-            create(clients, &at.pool, want, version, request).await
-        }
-        PoolStep::Tag { id, tags } => tag(clients, id, tags).await,
-        PoolStep::Upgrade { to } => upgrade(clients, &at.pool, to).await,
-        PoolStep::Update { change } => update(clients, &at.pool, change).await,
-        PoolStep::Delete => delete(clients, &at.pool).await,
-    }
-}
+/// The pool a step acts on.
+type At = PoolConnected<PoolClients>;
 
 fn node_taints(taints: &[Taint]) -> gke::NodeTaints {
     gke::NodeTaints::new().set_taints(taints.iter().map(|(k, v, e)| {
@@ -126,13 +107,15 @@ fn pool_body(
     Ok(pool)
 }
 
-async fn create(
-    clients: &PoolClients,
-    name: &str,
-    want: PoolWant<'_, PoolSpec>,
-    version: Option<&KubeVersion>,
-    request: &Request,
+pub(super) async fn create(
+    at: &At,
+    PoolCreate {
+        want,
+        version,
+        request,
+    }: PoolCreate<'_, PoolSpec>,
 ) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let pool = pool_body(clients, name, &want, version, request)?;
     let result = counted(
         &clients.calls,
@@ -168,7 +151,8 @@ fn name_of(id: &str) -> Option<&str> {
 }
 
 /// Adopting, or putting our labels back: `tags` as the pool's resource labels.
-async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    let clients = &at.clients;
     let name =
         name_of(id).ok_or_else(|| invalid("the node pool's name cannot be read from its id"))?;
     let labels = gke::ResourceLabels::new().set_labels(tags.clone());
@@ -188,7 +172,8 @@ async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -
     Ok(Started::Done)
 }
 
-async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answered {
+pub(super) async fn upgrade(at: &At, to: &KubeVersion) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let op = counted(
         &clients.calls,
         SERVICE,
@@ -205,7 +190,8 @@ async fn upgrade(clients: &PoolClients, name: &str, to: &KubeVersion) -> Answere
     Ok(Started::Operation(op.name))
 }
 
-async fn update(clients: &PoolClients, name: &str, change: &PoolChange) -> Answered {
+pub(super) async fn update(at: &At, change: &PoolChange) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let c = &clients.gke.container;
     let path = clients.pool_path(name);
     let op = match change {
@@ -265,7 +251,8 @@ async fn update(clients: &PoolClients, name: &str, change: &PoolChange) -> Answe
     Ok(Started::Operation(op.name))
 }
 
-async fn delete(clients: &PoolClients, name: &str) -> Answered {
+pub(super) async fn delete(at: &At) -> Answered {
+    let (clients, name) = (&at.clients, at.pool.as_str());
     let outcome = counted(
         &clients.calls,
         SERVICE,

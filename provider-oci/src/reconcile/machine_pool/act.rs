@@ -1,5 +1,5 @@
 //! The Container Engine calls that change a node pool: create, tag (adopt), upgrade, update,
-//! delete, and [`act`], which asks for the one [`PoolStep`] of a pass. Every change answers a
+//! delete, one function a step of the kernel's. Every change answers a
 //! work request the kernel tracks. A change of the pool uses the OCID, ETag (`if-match`) and
 //! tags the pass's look saw; with none kept, it looks the pool up itself. Node cycling is on,
 //! so a version or shape change replaces the nodes within `spec.update`'s surge and
@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use contract::capi::MachinePool;
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
-use provider_runtime::control_plane::{Request, Started};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolStep, PoolWant};
+use provider_runtime::control_plane::Started;
+use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate};
 use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -31,27 +31,11 @@ use provider_runtime::overrides::overridden;
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
 
-/// Asks OKE for `step`.
-///
-/// # Errors
-/// OKE's; a terminal `InvalidSpec` for a create without a subnet, a version or an image, or
-/// with availability domains the cluster does not have; a wait while the cluster is not found.
-pub(super) async fn act(
-    at: &PoolConnected<PoolClients>,
-    step: PoolStep<'_, PoolSpec, PoolChange>,
-    request: &Request,
-) -> Answered {
-    match step {
-        PoolStep::Create { want, version } => create(at, want, version, request).await,
-        PoolStep::Tag { id, tags } => tag(&at.clients, id, tags).await,
-        PoolStep::Upgrade { to } => upgrade(at, to).await,
-        PoolStep::Update { change } => update(at, change).await,
-        PoolStep::Delete => delete(at).await,
-    }
-}
+/// The pool a step acts on.
+type At = PoolConnected<PoolClients>;
 
 /// The OCID of the pool's cluster, or a wait while OKE has none to offer.
-fn cluster_id(at: &PoolConnected<PoolClients>) -> Result<&str, ProviderError> {
+fn cluster_id(at: &At) -> Result<&str, ProviderError> {
     at.clients
         .cluster_id
         .as_deref()
@@ -65,7 +49,7 @@ fn cluster_id(at: &PoolConnected<PoolClients>) -> Result<&str, ProviderError> {
 
 /// The pool as this pass's look saw it, else as it is now (by its recorded OCID, else by
 /// name in its cluster).
-async fn seen(at: &PoolConnected<PoolClients>) -> Result<Option<Seen>, ProviderError> {
+async fn seen(at: &At) -> Result<Option<Seen>, ProviderError> {
     let clients = &at.clients;
     if let Some(seen) = clients.seen() {
         return Ok(Some(seen));
@@ -81,7 +65,7 @@ async fn seen(at: &PoolConnected<PoolClients>) -> Result<Option<Seen>, ProviderE
 }
 
 /// The pool to change, or NotFound when it is gone.
-async fn seen_or_gone(at: &PoolConnected<PoolClients>) -> Result<Seen, ProviderError> {
+async fn seen_or_gone(at: &At) -> Result<Seen, ProviderError> {
     seen(at)
         .await?
         .ok_or_else(|| CloudError::NotFound(format!("node pool {} is gone", at.pool)).into())
@@ -233,11 +217,13 @@ fn update_body(change: &PoolChange) -> Value {
 /// CreateNodePool named `at.pool` at `version` (else the control plane's; the exact patch OKE
 /// offers), in the MachinePool's availability domains (else the cluster's). A pool of that name
 /// made already (409) is done: the next pass sees it.
-async fn create(
-    at: &PoolConnected<PoolClients>,
-    want: PoolWant<'_, PoolSpec>,
-    version: Option<&KubeVersion>,
-    request: &Request,
+pub(super) async fn create(
+    at: &At,
+    PoolCreate {
+        want,
+        version,
+        request,
+    }: PoolCreate<'_, PoolSpec>,
 ) -> Answered {
     let clients = &at.clients;
     let cluster_id = cluster_id(at)?;
@@ -335,7 +321,8 @@ async fn create(
 }
 
 /// Puts `tags` on the pool `id` (adopting it, or putting ours back), keeping its others.
-async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    let clients = &at.clients;
     let seen = match clients.seen().filter(|s| s.id == id) {
         Some(seen) => Some(seen),
         None => {
@@ -364,7 +351,7 @@ async fn tag(clients: &PoolClients, id: &str, tags: &BTreeMap<String, String>) -
 }
 
 /// UpdateNodePool to the exact patch OKE offers node pools of the cluster for `to`.
-async fn upgrade(at: &PoolConnected<PoolClients>, to: &KubeVersion) -> Answered {
+pub(super) async fn upgrade(at: &At, to: &KubeVersion) -> Answered {
     let seen = seen_or_gone(at).await?;
     let options = options(&at.clients, cluster_id(at)?).await?;
     let exact = version_in(&at.cluster, &options, to)?;
@@ -374,7 +361,7 @@ async fn upgrade(at: &PoolConnected<PoolClients>, to: &KubeVersion) -> Answered 
 }
 
 /// The one UpdateNodePool of `change_`.
-async fn update(at: &PoolConnected<PoolClients>, change_: &PoolChange) -> Answered {
+pub(super) async fn update(at: &At, change_: &PoolChange) -> Answered {
     let seen = seen_or_gone(at).await?;
     let work_request = change(&at.clients, &seen, &update_body(change_)).await?;
     Ok(Started::Operation(work_request))
@@ -382,7 +369,7 @@ async fn update(at: &PoolConnected<PoolClients>, change_: &PoolChange) -> Answer
 
 /// DeleteNodePool: a pool already gone is gone; a second delete while OKE deletes (409) is a
 /// wait like any other.
-async fn delete(at: &PoolConnected<PoolClients>) -> Answered {
+pub(super) async fn delete(at: &At) -> Answered {
     let clients = &at.clients;
     let Some(seen) = seen(at).await? else {
         return Ok(Started::Gone);
