@@ -541,23 +541,28 @@ pub fn block(_args: TokenStream, item: TokenStream) -> TokenStream {
     made.unwrap_or_else(|e| e.to_compile_error()).into()
 }
 
-/// `control_plane!(GKE)`, in a provider's `reconcile/control_plane/mod.rs`: the struct
-/// `GkeControlPlane` (the provider's `Arc<scope::Shared>`) and its `ControlPlaneCloud` impl,
-/// each step the function of the same name in the module's files (`desired::validate`,
-/// `connect` here, `observe::observe`, `diff::diff`, `act::act`, `observe::report`).
-/// `control_plane!(EKS, extra = ClusterExtras)` for a cloud whose look gathers more than the
-/// cluster for its diff.
+/// `control_plane! { GKE, tokens = GKE_UNSENT_TOKEN, create = "CreateCluster" }`, in a
+/// provider's `reconcile/control_plane/mod.rs`: the struct `GkeControlPlane` (the provider's
+/// `Arc<scope::Shared>`), its `ControlPlaneCloud` impl, each step the function of the same name
+/// in the module's files (`desired::validate`, `connect` here, `observe::observe`, `diff::diff`,
+/// `act::act`, `observe::report`), and `reconciler(shared)`, the generic reconciler over it with
+/// the profile the line gives (the idempotency tokens' limits, the create call's name) and the
+/// provider's `scope::Shared` pacing. `extra = ClusterExtras` for a cloud whose look gathers
+/// more than the cluster for its diff.
 #[proc_macro]
 pub fn control_plane(input: TokenStream) -> TokenStream {
     let args = parse_macro_input!(input as roles::RoleArgs);
     roles::control_plane(&args).into()
 }
 
-/// `machine_pool!(GKE, pool_block)`, in a provider's `reconcile/machine_pool/mod.rs`: the
-/// struct `GkeMachinePool` and its `MachinePoolCloud` impl from the module's files, as
-/// [`control_plane!`] does, but with a function a step for `act` (`act::create`, `act::tag`,
-/// `act::upgrade`, `act::update`, `act::delete`); `pool_block` where the pool reports a status block of its own
-/// (`observe::report`), `infra = T` where a pool's cluster lives in more than `scope::Infra`.
+/// `machine_pool! { GKE, pool_block, tokens = …, create = "CreateNodePool", names = …, noun =
+/// "node pool" }`, in a provider's `reconcile/machine_pool/mod.rs`: the struct `GkeMachinePool`,
+/// its `MachinePoolCloud` impl and `reconciler(shared)` from the module's files, as
+/// [`control_plane!`] does, with a function a step for `act` (`act::create`, `act::tag`,
+/// `act::upgrade`, `act::update`, `act::delete`); the profile adds how pools are named
+/// (`names`, a `PoolNames`) and what the cloud calls one (`noun`). `pool_block` where the pool
+/// reports a status block of its own (`observe::report`), `infra = T` where a pool's cluster
+/// lives in more than `scope::Infra`.
 #[proc_macro]
 pub fn machine_pool(input: TokenStream) -> TokenStream {
     let args = parse_macro_input!(input as roles::RoleArgs);

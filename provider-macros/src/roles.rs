@@ -19,7 +19,7 @@
 use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
-use syn::{Ident, Token, Type};
+use syn::{Expr, Ident, Token, Type};
 
 /// `control_plane!(EKS, extra = ClusterExtras)` or
 /// `machine_pool!(EKS, infra = PoolInfra, pool_block)`: the cloud's prefix, then options.
@@ -32,7 +32,14 @@ pub struct RoleArgs {
     infra: Option<Type>,
     /// The pool reports a status block of its own.
     pool_block: bool,
+    /// The role's profile, `key = expression`: `tokens` (the idempotency tokens' limits),
+    /// `create` (the name of the cloud's create call) and, for a pool, `names` (a
+    /// `PoolNames`) and `noun` (what the cloud calls a pool).
+    profile: Vec<(Ident, Expr)>,
 }
+
+/// The keys of a role's profile.
+const PROFILE_KEYS: [&str; 4] = ["tokens", "create", "names", "noun"];
 
 impl Parse for RoleArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -41,11 +48,16 @@ impl Parse for RoleArgs {
             extra: None,
             infra: None,
             pool_block: false,
+            profile: Vec::new(),
         };
         while input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
             let word: Ident = input.parse()?;
             match word.to_string().as_str() {
                 "pool_block" => args.pool_block = true,
+                key if PROFILE_KEYS.contains(&key) => {
+                    input.parse::<Token![=]>()?;
+                    args.profile.push((word, input.parse()?));
+                }
                 "extra" | "infra" => {
                     input.parse::<Token![=]>()?;
                     let ty: Type = input.parse()?;
@@ -57,12 +69,28 @@ impl Parse for RoleArgs {
                 _ => {
                     return Err(syn::Error::new(
                         word.span(),
-                        "expected `extra = Type`, `infra = Type` or `pool_block`",
+                        "expected `extra = Type`, `infra = Type`, `pool_block`, or a profile's \
+                         `tokens`, `create`, `names` or `noun` = expression",
                     ));
                 }
             }
         }
         Ok(args)
+    }
+}
+
+impl RoleArgs {
+    /// The profile's expression under `key`, or an error naming the macro and the key.
+    fn setting(&self, role: &str, key: &str) -> Result<&Expr, Tokens> {
+        self.profile
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, value)| value)
+            .ok_or_else(|| {
+                let message = format!("{role}! needs `{key} = …` for the role's profile");
+                let span = self.prefix.span();
+                quote::quote_spanned!(span=> compile_error!(#message);)
+            })
     }
 }
 
@@ -106,8 +134,32 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
     };
     let cp = quote!(::provider_runtime::control_plane);
     let error = quote!(::provider_runtime::ProviderError);
+    let (tokens, create) = match (
+        args.setting("control_plane", "tokens"),
+        args.setting("control_plane", "create"),
+    ) {
+        (Ok(tokens), Ok(create)) => (tokens, create),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let reconciler_doc = format!(" The {object} reconciler: the generic one over {p}.");
     quote! {
         #strukt
+
+        #[doc = #reconciler_doc]
+        pub fn reconciler(
+            shared: ::std::sync::Arc<crate::scope::Shared>,
+        ) -> #cp::ControlPlaneReconciler<#cloud> {
+            let profile = #cp::ControlPlaneProfile {
+                cloud: #p,
+                // Every cloud picks the patch of a minor itself.
+                minors_only: true,
+                token_limits: &#tokens,
+                create_call: #create,
+                poll: shared.poll_interval,
+                rest: shared.rest_interval,
+            };
+            #cp::ControlPlaneReconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
+        }
 
         impl #cp::ControlPlaneCloud for #cloud {
             type Object = crate::api::#object;
@@ -195,8 +247,37 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
     };
     let mp = quote!(::provider_runtime::machine_pool);
     let error = quote!(::provider_runtime::ProviderError);
+    let setting = |key| args.setting("machine_pool", key);
+    let (tokens, create, names, noun) = match (
+        setting("tokens"),
+        setting("create"),
+        setting("names"),
+        setting("noun"),
+    ) {
+        (Ok(tokens), Ok(create), Ok(names), Ok(noun)) => (tokens, create, names, noun),
+        (Err(e), ..) | (_, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => return e,
+    };
+    let reconciler_doc = format!(" The {object} reconciler: the generic one over {p}.");
     quote! {
         #strukt
+
+        #[doc = #reconciler_doc]
+        pub fn reconciler(
+            shared: ::std::sync::Arc<crate::scope::Shared>,
+        ) -> #mp::MachinePoolReconciler<#cloud> {
+            let profile = #mp::MachinePoolProfile {
+                cloud: #p,
+                noun: #noun,
+                names: #names,
+                // Autoscaled replicas are the provider's to keep.
+                replicas_manager: crate::scope::PROVIDER,
+                token_limits: &#tokens,
+                create_call: #create,
+                poll: shared.poll_interval,
+                rest: shared.rest_interval,
+            };
+            #mp::MachinePoolReconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
+        }
 
         impl #mp::MachinePoolCloud for #cloud {
             type Object = crate::api::#object;
@@ -288,14 +369,15 @@ mod tests {
 
     #[test]
     fn a_control_plane_without_extras_diffs_on_the_detail_alone() {
-        let args: RoleArgs = syn::parse_str("GKE").unwrap();
+        let args: RoleArgs = syn::parse_str("GKE, tokens = T, create = \"CreateCluster\"").unwrap();
         let code = control_plane(&args).to_string();
         assert!(
             code.contains("diff :: diff (desired , & cluster . detail)"),
             "{code}"
         );
         assert!(code.contains("type Extra = ()"), "{code}");
-        let args: RoleArgs = syn::parse_str("EKS, extra = ClusterExtras").unwrap();
+        let args: RoleArgs =
+            syn::parse_str("EKS, extra = ClusterExtras, tokens = T, create = C").unwrap();
         let code = control_plane(&args).to_string();
         assert!(code.contains("& cluster . detail , extra"), "{code}");
         assert!(code.contains("pub struct EksControlPlane"), "{code}");
@@ -303,17 +385,30 @@ mod tests {
 
     #[test]
     fn a_pool_without_a_block_reports_nothing() {
-        let args: RoleArgs = syn::parse_str("AKS").unwrap();
+        let profile = "tokens = T, create = C, names = N, noun = \"agent pool\"";
+        let args: RoleArgs = syn::parse_str(&format!("AKS, {profile}")).unwrap();
         assert!(
             !machine_pool(&args)
                 .to_string()
                 .contains("observe :: report")
         );
-        let args: RoleArgs = syn::parse_str("GKE, pool_block").unwrap();
+        let args: RoleArgs = syn::parse_str(&format!("GKE, pool_block, {profile}")).unwrap();
         assert!(
             machine_pool(&args)
                 .to_string()
                 .contains("observe :: report (pool)")
         );
+    }
+
+    #[test]
+    fn a_profile_without_a_key_is_a_compile_error_naming_it() {
+        let args: RoleArgs = syn::parse_str("OKE, tokens = T").unwrap();
+        let code = control_plane(&args).to_string();
+        assert!(code.contains("compile_error"), "{code}");
+        assert!(code.contains("needs `create = …`"), "{code}");
+        let args: RoleArgs = syn::parse_str("OKE, tokens = T, create = C, noun = N").unwrap();
+        let code = machine_pool(&args).to_string();
+        assert!(code.contains("machine_pool! needs `names = …`"), "{code}");
+        assert!(syn::parse_str::<RoleArgs>("OKE, token = T").is_err());
     }
 }

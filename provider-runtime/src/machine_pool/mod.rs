@@ -266,6 +266,28 @@ impl<'a> PoolLook<'a> {
     pub fn provider_ids(&self) -> bool {
         !self.deleting
     }
+
+    /// What the look saw: `pool`, the state of its operation, and the provider IDs `list`
+    /// gives, awaited only when [`PoolLook::provider_ids`] asks for them.
+    ///
+    /// # Errors
+    /// `list`'s.
+    pub async fn seen<D, E>(
+        &self,
+        pool: Option<ManagedPool<D>>,
+        operation: Option<OperationState>,
+        list: impl Future<Output = Result<Vec<String>, E>>,
+    ) -> Result<PoolObserved<D>, E> {
+        let provider_ids = match self.provider_ids() {
+            true => list.await?,
+            false => Vec::new(),
+        };
+        Ok(PoolObserved {
+            pool,
+            operation,
+            provider_ids,
+        })
+    }
 }
 
 /// One look at the cloud.
@@ -456,5 +478,17 @@ mod tests {
         assert!(PoolLook::new(Some(&create)).operation(&pool).is_none());
         assert!(PoolLook::new(None).provider_ids());
         assert!(!PoolLook::for_delete().provider_ids());
+    }
+
+    #[tokio::test]
+    async fn a_look_lists_provider_ids_only_when_it_asks_for_them() {
+        let list = || async { Ok::<_, ()>(vec!["aws:///a/i-1".to_string()]) };
+        let seen = PoolLook::new(None).seen::<(), _>(None, None, list()).await;
+        assert_eq!(seen.unwrap().provider_ids, ["aws:///a/i-1"]);
+        let failing = async { Err::<Vec<String>, _>("listed") };
+        let seen = PoolLook::for_delete()
+            .seen::<(), _>(None, None, failing)
+            .await;
+        assert!(seen.unwrap().provider_ids.is_empty());
     }
 }

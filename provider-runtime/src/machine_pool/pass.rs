@@ -46,6 +46,11 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
         }
     }
 
+    /// What the cloud says of its pools.
+    pub fn profile(&self) -> &MachinePoolProfile {
+        &self.profile
+    }
+
     /// Finds the pool's cluster and connects to it; `NotYet` while there is nothing to reach
     /// (with `require_initialized`, until its control plane is initialized).
     pub(super) async fn reach(

@@ -28,9 +28,7 @@ use std::sync::Arc;
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
 use contract::idempotency::EKS_REQUEST_TOKEN;
-use provider_runtime::control_plane::{
-    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach, UserExec,
-};
+use provider_runtime::control_plane::{Connected, Reach, UserExec};
 use provider_runtime::{CloudCalls, ProviderError};
 
 use crate::api::EKSControlPlane;
@@ -48,21 +46,11 @@ const SERVICE: &str = "eks";
 /// Pages read at most from a paginated EKS list (a guard against a looping `nextToken`).
 const MAX_PAGES: usize = 100;
 
-/// The EKSControlPlane reconciler: the generic one over EKS.
-pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<EksControlPlane> {
-    let profile = ControlPlaneProfile {
-        cloud: "EKS",
-        // EKS picks patch versions itself.
-        minors_only: true,
-        token_limits: &EKS_REQUEST_TOKEN,
-        create_call: act::CREATE_CALL,
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    ControlPlaneReconciler::new(scope::PROVIDER, profile, EksControlPlane { shared })
+// EKS picks patch versions itself.
+provider_runtime::control_plane! {
+    EKS, extra = ClusterExtras,
+    tokens = EKS_REQUEST_TOKEN, create = act::CREATE_CALL
 }
-
-provider_runtime::control_plane!(EKS, extra = ClusterExtras);
 
 /// One pass's EKS client, and which extras its look reads.
 pub struct Clients {

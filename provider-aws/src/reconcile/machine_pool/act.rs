@@ -67,14 +67,8 @@ pub(super) async fn delete(at: &At) -> Answered {
 ///
 /// # Errors
 /// EKS's and EC2's; a terminal `InvalidSpec` for a create with no subnets to put it in.
-pub(super) async fn create(
-    at: &At,
-    PoolCreate {
-        want,
-        version,
-        request,
-    }: PoolCreate<'_, PoolSpec>,
-) -> Answered {
+pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
+    let (want, version, request) = (new.want, new.version, new.request);
     let (api, cluster_subnets) = (&NodegroupApi::of(at), &at.clients.cluster_subnets);
     let spec = want.spec;
     let subnets = subnets(

@@ -24,9 +24,7 @@ use std::sync::Arc;
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::naming;
 use provider_runtime::cluster_objects::{InfraOf, PoolPlace};
-use provider_runtime::machine_pool::{
-    MachinePoolProfile, MachinePoolReconciler, PoolConnected, PoolNames, PoolReach,
-};
+use provider_runtime::machine_pool::{PoolConnected, PoolNames, PoolReach};
 use provider_runtime::{Admitted, CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
@@ -38,30 +36,12 @@ use crate::api::{EKSCluster, EKSClusterSpec, EKSControlPlane, EKSMachinePool};
 use crate::client::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
 
-/// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
-pub const REPLICAS_MANAGER: &str = "eks";
-
-/// What EKS says about itself to the generic reconciler.
-fn profile(shared: &Shared) -> MachinePoolProfile {
-    MachinePoolProfile {
-        cloud: "EKS",
-        noun: "node group",
-        // Without spec.cloudName: derived from the object's namespace and name.
-        names: PoolNames::Namespaced(&naming::EKS_NODEGROUP),
-        replicas_manager: REPLICAS_MANAGER,
-        token_limits: &EKS_REQUEST_TOKEN,
-        create_call: act::CREATE_CALL,
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    }
+// Without spec.cloudName a node group's name is derived from the object's namespace and name.
+provider_runtime::machine_pool! {
+    EKS, infra = PoolInfra,
+    tokens = EKS_REQUEST_TOKEN, create = act::CREATE_CALL,
+    names = PoolNames::Namespaced(&naming::EKS_NODEGROUP), noun = "node group"
 }
-
-/// The EKSMachinePool reconciler: the generic one over EKS.
-pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<EksMachinePool> {
-    MachinePoolReconciler::new(scope::PROVIDER, profile(&shared), EksMachinePool { shared })
-}
-
-provider_runtime::machine_pool!(EKS, infra = PoolInfra);
 
 /// Where a node group's cluster lives: its [`Infra`], and the cluster's subnets with what the
 /// EKSCluster knows of them (a node group goes into the private ones, or the failure domains'
@@ -209,7 +189,7 @@ mod tests {
             },
         );
         obj.metadata.namespace = Some("team-a".into());
-        let names = profile(&Shared::default()).names;
+        let names = reconciler(Arc::new(Shared::default())).profile().names;
         assert_eq!(names.of(&obj).unwrap(), "team-a-pool");
         obj.spec.common.cloud_name = Some("bad name!".into());
         let err = names.of(&obj).unwrap_err().to_string();

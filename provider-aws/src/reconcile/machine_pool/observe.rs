@@ -33,16 +33,8 @@ pub(super) async fn observe(
             .map(operation_state),
         None => None,
     };
-    let provider_ids = if look.provider_ids() {
-        provider_id_list(&api.instances().await?)
-    } else {
-        Vec::new()
-    };
-    Ok(PoolObserved {
-        pool,
-        operation,
-        provider_ids,
-    })
+    let provider_ids = async { Ok(provider_id_list(&api.instances().await?)) };
+    look.seen(pool, operation, provider_ids).await
 }
 
 /// The shared view of a node group.

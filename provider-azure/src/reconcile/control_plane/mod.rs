@@ -31,9 +31,7 @@ use std::sync::Arc;
 
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use provider_runtime::ProviderError;
-use provider_runtime::control_plane::{
-    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach, UserExec,
-};
+use provider_runtime::control_plane::{Connected, Reach, UserExec};
 
 use crate::api::AKSControlPlane;
 use crate::scope::{self, Clients, Infra, Shared};
@@ -46,21 +44,11 @@ pub use observe::ObservedCluster;
 /// The System pool the cluster is created with and the control plane keeps.
 pub const SYSTEM_POOL: &str = "system";
 
-/// The AKSControlPlane reconciler: the generic one over AKS.
-pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<AksControlPlane> {
-    let profile = ControlPlaneProfile {
-        cloud: "AKS",
-        // AKS picks the newest patch of a minor.
-        minors_only: true,
-        token_limits: &ARM_UNSENT_TOKEN,
-        create_call: act::CREATE_CALL,
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    ControlPlaneReconciler::new(scope::PROVIDER, profile, AksControlPlane { shared })
+// AKS picks the newest patch of a minor.
+provider_runtime::control_plane! {
+    AKS,
+    tokens = ARM_UNSENT_TOKEN, create = act::CREATE_CALL
 }
-
-provider_runtime::control_plane!(AKS);
 
 /// What a pass holds once connected.
 pub type AksConnected = Connected<Clients, Tokens>;

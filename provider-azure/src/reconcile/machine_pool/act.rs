@@ -203,14 +203,8 @@ fn create_props(
 }
 
 /// PUTs the pool `name` as `want` asks, at `version`, with the user's request overrides.
-pub(super) async fn create(
-    at: &At,
-    PoolCreate {
-        want,
-        version,
-        request,
-    }: PoolCreate<'_, PoolSpec>,
-) -> Answered {
+pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
+    let (want, version, request) = (new.want, new.version, new.request);
     let (clients, name) = (&at.clients, at.pool.as_str());
     let mut body = json!({ "properties": create_props(clients, &want, version, request)? });
     let patch = want.spec.request_overrides.as_ref();

@@ -25,9 +25,7 @@ use std::sync::Arc;
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::naming;
 use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::machine_pool::{
-    MachinePoolProfile, MachinePoolReconciler, PoolConnected, PoolNames, PoolReach,
-};
+use provider_runtime::machine_pool::{PoolConnected, PoolNames, PoolReach};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
@@ -38,26 +36,12 @@ use crate::api::{AKSControlPlane, AKSMachinePool};
 use crate::client::Arm;
 use crate::scope::{self, Infra, Shared};
 
-/// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
-pub const REPLICAS_MANAGER: &str = "aks";
-
-/// The AKSMachinePool reconciler: the generic one over AKS.
-pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<AksMachinePool> {
-    let profile = MachinePoolProfile {
-        cloud: "AKS",
-        noun: "agent pool",
-        // Names are unique within the cluster: derived from the object's name.
-        names: PoolNames::Child(&naming::AKS_AGENT_POOL),
-        replicas_manager: REPLICAS_MANAGER,
-        token_limits: &ARM_UNSENT_TOKEN,
-        create_call: act::CREATE_CALL,
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    MachinePoolReconciler::new(scope::PROVIDER, profile, AksMachinePool { shared })
+// Names are unique within the cluster: derived from the object's name.
+provider_runtime::machine_pool! {
+    AKS,
+    tokens = ARM_UNSENT_TOKEN, create = act::CREATE_CALL,
+    names = PoolNames::Child(&naming::AKS_AGENT_POOL), noun = "agent pool"
 }
-
-provider_runtime::machine_pool!(AKS);
 
 /// One pass's ARM reach for a pool: the client for the cluster's subscription and identity,
 /// where every call is counted, where the cluster lives, and its ARM path.

@@ -215,16 +215,8 @@ pub(super) async fn observe(
         Some(op) => clients.arm.operation_state(&clients.calls, &op.id).await?,
         None => None,
     };
-    let provider_ids = if look.provider_ids() {
-        provider_ids(clients, &at.pool).await?
-    } else {
-        Vec::new()
-    };
-    Ok(PoolObserved {
-        pool,
-        operation,
-        provider_ids,
-    })
+    look.seen(pool, operation, provider_ids(clients, &at.pool))
+        .await
 }
 
 #[cfg(test)]

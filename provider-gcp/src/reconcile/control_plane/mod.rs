@@ -20,9 +20,7 @@ mod observe;
 use std::sync::Arc;
 
 use contract::idempotency::GKE_UNSENT_TOKEN;
-use provider_runtime::control_plane::{
-    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach, UserExec,
-};
+use provider_runtime::control_plane::{Connected, Reach, UserExec};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::{DesiredCluster, Network};
@@ -41,21 +39,11 @@ const SERVICE: &str = "container";
 /// once the cluster runs.
 pub const BOOTSTRAP_POOL: &str = "capi-bootstrap";
 
-/// The GKEControlPlane reconciler: the generic one over GKE.
-pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<GkeControlPlane> {
-    let profile = ControlPlaneProfile {
-        cloud: "GKE",
-        // GKE picks the patch and build for a minor.
-        minors_only: true,
-        token_limits: &GKE_UNSENT_TOKEN,
-        create_call: "CreateCluster",
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    ControlPlaneReconciler::new(scope::PROVIDER, profile, GkeControlPlane { shared })
+// GKE picks the patch and build for a minor.
+provider_runtime::control_plane! {
+    GKE,
+    tokens = GKE_UNSENT_TOKEN, create = "CreateCluster"
 }
-
-provider_runtime::control_plane!(GKE);
 
 /// One pass's clients, and where the cluster is.
 pub struct Clients {

@@ -107,14 +107,8 @@ fn pool_body(
     Ok(pool)
 }
 
-pub(super) async fn create(
-    at: &At,
-    PoolCreate {
-        want,
-        version,
-        request,
-    }: PoolCreate<'_, PoolSpec>,
-) -> Answered {
+pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
+    let (want, version, request) = (new.want, new.version, new.request);
     let (clients, name) = (&at.clients, at.pool.as_str());
     let pool = pool_body(clients, name, &want, version, request)?;
     let result = counted(

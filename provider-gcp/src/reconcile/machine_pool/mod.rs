@@ -21,9 +21,7 @@ use std::sync::Arc;
 use contract::idempotency::GKE_UNSENT_TOKEN;
 use contract::naming;
 use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::machine_pool::{
-    MachinePoolProfile, MachinePoolReconciler, PoolConnected, PoolNames, PoolReach,
-};
+use provider_runtime::machine_pool::{PoolConnected, PoolNames, PoolReach};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
@@ -34,29 +32,15 @@ use crate::api::{GKEControlPlane, GKEMachinePool};
 use crate::client;
 use crate::scope::{self, Infra, Shared};
 
-/// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
-pub const REPLICAS_MANAGER: &str = "gke";
-
 /// The service name cloud calls are counted under.
 const SERVICE: &str = "container";
 
-/// The GKEMachinePool reconciler: the generic one over GKE.
-pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<GkeMachinePool> {
-    let profile = MachinePoolProfile {
-        cloud: "GKE",
-        noun: "node pool",
-        // Names are unique in the whole project: derived from the namespace and the name.
-        names: PoolNames::Namespaced(&naming::GKE_NODE_POOL),
-        replicas_manager: REPLICAS_MANAGER,
-        token_limits: &GKE_UNSENT_TOKEN,
-        create_call: "CreateNodePool",
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    MachinePoolReconciler::new(scope::PROVIDER, profile, GkeMachinePool { shared })
+// Names are unique in the whole project: derived from the namespace and the name.
+provider_runtime::machine_pool! {
+    GKE, pool_block,
+    tokens = GKE_UNSENT_TOKEN, create = "CreateNodePool",
+    names = PoolNames::Namespaced(&naming::GKE_NODE_POOL), noun = "node pool"
 }
-
-provider_runtime::machine_pool!(GKE, pool_block);
 
 /// One pass's clients, and where the pool's cluster is.
 pub struct PoolClients {

@@ -58,16 +58,8 @@ pub(super) async fn observe(
         Some(op) => get_operation(&clients.gke, &clients.calls, &clients.parent, &op.id).await?,
         None => None,
     };
-    let provider_ids = if look.provider_ids() {
-        provider_ids(clients, &at.pool).await?
-    } else {
-        Vec::new()
-    };
-    Ok(PoolObserved {
-        pool,
-        operation,
-        provider_ids,
-    })
+    look.seen(pool, operation, provider_ids(clients, &at.pool))
+        .await
 }
 
 /// The node pool `name` as GKE has it, `None` when GKE has none.

@@ -28,9 +28,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::ownership::Owner;
-use provider_runtime::control_plane::{
-    Connected, ControlPlaneProfile, ControlPlaneReconciler, Reach,
-};
+use provider_runtime::control_plane::{Connected, Reach};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::{DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR, DesiredCluster, Network};
@@ -43,21 +41,11 @@ use crate::api::OKEControlPlane;
 use crate::client::Oci;
 use crate::scope::{self, Infra, Shared};
 
-/// The OKEControlPlane reconciler: the generic one over OKE.
-pub fn reconciler(shared: Arc<Shared>) -> ControlPlaneReconciler<OkeControlPlane> {
-    let profile = ControlPlaneProfile {
-        cloud: "OKE",
-        // OKE offers exact patches; the newest of the minor asked for is used.
-        minors_only: true,
-        token_limits: &OCI_RETRY_TOKEN,
-        create_call: "CreateCluster",
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    ControlPlaneReconciler::new(scope::PROVIDER, profile, OkeControlPlane { shared })
+// OKE offers exact patches; the newest of the minor asked for is used.
+provider_runtime::control_plane! {
+    OKE,
+    tokens = OCI_RETRY_TOKEN, create = "CreateCluster"
 }
-
-provider_runtime::control_plane!(OKE);
 
 /// The cluster as a pass's look saw it, kept in the pass's [`Clients`]:
 /// filled by `observe`, empty while the pass plans from an earlier look.

@@ -217,14 +217,8 @@ fn update_body(change: &PoolChange) -> Value {
 /// CreateNodePool named `at.pool` at `version` (else the control plane's; the exact patch OKE
 /// offers), in the MachinePool's availability domains (else the cluster's). A pool of that name
 /// made already (409) is done: the next pass sees it.
-pub(super) async fn create(
-    at: &At,
-    PoolCreate {
-        want,
-        version,
-        request,
-    }: PoolCreate<'_, PoolSpec>,
-) -> Answered {
+pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
+    let (want, version, request) = (new.want, new.version, new.request);
     let clients = &at.clients;
     let cluster_id = cluster_id(at)?;
     let domains = pool_domains(want.machine_pool, &clients.infra).map_err(invalid)?;

@@ -31,8 +31,7 @@ use contract::ownership::Owner;
 use contract::version::KubeVersion;
 use provider_runtime::cluster_objects::PoolPlace;
 use provider_runtime::machine_pool::{
-    MachinePoolProfile, MachinePoolReconciler, ManagedMachinePool as _, PoolConnected, PoolNames,
-    PoolReach,
+    ManagedMachinePool as _, PoolConnected, PoolNames, PoolReach,
 };
 use provider_runtime::{CloudCalls, ProviderError};
 
@@ -46,26 +45,12 @@ use crate::client::answers::{ClusterSummary, EngineResource};
 use crate::client::{Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
 
-/// The value this provider writes into `cluster.x-k8s.io/replicas-managed-by`.
-pub const REPLICAS_MANAGER: &str = "oke";
-
-/// The OKEMachinePool reconciler: the generic one over OKE.
-pub fn reconciler(shared: Arc<Shared>) -> MachinePoolReconciler<OkeMachinePool> {
-    let profile = MachinePoolProfile {
-        cloud: "OKE",
-        noun: "node pool",
-        // Names are unique within the cluster's namespace, so within the cluster.
-        names: PoolNames::Child(&naming::OKE_NODE_POOL),
-        replicas_manager: REPLICAS_MANAGER,
-        token_limits: &OCI_RETRY_TOKEN,
-        create_call: "CreateNodePool",
-        poll: shared.poll_interval,
-        rest: shared.rest_interval,
-    };
-    MachinePoolReconciler::new(scope::PROVIDER, profile, OkeMachinePool { shared })
+// Names are unique within the cluster's namespace, so within the cluster.
+provider_runtime::machine_pool! {
+    OKE,
+    tokens = OCI_RETRY_TOKEN, create = "CreateNodePool",
+    names = PoolNames::Child(&naming::OKE_NODE_POOL), noun = "node pool"
 }
-
-provider_runtime::machine_pool!(OKE);
 
 /// One pass's OCI client, where the pool's cluster is, and what the pass's look saw.
 pub struct PoolClients {
