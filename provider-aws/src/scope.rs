@@ -93,14 +93,11 @@ pub struct Infra {
     pub subnet_ids: Vec<String>,
     /// Security groups for the control plane (besides EKS's own).
     pub security_group_ids: Vec<String>,
-    /// Whether the infrastructure is ready to build on.
-    pub ready: bool,
 }
 
 impl Infra {
     /// From the EKSCluster: its spec for region/identity/tags, its status for the network.
     pub fn from_eks_cluster(c: &EKSCluster) -> Self {
-        let status = c.status.as_ref();
         let network = crate::network::AwsNetwork::of(c);
         let network = network.as_ref();
         Self {
@@ -114,7 +111,6 @@ impl Infra {
                 .and_then(|n| n.security_group_id.clone())
                 .into_iter()
                 .collect(),
-            ready: status.is_some_and(|s| s.common.ready),
         }
     }
 
@@ -127,13 +123,11 @@ impl Infra {
             additional_tags: spec.additional_tags.0.clone(),
             subnet_ids: network.map(|n| n.subnet_ids.clone()).unwrap_or_default(),
             security_group_ids: Vec::new(),
-            ready: true,
         }
     }
 }
 
 impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
-    const CLOUD: &'static str = "EKS";
     const OWN_FIELDS: &'static str = "region, network.subnetIDs";
 
     fn from_infra_cluster(c: &EKSCluster) -> Self {
@@ -144,19 +138,8 @@ impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
         Self::from_spec(&spec.common)
     }
 
-    fn not_yet() -> Self {
-        Self {
-            ready: false,
-            ..Self::from_spec(&ClusterSpecCommon::default())
-        }
-    }
-
     fn locatable(&self) -> bool {
         !self.region.is_empty()
-    }
-
-    fn ready(&self) -> bool {
-        self.ready
     }
 }
 

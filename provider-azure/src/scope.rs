@@ -112,15 +112,12 @@ pub struct Infra {
     pub additional_tags: BTreeMap<String, String>,
     /// The nodes' subnet's ARM id (empty: not known yet).
     pub subnet: String,
-    /// Whether the infrastructure is ready to build on.
-    pub ready: bool,
 }
 
 impl Infra {
     /// From the AKSCluster: its spec, and its status for the network.
     pub fn from_aks_cluster(c: &AKSCluster) -> Self {
         let mut infra = Self::from_spec(&c.spec);
-        let status = c.status.as_ref();
         if let Some(n) = crate::network::AzureNetwork::of(c) {
             if let Some(s) = &n.subnet {
                 infra.subnet.clone_from(s);
@@ -129,7 +126,6 @@ impl Infra {
                 infra.zones.clone_from(&n.zones);
             }
         }
-        infra.ready = status.is_some_and(|s| s.common.ready);
         infra
     }
 
@@ -161,7 +157,6 @@ impl Infra {
             identity_ref: spec.common.identity_ref.clone(),
             additional_tags: spec.common.additional_tags.0.clone(),
             subnet,
-            ready: true,
         }
     }
 }
@@ -178,7 +173,6 @@ pub fn group_of(id: &str) -> Option<&str> {
 }
 
 impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
-    const CLOUD: &'static str = "AKS";
     const OWN_FIELDS: &'static str =
         "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
 
@@ -190,19 +184,8 @@ impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
         Self::from_spec(spec)
     }
 
-    fn not_yet() -> Self {
-        Self {
-            ready: false,
-            ..Self::from_spec(&AKSClusterSpec::default())
-        }
-    }
-
     fn locatable(&self) -> bool {
         !self.subscription.is_empty() && !self.resource_group.is_empty()
-    }
-
-    fn ready(&self) -> bool {
-        self.ready
     }
 }
 

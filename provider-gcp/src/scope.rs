@@ -105,8 +105,6 @@ pub struct Infra {
     pub pods_range: String,
     /// The Services range's name.
     pub services_range: String,
-    /// Whether the infrastructure is ready to build on.
-    pub ready: bool,
 }
 
 /// The region's zones a, b and c: the default failure domains.
@@ -121,7 +119,6 @@ impl Infra {
     /// From the GKECluster: its spec for project/region/identity/labels, its status for the
     /// network.
     pub fn from_gke_cluster(c: &GKECluster) -> Self {
-        let status = c.status.as_ref();
         let network = crate::network::GcpNetwork::of(c);
         let network = network.as_ref();
         let mut infra = Self::from_spec(&c.spec);
@@ -140,7 +137,6 @@ impl Infra {
                 infra.zones.clone_from(&n.zones);
             }
         }
-        infra.ready = status.is_some_and(|s| s.common.ready);
         infra
     }
 
@@ -179,13 +175,11 @@ impl Infra {
                 .clone()
                 .filter(|r| !r.contains('/'))
                 .unwrap_or_else(|| DEFAULT_SERVICES_RANGE.into()),
-            ready: true,
         }
     }
 }
 
 impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
-    const CLOUD: &'static str = "GKE";
     const OWN_FIELDS: &'static str = "region, gke.project, network.id and network.subnetIDs";
 
     fn from_infra_cluster(c: &GKECluster) -> Self {
@@ -196,19 +190,8 @@ impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
         Self::from_spec(spec)
     }
 
-    fn not_yet() -> Self {
-        Self {
-            ready: false,
-            ..Self::from_spec(&GKEClusterSpec::default())
-        }
-    }
-
     fn locatable(&self) -> bool {
         !self.project.is_empty() && !self.region.is_empty()
-    }
-
-    fn ready(&self) -> bool {
-        self.ready
     }
 }
 

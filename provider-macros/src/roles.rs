@@ -145,6 +145,9 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
     quote! {
         #strukt
 
+        /// What `connect` is given: the kernel's `Reach` for this cloud's kinds.
+        type Reach<'a> = #cp::Reach<'a, crate::api::#object, crate::scope::Infra>;
+
         #[doc = #reconciler_doc]
         pub fn reconciler(
             shared: ::std::sync::Arc<crate::scope::Shared>,
@@ -182,11 +185,9 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
 
             async fn connect(
                 &self,
-                cp: &Self::Object,
-                infra: Self::Infra,
-                reach: #cp::Reach<'_>,
+                reach: Reach<'_>,
             ) -> Result<#cp::Connected<Self::Clients, Self::Tokens>, #error> {
-                connect(&self.shared, cp, infra, reach).await
+                connect(&self.shared, reach).await
             }
 
             async fn observe(
@@ -261,6 +262,12 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
     quote! {
         #strukt
 
+        /// What `connect` is given: the kernel's `PoolReach` for this cloud's kinds.
+        type Reach<'a> = #mp::PoolReach<'a, crate::api::#object, crate::api::#control_plane, #infra>;
+
+        /// A pass's pool, connected: its names, tags and this cloud's clients.
+        type At = #mp::PoolConnected<PoolClients>;
+
         #[doc = #reconciler_doc]
         pub fn reconciler(
             shared: ::std::sync::Arc<crate::scope::Shared>,
@@ -295,11 +302,9 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
 
             async fn connect(
                 &self,
-                obj: &Self::Object,
-                place: ::provider_runtime::cluster_objects::PoolPlace<Self::ControlPlane, Self::Infra>,
-                reach: #mp::PoolReach<'_>,
+                reach: Reach<'_>,
             ) -> Result<#mp::PoolConnected<Self::Clients>, #error> {
-                connect(&self.shared, obj, place, reach).await
+                connect(&self.shared, reach).await
             }
 
             async fn observe(

@@ -156,15 +156,12 @@ pub struct Infra {
     pub node_subnets: Vec<String>,
     /// The Service load balancers' subnets.
     pub lb_subnets: Vec<String>,
-    /// Whether the infrastructure is ready to build on.
-    pub ready: bool,
 }
 
 impl Infra {
     /// From the OKECluster: its spec, and its status for the network.
     pub fn from_oke_cluster(c: &OKECluster) -> Self {
         let mut infra = Self::from_spec(&c.spec);
-        let status = c.status.as_ref();
         if let Some(n) = crate::network::OciNetwork::of(c) {
             if let Some(v) = &n.vcn_id {
                 infra.vcn.clone_from(v);
@@ -184,7 +181,6 @@ impl Infra {
                     .clone_from(&n.availability_domains);
             }
         }
-        infra.ready = status.is_some_and(|s| s.common.ready);
         infra
     }
 
@@ -208,13 +204,11 @@ impl Infra {
             endpoint_subnet,
             node_subnets: network.subnet_ids.clone(),
             lb_subnets: spec.oke.service_lb_subnet_ids.clone(),
-            ready: true,
         }
     }
 }
 
 impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
-    const CLOUD: &'static str = "OKE";
     const OWN_FIELDS: &'static str = "region, oke.compartmentID, network.id and network.subnetIDs";
 
     fn from_infra_cluster(c: &OKECluster) -> Self {
@@ -225,19 +219,8 @@ impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
         Self::from_spec(spec)
     }
 
-    fn not_yet() -> Self {
-        Self {
-            ready: false,
-            ..Self::from_spec(&OKEClusterSpec::default())
-        }
-    }
-
     fn locatable(&self) -> bool {
         !self.compartment.is_empty() && !self.region.is_empty()
-    }
-
-    fn ready(&self) -> bool {
-        self.ready
     }
 }
 

@@ -130,8 +130,6 @@ pub async fn infra_cluster_for<K: ClusterObject>(
 /// from the Cluster's InfraCluster `IC`, or from a control plane's own `spec.infrastructure` (of
 /// type `S`) when the Cluster has no InfraCluster (a brought network).
 pub trait InfraOf<IC, S>: Sized {
-    /// The cloud's short name (`OKE`), for messages.
-    const CLOUD: &'static str;
     /// What a control plane's own `spec.infrastructure` must hold without an InfraCluster
     /// (`region, oke.compartmentID, …`), for messages.
     const OWN_FIELDS: &'static str;
@@ -139,18 +137,21 @@ pub trait InfraOf<IC, S>: Sized {
     fn from_infra_cluster(infra_cluster: &IC) -> Self;
     /// From the control plane's own `spec.infrastructure`.
     fn from_own(spec: &S) -> Self;
-    /// The Cluster names an InfraCluster that does not exist yet: not ready, nothing to reach.
-    fn not_yet() -> Self;
     /// Whether it says enough to reach the cloud (location, account scope).
     fn locatable(&self) -> bool;
-    /// Whether it is ready to build on (the InfraCluster's network is there; a brought network
-    /// always is).
-    fn ready(&self) -> bool;
 }
 
-/// Where the cluster of a control plane lives: the Cluster's InfraCluster `IC`; while one the
-/// Cluster names is not there yet, [`InfraOf::not_yet`] (the control plane waits without a cloud
-/// call); without one, the control plane's own `spec.infrastructure` (`own`).
+/// The cloud's short name for messages, from its InfraCluster kind (`OKECluster` → `OKE`).
+pub fn cloud_of<IC: ClusterObject>() -> String {
+    let kind = IC::kind(&());
+    kind.strip_suffix("Cluster").unwrap_or(&kind).to_string()
+}
+
+/// Where the cluster of a control plane lives: from the Cluster's InfraCluster `IC`; `None`
+/// while one the Cluster names is not there yet (the control plane waits without a cloud call);
+/// without one, from the control plane's own `spec.infrastructure` (`own`). Whether the
+/// InfraCluster is ready to build on is the Cluster's to say (`infrastructureProvisioned`, as
+/// Cluster API copies it from the InfraCluster).
 ///
 /// # Errors
 /// Terminal `InvalidSpec` with neither, naming the fields ([`InfraOf::OWN_FIELDS`]) the control
@@ -160,19 +161,19 @@ pub async fn control_plane_infra<IC, S, I>(
     cluster: &Cluster,
     own: Option<&S>,
     cp_kind: &str,
-) -> Result<I, ProviderError>
+) -> Result<Option<I>, ProviderError>
 where
     IC: ClusterObject,
     I: InfraOf<IC, S>,
 {
-    if let Some(infra_cluster) = infra_cluster_of::<IC>(client, cluster, I::CLOUD).await? {
-        return Ok(I::from_infra_cluster(&infra_cluster));
+    if let Some(ic) = infra_cluster_of::<IC>(client, cluster, &cloud_of::<IC>()).await? {
+        return Ok(Some(I::from_infra_cluster(&ic)));
     }
     if cluster.spec.infrastructure_ref.is_some() {
-        return Ok(I::not_yet());
+        return Ok(None);
     }
     match own {
-        Some(spec) => Ok(I::from_own(spec)),
+        Some(spec) => Ok(Some(I::from_own(spec))),
         None => Err(ProviderError::terminal(
             Reason::InvalidSpec,
             format!(
@@ -204,16 +205,17 @@ where
     I: InfraOf<IC, S>,
 {
     let infra = match (cluster, own) {
-        (Some(cluster), _) => {
-            control_plane_infra::<IC, S, I>(client, cluster, own, cp_kind).await?
-        }
+        (Some(cluster), _) => match control_plane_infra(client, cluster, own, cp_kind).await? {
+            Some(infra) => infra,
+            None => return Ok(None),
+        },
         (None, Some(spec)) => I::from_own(spec),
         (None, None) => {
             let gone = ClusterRef::Gone {
                 namespace,
                 name: cluster_name,
             };
-            match infra_cluster_for::<IC>(client, gone, I::CLOUD).await? {
+            match infra_cluster_for::<IC>(client, gone, &cloud_of::<IC>()).await? {
                 Some(infra_cluster) => I::from_infra_cluster(&infra_cluster),
                 None => return Ok(None),
             }
@@ -337,7 +339,7 @@ where
     let home = pool_home::<CP, IC>(
         client,
         cluster,
-        I::CLOUD,
+        &cloud_of::<IC>(),
         require_initialized,
         |cp| own(cp).is_some(),
         I::OWN_FIELDS,

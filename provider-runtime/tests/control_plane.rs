@@ -217,7 +217,6 @@ pub struct XKSClusterSpec {}
 struct Nowhere;
 
 impl InfraOf<XKSCluster, ()> for Nowhere {
-    const CLOUD: &'static str = "XKS";
     const OWN_FIELDS: &'static str = "nothing";
     fn from_infra_cluster(_: &XKSCluster) -> Self {
         Nowhere
@@ -225,13 +224,7 @@ impl InfraOf<XKSCluster, ()> for Nowhere {
     fn from_own((): &()) -> Self {
         Nowhere
     }
-    fn not_yet() -> Self {
-        Nowhere
-    }
     fn locatable(&self) -> bool {
-        true
-    }
-    fn ready(&self) -> bool {
         true
     }
 }
@@ -271,12 +264,7 @@ impl ControlPlaneCloud for Xks {
     fn validate(&self, cp: &XKSControlPlane, _: &Nowhere) -> Result<bool, ProviderError> {
         Ok(cp.spec.common.logging.audit)
     }
-    async fn connect(
-        &self,
-        _: &XKSControlPlane,
-        _: Nowhere,
-        at: Reach<'_>,
-    ) -> Result<At, ProviderError> {
+    async fn connect(&self, at: Reach<'_, XKSControlPlane, Nowhere>) -> Result<At, ProviderError> {
         self.with(|s| s.connects += 1);
         let name = at.name.to_string();
         let user_exec = UserExec::new(ExecPlugin::new("xks", ["get-token", name.as_str()]));

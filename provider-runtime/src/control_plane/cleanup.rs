@@ -54,13 +54,15 @@ impl<C: ControlPlaneCloud> super::ControlPlaneReconciler<C> {
         };
         let name = cp.cloud_cluster_name(&cluster_name);
         let reach = Reach {
+            object: cp,
+            infra,
             client: &ctx.client,
             calls: &ctx.cloud_calls,
             namespace: &namespace,
             cluster_name: &cluster_name,
             name: &name,
         };
-        let connected = self.cloud.connect(cp, infra, reach).await?;
+        let connected = self.cloud.connect(reach).await?;
         let owner = Owner::new(self.provider, &namespace, &cluster_name);
         let observed = self
             .cloud

@@ -145,9 +145,14 @@ impl ControlPlaneProfile {
     }
 }
 
-/// What [`ControlPlaneCloud::connect`] is given.
-#[derive(Clone, Copy)]
-pub struct Reach<'a> {
+/// What [`ControlPlaneCloud::connect`] is given: the control plane `O`, where its cluster lives
+/// (the cloud's `Infra`, `I`), and how to reach the cloud. A role module names it for its own
+/// kinds (`Reach<'_>`, which `control_plane!` declares).
+pub struct Reach<'a, O, I> {
+    /// The control plane.
+    pub object: &'a O,
+    /// Where its cluster lives (location, identity, network).
+    pub infra: I,
     /// Client to the management cluster (for the identity's Secrets).
     pub client: &'a kube::Client,
     /// Where every cloud call is counted and admitted.
@@ -455,12 +460,10 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
         infra: &Self::Infra,
     ) -> Result<Self::Desired, ProviderError>;
 
-    /// Clients and names for one pass, for the cluster of `cp` in `infra`.
+    /// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
     fn connect(
         &self,
-        cp: &Self::Object,
-        infra: Self::Infra,
-        reach: Reach<'_>,
+        reach: Reach<'_, Self::Object, Self::Infra>,
     ) -> impl Future<Output = Result<Connected<Self::Clients, Self::Tokens>, ProviderError>> + Send;
 
     /// One look: the cluster named `connected.name`; what [`Look`] allows besides.

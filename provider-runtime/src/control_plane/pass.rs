@@ -23,7 +23,6 @@ use super::{
     ControlPlaneCloud, ControlPlaneProfile, DescribeChange, Look, ManagedCluster,
     ManagedControlPlane, Observed, Reach, Request, Started, Step,
 };
-use crate::cluster_objects::InfraOf;
 use crate::cluster_objects::control_plane_infra;
 use crate::kubeconfig::{KubeconfigSecrets, KubeconfigTarget, TokenSource, until_refresh};
 use crate::pacing::looks::Looks;
@@ -316,27 +315,30 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
 
         // Locate: no cloud call until the infrastructure is there.
         let kind = C::Object::kind(&()).to_string();
-        let infra: C::Infra = control_plane_infra::<C::InfraCluster, _, _>(
+        let found = control_plane_infra::<C::InfraCluster, _, C::Infra>(
             &ctx.client,
             &ctx.cluster,
             cp.own_infrastructure(),
             &kind,
         )
         .await?;
-        if let Some(reference) = ctx.cluster.infrastructure_ref()
-            && !(infra.ready() && ctx.cluster.infrastructure_provisioned())
-        {
-            return Ok(Pass::new()
-                .conditions(waiting_set(
-                    ConditionRole::ControlPlane,
-                    Reason::WaitingForInfrastructure,
-                    format!(
-                        "Waiting for the Cluster's infrastructure ({}) to be provisioned",
-                        reference.kind
-                    ),
-                ))
-                .requeue_after(profile.poll));
-        }
+        let provisioned = ctx.cluster.infrastructure_provisioned();
+        let reference = ctx.cluster.infrastructure_ref();
+        let infra = match found {
+            Some(infra) if reference.is_none() || provisioned => infra,
+            _ => {
+                let what = reference.map_or("InfraCluster", |r| r.kind.as_str());
+                return Ok(Pass::new()
+                    .conditions(waiting_set(
+                        ConditionRole::ControlPlane,
+                        Reason::WaitingForInfrastructure,
+                        format!(
+                            "Waiting for the Cluster's infrastructure ({what}) to be provisioned"
+                        ),
+                    ))
+                    .requeue_after(profile.poll));
+            }
+        };
 
         // Validate. The CRD already refuses a version without "v" and downgrades at admission.
         let spec = cp.spec_common();
@@ -347,13 +349,15 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
 
         let name = cp.cloud_cluster_name(&cluster_name);
         let reach = Reach {
+            object: &*cp,
+            infra,
             client: &ctx.client,
             calls: &ctx.cloud_calls,
             namespace: &namespace,
             cluster_name: &cluster_name,
             name: &name,
         };
-        let connected = self.cloud.connect(&cp, infra, reach).await?;
+        let connected = self.cloud.connect(reach).await?;
         let owner = Owner::new(self.provider, &namespace, &cluster_name);
         let intent = ControlPlaneIntent {
             cloud: profile.cloud,

@@ -196,9 +196,14 @@ pub enum Located<S> {
     NotYet(String),
 }
 
-/// What [`MachinePoolCloud::connect`] is given.
-#[derive(Clone, Copy)]
-pub struct PoolReach<'a> {
+/// What [`MachinePoolCloud::connect`] is given: the pool `O`, where its cluster is (its
+/// control plane `CP` and the cloud's `Infra`, `I`), and how to reach the cloud. A role module
+/// names it for its own kinds (`Reach<'_>`, which `machine_pool!` declares).
+pub struct PoolReach<'a, O, CP, I> {
+    /// The pool.
+    pub object: &'a O,
+    /// Where the pool's cluster is: its control plane, where it lives, its version.
+    pub place: PoolPlace<CP, I>,
     /// Client to the management cluster (for the identity's Secrets).
     pub client: &'a kube::Client,
     /// Where every cloud call is counted and admitted.
@@ -401,12 +406,11 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
     /// What the spec asks that the cloud cannot be asked.
     fn validate(&self, obj: &Self::Object) -> Result<Self::Spec, ProviderError>;
 
-    /// Clients and names for one pass, for the pool in the cluster at `place`.
+    /// Clients and names for one pass, for the pool `reach.object` in the cluster at
+    /// `reach.place`.
     fn connect(
         &self,
-        obj: &Self::Object,
-        place: PoolPlace<Self::ControlPlane, Self::Infra>,
-        reach: PoolReach<'_>,
+        reach: PoolReach<'_, Self::Object, Self::ControlPlane, Self::Infra>,
     ) -> impl Future<Output = Result<PoolConnected<Self::Clients>, ProviderError>> + Send;
 
     /// One look: the pool named `at.pool`; what [`PoolLook`] allows besides.

@@ -78,6 +78,8 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
         let namespace = obj.namespace().unwrap_or_default();
         let cloud_cluster = place.control_plane.cloud_cluster_name(&cluster_name);
         let reach = PoolReach {
+            object: obj,
+            place,
             client,
             calls,
             namespace: &namespace,
@@ -85,7 +87,7 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
             cluster: &cloud_cluster,
             pool,
         };
-        let connected = self.cloud.connect(obj, place, reach).await?;
+        let connected = self.cloud.connect(reach).await?;
         Ok(Located::Found((connected, version)))
     }
 }

@@ -28,12 +28,11 @@ use std::sync::Arc;
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
 use contract::idempotency::EKS_REQUEST_TOKEN;
-use provider_runtime::control_plane::{Connected, Reach, UserExec};
+use provider_runtime::control_plane::{Connected, UserExec};
 use provider_runtime::{CloudCalls, ProviderError};
 
-use crate::api::EKSControlPlane;
 use crate::client::{CloudError, classify};
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Shared};
 
 pub use desired::DesiredCluster;
 pub use diff::ClusterChange;
@@ -65,13 +64,9 @@ pub struct Clients {
 /// What a pass of EKS's is connected with.
 pub type EksConnected = Connected<Clients, Tokens>;
 
-/// Clients and names for one pass, for the cluster of `cp` in `infra`.
-async fn connect(
-    shared: &Arc<Shared>,
-    cp: &EKSControlPlane,
-    infra: Infra,
-    reach: Reach<'_>,
-) -> Result<EksConnected, ProviderError> {
+/// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<EksConnected, ProviderError> {
+    let (cp, infra) = (reach.object, reach.infra);
     let aws = scope::clients_for(&shared.clients, reach.client, reach.namespace, &infra).await?;
     let name = reach.name.to_string();
     Ok(Connected {

@@ -14,7 +14,7 @@ use contract::idempotency::{self, EKS_REQUEST_TOKEN};
 use contract::version::KubeVersion;
 use provider_runtime::ProviderError;
 use provider_runtime::control_plane::Started;
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate};
+use provider_runtime::machine_pool::{ManagedPool, PoolCreate};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -23,7 +23,7 @@ use super::desired::{
 };
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, UpdateView, managed};
-use super::{NodegroupApi, PoolClients};
+use super::{At, NodegroupApi};
 use crate::client::{CloudError, classify, started_update};
 
 /// EKS's name of the call that creates a node group (the one that takes `requestOverrides`).
@@ -31,9 +31,6 @@ pub const CREATE_CALL: &str = "CreateNodegroup";
 
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
-
-/// The pool a step acts on.
-type At = PoolConnected<PoolClients>;
 
 /// Puts `tags` on the node group `id` (adopting it, or putting missing tags back).
 pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {

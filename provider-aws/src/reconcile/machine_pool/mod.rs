@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use contract::idempotency::EKS_REQUEST_TOKEN;
 use contract::naming;
-use provider_runtime::cluster_objects::{InfraOf, PoolPlace};
-use provider_runtime::machine_pool::{PoolConnected, PoolNames, PoolReach};
+use provider_runtime::cluster_objects::InfraOf;
+use provider_runtime::machine_pool::{PoolConnected, PoolNames};
 use provider_runtime::{Admitted, CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
@@ -32,7 +32,7 @@ pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
 use self::act::SubnetCandidate;
-use crate::api::{EKSCluster, EKSClusterSpec, EKSControlPlane, EKSMachinePool};
+use crate::api::{EKSCluster, EKSClusterSpec};
 use crate::client::{Clients, CloudError};
 use crate::scope::{self, Infra, Shared};
 
@@ -52,7 +52,6 @@ pub struct PoolInfra {
 }
 
 impl InfraOf<EKSCluster, EKSClusterSpec> for PoolInfra {
-    const CLOUD: &'static str = <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::CLOUD;
     const OWN_FIELDS: &'static str = <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::OWN_FIELDS;
 
     fn from_infra_cluster(eks_cluster: &EKSCluster) -> Self {
@@ -88,19 +87,8 @@ impl InfraOf<EKSCluster, EKSClusterSpec> for PoolInfra {
         Self { infra, subnets }
     }
 
-    fn not_yet() -> Self {
-        Self {
-            infra: <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::not_yet(),
-            subnets: Vec::new(),
-        }
-    }
-
     fn locatable(&self) -> bool {
         self.infra.locatable()
-    }
-
-    fn ready(&self) -> bool {
-        self.infra.ready()
     }
 }
 
@@ -114,14 +102,9 @@ pub struct PoolClients {
     cluster_subnets: Vec<SubnetCandidate>,
 }
 
-/// Clients and names for one pass, for the pool in the cluster at `place`.
-async fn connect(
-    shared: &Arc<Shared>,
-    _obj: &EKSMachinePool,
-    place: PoolPlace<EKSControlPlane, PoolInfra>,
-    reach: PoolReach<'_>,
-) -> Result<PoolConnected<PoolClients>, ProviderError> {
-    let PoolInfra { infra, subnets } = place.infra;
+/// Clients and names for one pass, for the pool in the cluster at `reach.place`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
+    let PoolInfra { infra, subnets } = reach.place.infra;
     let aws = scope::clients_for(&shared.clients, reach.client, reach.namespace, &infra).await?;
     Ok(PoolConnected {
         pool: reach.pool.to_string(),
@@ -178,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_cloud_name_eks_refuses_is_an_invalid_spec() {
-        let mut obj = EKSMachinePool::new(
+        let mut obj = crate::api::EKSMachinePool::new(
             "pool",
             crate::api::EKSMachinePoolSpec {
                 common: MachinePoolSpecCommon {

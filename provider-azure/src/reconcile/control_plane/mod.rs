@@ -31,10 +31,9 @@ use std::sync::Arc;
 
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use provider_runtime::ProviderError;
-use provider_runtime::control_plane::{Connected, Reach, UserExec};
+use provider_runtime::control_plane::{Connected, UserExec};
 
-use crate::api::AKSControlPlane;
-use crate::scope::{self, Clients, Infra, Shared};
+use crate::scope::{self, Clients, Shared};
 
 pub use desired::DesiredCluster;
 pub use diff::ClusterChange;
@@ -53,13 +52,9 @@ provider_runtime::control_plane! {
 /// What a pass holds once connected.
 pub type AksConnected = Connected<Clients, Tokens>;
 
-/// Clients and names for one pass, for the cluster of `cp` in `infra`.
-async fn connect(
-    shared: &Arc<Shared>,
-    _cp: &AKSControlPlane,
-    infra: Infra,
-    reach: Reach<'_>,
-) -> Result<AksConnected, ProviderError> {
+/// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<AksConnected, ProviderError> {
+    let infra = reach.infra;
     let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
     let tokens = Tokens::new(arm.tokens().clone(), shared.token_lifetime);
     let calls = reach.calls.clone();

@@ -9,15 +9,15 @@ use std::collections::BTreeMap;
 use contract::scaling::ScalingIntent;
 use contract::version::KubeVersion;
 use provider_runtime::control_plane::{Request, Started};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate, PoolWant};
+use provider_runtime::machine_pool::{ManagedPool, PoolCreate, PoolWant};
 use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::PoolClients;
 use super::desired::{PoolSpec, invalid, pool_zones};
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, describe};
+use super::{At, PoolClients};
 use crate::client;
 use crate::client::answers::Identified;
 use crate::reconcile::{aks_version, last_segment};
@@ -40,9 +40,6 @@ const READ_ONLY: &[&str] = &[
 
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
-
-/// The pool a step acts on.
-type At = PoolConnected<PoolClients>;
 
 /// Applies a change to a pool's properties (pure); `count` is the pool's as read.
 fn changed(props: &Value, count: Option<i32>, change: &PoolChange) -> Value {

@@ -24,15 +24,13 @@ use std::sync::Arc;
 
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::naming;
-use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::machine_pool::{PoolConnected, PoolNames, PoolReach};
+use provider_runtime::machine_pool::{PoolConnected, PoolNames};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
 pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
-use crate::api::{AKSControlPlane, AKSMachinePool};
 use crate::client::Arm;
 use crate::scope::{self, Infra, Shared};
 
@@ -63,14 +61,9 @@ impl PoolClients {
     }
 }
 
-/// Clients and names for one pass, for the pool in the cluster at `place`.
-async fn connect(
-    shared: &Arc<Shared>,
-    _obj: &AKSMachinePool,
-    place: PoolPlace<AKSControlPlane, Infra>,
-    reach: PoolReach<'_>,
-) -> Result<PoolConnected<PoolClients>, ProviderError> {
-    let infra = place.infra;
+/// Clients and names for one pass, for the pool in the cluster at `reach.place`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
+    let infra = reach.place.infra;
     let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
     let cluster_path = format!(
         "{}/providers/Microsoft.ContainerService/managedClusters/{}",

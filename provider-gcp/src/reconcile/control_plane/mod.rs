@@ -20,7 +20,7 @@ mod observe;
 use std::sync::Arc;
 
 use contract::idempotency::GKE_UNSENT_TOKEN;
-use provider_runtime::control_plane::{Connected, Reach, UserExec};
+use provider_runtime::control_plane::{Connected, UserExec};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::{DesiredCluster, Network};
@@ -28,9 +28,8 @@ pub use diff::ClusterChange;
 pub use kubeconfig::{Tokens, auth_plugin};
 pub use observe::{ObservedCluster, get_operation, operation_state};
 
-use crate::api::GKEControlPlane;
 use crate::client;
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Shared};
 
 /// The service name cloud calls are counted under.
 const SERVICE: &str = "container";
@@ -60,13 +59,9 @@ pub struct Clients {
 /// What a pass of GKE's is connected with.
 type GkeConnected = Connected<Clients, Tokens>;
 
-/// Clients and names for one pass, for the cluster of `cp` in `infra`.
-async fn connect(
-    shared: &Arc<Shared>,
-    _cp: &GKEControlPlane,
-    infra: Infra,
-    reach: Reach<'_>,
-) -> Result<GkeConnected, ProviderError> {
+/// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<GkeConnected, ProviderError> {
+    let infra = reach.infra;
     let gke = scope::clients_for(shared, reach.client, reach.namespace, &infra).await?;
     let parent = format!("projects/{}/locations/{}", infra.project, infra.region);
     let tokens = Tokens {

@@ -10,12 +10,12 @@ use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
 use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{Request, Started};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate, PoolWant};
+use provider_runtime::machine_pool::{ManagedPool, PoolCreate, PoolWant};
 
 use super::desired::{PoolSpec, Taint, invalid, per_zone, pool_zones};
 use super::diff::PoolChange;
 use super::observe::ObservedPool;
-use super::{PoolClients, SERVICE};
+use super::{At, PoolClients, SERVICE};
 use crate::client::counted;
 use crate::reconcile::gke_version;
 use crate::scope;
@@ -23,9 +23,6 @@ use provider_runtime::overrides::overridden;
 
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
-
-/// The pool a step acts on.
-type At = PoolConnected<PoolClients>;
 
 fn node_taints(taints: &[Taint]) -> gke::NodeTaints {
     gke::NodeTaints::new().set_taints(taints.iter().map(|(k, v, e)| {

@@ -20,15 +20,13 @@ use std::sync::Arc;
 
 use contract::idempotency::GKE_UNSENT_TOKEN;
 use contract::naming;
-use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::machine_pool::{PoolConnected, PoolNames, PoolReach};
+use provider_runtime::machine_pool::{PoolConnected, PoolNames};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
 pub use diff::PoolChange;
 pub use observe::ObservedPool;
 
-use crate::api::{GKEControlPlane, GKEMachinePool};
 use crate::client;
 use crate::scope::{self, Infra, Shared};
 
@@ -68,14 +66,9 @@ impl PoolClients {
     }
 }
 
-/// Clients and names for one pass, for the pool in the cluster at `place`.
-async fn connect(
-    shared: &Arc<Shared>,
-    _obj: &GKEMachinePool,
-    place: PoolPlace<GKEControlPlane, Infra>,
-    reach: PoolReach<'_>,
-) -> Result<PoolConnected<PoolClients>, ProviderError> {
-    let infra = place.infra;
+/// Clients and names for one pass, for the pool in the cluster at `reach.place`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
+    let infra = reach.place.infra;
     let gke = scope::clients_for(shared, reach.client, reach.namespace, &infra).await?;
     Ok(PoolConnected {
         pool: reach.pool.to_string(),

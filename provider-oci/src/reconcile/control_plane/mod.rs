@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::ownership::Owner;
-use provider_runtime::control_plane::{Connected, Reach};
+use provider_runtime::control_plane::Connected;
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::{DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR, DesiredCluster, Network};
@@ -37,9 +37,8 @@ pub use kubeconfig::{Tokens, auth_plugin, user_exec};
 pub use observe::{ObservedCluster, lifecycle};
 
 use super::Seen;
-use crate::api::OKEControlPlane;
 use crate::client::Oci;
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Shared};
 
 // OKE offers exact patches; the newest of the minor asked for is used.
 provider_runtime::control_plane! {
@@ -86,13 +85,9 @@ pub struct Clients {
 /// What a pass of OKE's is connected with.
 type OkeConnected = Connected<Clients, Tokens>;
 
-/// Clients and names for one pass, for the cluster of `cp` in `infra`.
-async fn connect(
-    shared: &Arc<Shared>,
-    cp: &OKEControlPlane,
-    infra: Infra,
-    reach: Reach<'_>,
-) -> Result<OkeConnected, ProviderError> {
+/// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<OkeConnected, ProviderError> {
+    let (cp, infra) = (reach.object, reach.infra);
     let oci = scope::oci_for(shared, reach.client, reach.namespace, &infra).await?;
     let recorded = cp
         .status

@@ -11,15 +11,15 @@ use contract::capi::MachinePool;
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
 use provider_runtime::control_plane::Started;
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolCreate};
+use provider_runtime::machine_pool::{ManagedPool, PoolCreate};
 use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::PoolClients;
 use super::desired::{PoolSpec, invalid};
 use super::diff::PoolChange;
 use super::observe::{ObservedPool, find};
+use super::{At, PoolClients};
 use crate::api::CniType;
 use crate::client::answers::{NodePool, NodePoolOptions, NodeSourceOption};
 use crate::client::{Call, Service, q};
@@ -30,9 +30,6 @@ use provider_runtime::overrides::overridden;
 
 /// What a step answers.
 type Answered = Result<Started<ManagedPool<ObservedPool>>, ProviderError>;
-
-/// The pool a step acts on.
-type At = PoolConnected<PoolClients>;
 
 /// The OCID of the pool's cluster, or a wait while OKE has none to offer.
 fn cluster_id(at: &At) -> Result<&str, ProviderError> {

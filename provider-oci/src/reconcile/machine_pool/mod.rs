@@ -29,10 +29,7 @@ use contract::idempotency::OCI_RETRY_TOKEN;
 use contract::naming;
 use contract::ownership::Owner;
 use contract::version::KubeVersion;
-use provider_runtime::cluster_objects::PoolPlace;
-use provider_runtime::machine_pool::{
-    ManagedMachinePool as _, PoolConnected, PoolNames, PoolReach,
-};
+use provider_runtime::machine_pool::{ManagedMachinePool as _, PoolConnected, PoolNames};
 use provider_runtime::{CloudCalls, ProviderError};
 
 pub use desired::PoolSpec;
@@ -40,7 +37,7 @@ pub use diff::PoolChange;
 pub use observe::{ObservedPool, lifecycle};
 
 use super::Seen;
-use crate::api::{CniType, OKEControlPlane, OKEMachinePool};
+use crate::api::{CniType, OKEControlPlane};
 use crate::client::answers::{ClusterSummary, EngineResource};
 use crate::client::{Oci, Service, q};
 use crate::scope::{self, Infra, Shared};
@@ -118,14 +115,10 @@ async fn cluster_id(
         .map(|c| c.id))
 }
 
-/// Clients and names for one pass, for the pool in the cluster at `place`: the cluster's OCID
+/// Clients and names for one pass, for the pool in the cluster at `reach.place`: the cluster's OCID
 /// and, where the cluster names no availability domains, the compartment's.
-async fn connect(
-    shared: &Arc<Shared>,
-    obj: &OKEMachinePool,
-    place: PoolPlace<OKEControlPlane, Infra>,
-    reach: PoolReach<'_>,
-) -> Result<PoolConnected<PoolClients>, ProviderError> {
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
+    let (obj, place) = (reach.object, reach.place);
     let (cp, mut infra) = (place.control_plane, place.infra);
     let oci = scope::oci_for(shared, reach.client, reach.namespace, &infra).await?;
     if infra.availability_domains.is_empty() {
