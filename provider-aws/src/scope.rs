@@ -11,7 +11,7 @@ use contract::ownership::Owner;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
 use crate::api::{EKSCluster, EKSClusterSpec};
-use crate::client::{AwsCredentials, Clients, Endpoints, resolve_credentials};
+use crate::client::{AwsCredentials, Clients, Endpoints};
 
 /// The provider's name: field manager, finalizer prefix, ownership tag, clusterctl name.
 pub const PROVIDER: &str = "eks";
@@ -161,6 +161,6 @@ pub async fn clients_for(
             "no AWS region: set spec.region on the EKSCluster (or spec.infrastructure.region on the EKSControlPlane when the Cluster has no EKSCluster)",
         ));
     }
-    let credentials = resolve_credentials(client, namespace, infra.identity_ref.as_ref()).await?;
+    let credentials = identity::credentials(client, namespace, infra.identity_ref.as_ref()).await?;
     Ok(cache.get(&infra.region, credentials).await)
 }

@@ -247,7 +247,6 @@ pub async fn arm_for(
             "no Azure subscription, resource group or location: set spec.aks.subscriptionID, spec.aks.resourceGroup and spec.region on the AKSCluster (or spec.infrastructure on the AKSControlPlane when the Cluster has no AKSCluster)",
         ));
     }
-    let credential =
-        client::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+    let credential = identity::credentials(client, namespace, infra.identity_ref.as_ref()).await?;
     Ok(shared.clients.get(&infra.subscription, credential).await)
 }

@@ -12,7 +12,7 @@ use contract::ownership::Owner;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
 use crate::api::{GKECluster, GKEClusterSpec};
-use crate::client::{Clients, Endpoints, ServiceAccountKey, resolve_key};
+use crate::client::{Clients, Endpoints, ServiceAccountKey};
 
 /// The provider's name: field manager, finalizer prefix, ownership label, clusterctl name.
 pub const PROVIDER: &str = "gke";
@@ -216,6 +216,6 @@ pub async fn clients_for(
             "no Google Cloud project or region: set spec.gke.project and spec.region on the GKECluster (or spec.infrastructure on the GKEControlPlane when the Cluster has no GKECluster)",
         ));
     }
-    let key = resolve_key(client, namespace, infra.identity_ref.as_ref()).await?;
+    let key = identity::credentials(client, namespace, infra.identity_ref.as_ref()).await?;
     shared.clients.get(&infra.project, key).await
 }

@@ -8,9 +8,10 @@
 //!   `clusterctl generate` use, `crds()`, and the kernel's glue to the kinds (which role each
 //!   plays, where its shared spec and status blocks are).
 //!
-//! - [`control_plane!`] and [`machine_pool!`]: in a provider's role module, the cloud's struct
-//!   and its side of the kernel's trait for the role, joining the steps the module's files hold
-//!   (see `roles.rs` for the layout they read).
+//! - [`infra_cluster!`], [`control_plane!`] and [`machine_pool!`]: in a provider's role module,
+//!   the cloud's struct, its reconciler and (for the control plane and the pool) its side of the
+//!   kernel's trait for the role, joining the steps the module's files hold (see `roles.rs` for
+//!   the layout they read).
 //!
 //! - [`macro@block`] on a block of a spec or status: the derives and serde conventions every
 //!   block has.
@@ -549,6 +550,15 @@ pub fn block(_args: TokenStream, item: TokenStream) -> TokenStream {
 /// the profile the line gives (the idempotency tokens' limits, the create call's name) and the
 /// provider's `scope::Shared` pacing. `extra = ClusterExtras` for a cloud whose look gathers
 /// more than the cluster for its diff.
+/// `infra_cluster!(GKE)`, in a provider's `reconcile/cluster.rs`: the struct `GkeInfraCluster`
+/// (the provider's `Arc<scope::Shared>`), whose `InfraClusterCloud` impl the file writes, and
+/// `reconciler(shared)`, the generic InfraCluster reconciler over it.
+#[proc_macro]
+pub fn infra_cluster(input: TokenStream) -> TokenStream {
+    let args = parse_macro_input!(input as roles::RoleArgs);
+    roles::infra_cluster(&args).into()
+}
+
 #[proc_macro]
 pub fn control_plane(input: TokenStream) -> TokenStream {
     let args = parse_macro_input!(input as roles::RoleArgs);

@@ -115,6 +115,28 @@ fn cloud_struct(cloud: &Ident, doc: &str) -> Tokens {
     }
 }
 
+/// `infra_cluster!(GKE)`: the struct `GkeInfraCluster` (the provider's `Arc<scope::Shared>`),
+/// whose `InfraClusterCloud` impl the provider's `reconcile/cluster.rs` writes, and
+/// `reconciler(shared)`, the generic InfraCluster reconciler over it.
+pub fn infra_cluster(args: &RoleArgs) -> Tokens {
+    let p = args.prefix.to_string();
+    let cloud = format_ident!("{}InfraCluster", camel(&p));
+    let doc = format!(" {p}'s network, for the generic InfraCluster reconciler.");
+    let strukt = cloud_struct(&cloud, &doc);
+    let reconciler_doc = format!(" The {p}Cluster reconciler: the generic one over {p}.");
+    let ic = quote!(::provider_runtime::infra_cluster);
+    quote! {
+        #strukt
+
+        #[doc = #reconciler_doc]
+        pub fn reconciler(
+            shared: ::std::sync::Arc<crate::scope::Shared>,
+        ) -> #ic::InfraClusterReconciler<#cloud> {
+            #ic::InfraClusterReconciler::new(crate::scope::PROVIDER, #cloud { shared })
+        }
+    }
+}
+
 pub fn control_plane(args: &RoleArgs) -> Tokens {
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}ControlPlane", camel(&p));
@@ -386,6 +408,14 @@ mod tests {
         let code = control_plane(&args).to_string();
         assert!(code.contains("& cluster . detail , extra"), "{code}");
         assert!(code.contains("pub struct EksControlPlane"), "{code}");
+    }
+
+    #[test]
+    fn an_infra_cluster_is_its_struct_and_reconciler() {
+        let args: RoleArgs = syn::parse_str("OKE").unwrap();
+        let code = infra_cluster(&args).to_string();
+        assert!(code.contains("pub struct OkeInfraCluster"), "{code}");
+        assert!(code.contains("InfraClusterReconciler :: new"), "{code}");
     }
 
     #[test]

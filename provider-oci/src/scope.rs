@@ -245,7 +245,6 @@ pub async fn oci_for(
             "no OCI compartment or region: set spec.oke.compartmentID and spec.region on the OKECluster (or spec.infrastructure on the OKEControlPlane when the Cluster has no OKECluster)",
         ));
     }
-    let credential =
-        client::credentials::resolve(client, namespace, infra.identity_ref.as_ref()).await?;
+    let credential = identity::credentials(client, namespace, infra.identity_ref.as_ref()).await?;
     shared.clients.get(&infra.region, credential).await
 }

@@ -154,6 +154,37 @@ pub async fn identity(
     )))
 }
 
+/// A cloud's credentials, as an identity Secret or the controller's own environment gives them.
+pub trait Credentials: Sized {
+    /// From an identity Secret's keys.
+    ///
+    /// # Errors
+    /// Terminal `Unauthorized` naming what is missing or unreadable.
+    fn from_secret(secret: &SecretIdentity) -> Result<Self, ProviderError>;
+
+    /// The controller's own.
+    ///
+    /// # Errors
+    /// Terminal `Unauthorized` saying what the controller lacks.
+    fn from_controller() -> impl Future<Output = Result<Self, ProviderError>> + Send;
+}
+
+/// The credentials an object in `namespace` works as: the Secret `identity_ref` names
+/// ([`identity`]), or the controller's own.
+///
+/// # Errors
+/// As [`identity`]; the cloud's [`Credentials`] errors.
+pub async fn credentials<C: Credentials>(
+    client: &kube::Client,
+    namespace: &str,
+    identity_ref: Option<&IdentityRef>,
+) -> Result<C, ProviderError> {
+    match identity(client, namespace, identity_ref).await? {
+        Identity::Controller => C::from_controller().await,
+        Identity::Secret(secret) => C::from_secret(&secret),
+    }
+}
+
 /// Clients `C` built from credentials `K`, cached per (location, identity): a pass does not
 /// rebuild them, and a changed credential behind the same identity builds new ones.
 pub struct ClientCache<K, C> {

@@ -133,6 +133,19 @@ pub fn network_not_ready(error: &ProviderError) -> DesiredCondition {
     DesiredCondition::false_(ConditionType::NetworkReady, reason, error.to_string())
 }
 
+/// What [`InfraClusterCloud::connect`] is given: the InfraCluster `K` and how to reach the
+/// cloud for it.
+pub struct Reach<'a, K> {
+    /// The InfraCluster.
+    pub object: &'a K,
+    /// Client to the management cluster (for the identity's Secrets).
+    pub client: &'a kube::Client,
+    /// Where every cloud call is counted and admitted.
+    pub calls: &'a CloudCalls,
+    /// The InfraCluster's namespace.
+    pub namespace: &'a str,
+}
+
 /// What a cloud supplies to the generic InfraCluster reconciler.
 pub trait InfraClusterCloud: Send + Sync + 'static {
     /// The InfraCluster kind.
@@ -149,12 +162,11 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
     /// A sentence naming the field.
     fn mode(&self, obj: &Self::Object) -> Result<NetworkMode<Self::Plan>, String>;
 
-    /// Clients for the object's location and identity; every cloud call counted in `calls`.
+    /// Clients for `reach.object`'s location and identity; every cloud call counted in
+    /// `reach.calls`.
     fn connect(
         &self,
-        obj: &Self::Object,
-        client: &kube::Client,
-        calls: &CloudCalls,
+        reach: Reach<'_, Self::Object>,
     ) -> impl Future<Output = Result<Self::Clients, ProviderError>> + Send;
 
     /// Observes a brought network: read only.
@@ -178,7 +190,6 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
     /// One tear-down pass over a created network's services, deleting only what `owner` owns.
     fn tear_down(
         &self,
-        obj: &Self::Object,
         clients: &Self::Clients,
         owner: Owner,
     ) -> impl Future<Output = Result<Cleanup, ProviderError>> + Send;
@@ -246,9 +257,15 @@ impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
         if let Some(report) = self.memo.fresh(&uid, generation, Instant::now()) {
             return Ok(self.report(&obj, report));
         }
+        let namespace = obj.namespace().unwrap_or_default();
         let clients = match self
             .cloud
-            .connect(&obj, &ctx.client, &ctx.cloud_calls)
+            .connect(Reach {
+                object: &*obj,
+                client: &ctx.client,
+                calls: &ctx.cloud_calls,
+                namespace: &namespace,
+            })
             .await
         {
             Ok(clients) => clients,
@@ -258,11 +275,7 @@ impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
         let report = match mode {
             NetworkMode::Brought => self.cloud.observe_brought(&obj, &clients).await,
             NetworkMode::Create(plan) => {
-                let owner = Owner::new(
-                    self.provider,
-                    obj.namespace().unwrap_or_default(),
-                    ctx.cluster.name_any(),
-                );
+                let owner = Owner::new(self.provider, &namespace, ctx.cluster.name_any());
                 self.cloud.build(&obj, ctx, &clients, owner, plan).await?
             }
         };
@@ -285,11 +298,17 @@ impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
         let Some(cluster) = ctx.cluster_to_clean(created_something, &kind)? else {
             return Ok(Cleanup::Done);
         };
-        let owner = Owner::new(self.provider, obj.namespace().unwrap_or_default(), cluster);
+        let namespace = obj.namespace().unwrap_or_default();
+        let owner = Owner::new(self.provider, &namespace, cluster);
         let clients = self
             .cloud
-            .connect(&obj, &ctx.client, &ctx.cloud_calls)
+            .connect(Reach {
+                object: &*obj,
+                client: &ctx.client,
+                calls: &ctx.cloud_calls,
+                namespace: &namespace,
+            })
             .await?;
-        self.cloud.tear_down(&obj, &clients, owner).await
+        self.cloud.tear_down(&clients, owner).await
     }
 }

@@ -99,7 +99,7 @@ pub use metrics::{CallOutcome, Metrics};
 pub use operator::{Operator, ProviderSpec, shutdown_signal};
 pub use pacing::admission::{Admitted, CloudCalls};
 /// A role's kind and a provider's Template kinds, CRD list and kernel glue, written once.
-pub use provider_macros::{block, control_plane, kind, kinds, machine_pool};
+pub use provider_macros::{block, control_plane, infra_cluster, kind, kinds, machine_pool};
 pub use reconcile::{
     Cleanup, CleanupContext, ClusterRef, ObjectEvents, Pass, PassContext, ProviderObject,
     Reconciler, Role,

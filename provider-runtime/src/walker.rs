@@ -18,6 +18,7 @@ use std::time::Duration;
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 
 use crate::ProviderError;
+use crate::infra_cluster::NetworkReport;
 
 /// When to look again after a service's turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,6 +290,24 @@ impl<S: Service, B> Walk<S, B> {
             })
             .collect();
         DesiredCondition::false_(type_, reason, parts.join("; "))
+    }
+
+    /// The InfraCluster's report of this walk: the network as seen (`None` keeps the status's),
+    /// its `condition`, when to look again ([`Walk::requeue`]) and the error that stopped it.
+    pub fn report<N>(
+        self,
+        network: Option<N>,
+        condition: DesiredCondition,
+        timing: Timing,
+        rest: Duration,
+    ) -> NetworkReport<N> {
+        NetworkReport {
+            network,
+            complete: self.complete(),
+            condition,
+            requeue: self.requeue(timing, rest),
+            error: self.error.map(|(_, e)| e),
+        }
     }
 
     /// When to look again: soon after a write, at the poll interval while the cloud works, at

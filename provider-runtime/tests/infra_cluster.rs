@@ -24,9 +24,9 @@ use kube::api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, Po
 use kube::{Api, CustomResource, CustomResourceExt};
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, InfraClusterReconciler, ManagedInfraCluster, NetworkMode, NetworkReport,
-    ReportOf, SeenNetwork,
+    Reach, ReportOf, SeenNetwork,
 };
-use provider_runtime::{Cleanup, CloudCalls, PassContext, ProviderError, ProviderObject, Role};
+use provider_runtime::{Cleanup, PassContext, ProviderError, ProviderObject, Role};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -159,13 +159,8 @@ impl InfraClusterCloud for Xks {
         Ok(NetworkMode::Create(block))
     }
 
-    async fn connect(
-        &self,
-        obj: &XKSCluster,
-        _: &kube::Client,
-        _: &CloudCalls,
-    ) -> Result<(), ProviderError> {
-        if obj.spec.common.region.is_empty() {
+    async fn connect(&self, reach: Reach<'_, XKSCluster>) -> Result<(), ProviderError> {
+        if reach.object.spec.common.region.is_empty() {
             return Err(ProviderError::terminal(
                 Reason::InvalidSpec,
                 "no XKS region: set spec.region",
@@ -232,12 +227,7 @@ impl InfraClusterCloud for Xks {
         })
     }
 
-    async fn tear_down(
-        &self,
-        _: &XKSCluster,
-        _: &(),
-        owner: Owner,
-    ) -> Result<Cleanup, ProviderError> {
+    async fn tear_down(&self, _: &(), owner: Owner) -> Result<Cleanup, ProviderError> {
         let (_, tag) = owner.tag();
         let ours = self.with(|s| {
             s.networks

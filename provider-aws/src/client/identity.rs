@@ -4,10 +4,9 @@
 //! Credentials never reach logs, events, conditions or status: [`AwsCredentials`] prints
 //! only its access key id.
 
-use contract::api::IdentityRef;
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, Identity, SecretIdentity};
+use provider_runtime::identity::{self, SecretIdentity};
 
 /// Static AWS credentials.
 #[derive(Clone, PartialEq, Eq)]
@@ -76,40 +75,25 @@ pub const ACCESS_KEY_ID_KEY: &str = "AccessKeyID";
 pub const SECRET_ACCESS_KEY_KEY: &str = "SecretAccessKey";
 /// See [`ACCESS_KEY_ID_KEY`]; optional.
 pub const SESSION_TOKEN_KEY: &str = "SessionToken";
-/// Resolves the credentials for an object in `namespace` ([`provider_runtime::identity`]): the
-/// controller's own from its environment, or a Secret's [`ACCESS_KEY_ID_KEY`] and
-/// [`SECRET_ACCESS_KEY_KEY`] (and optionally [`SESSION_TOKEN_KEY`]).
-///
-/// # Errors
-/// Terminal `Unauthorized` when the Secret is missing or incomplete, or when the controller has
-/// no credentials of its own; Kube errors otherwise.
-pub async fn resolve_credentials(
-    client: &kube::Client,
-    namespace: &str,
-    identity_ref: Option<&IdentityRef>,
-) -> Result<AwsCredentials, ProviderError> {
-    match identity::identity(client, namespace, identity_ref).await? {
-        Identity::Controller => AwsCredentials::from_env().ok_or_else(|| {
+
+impl identity::Credentials for AwsCredentials {
+    /// A Secret's [`ACCESS_KEY_ID_KEY`] and [`SECRET_ACCESS_KEY_KEY`] (and optionally
+    /// [`SESSION_TOKEN_KEY`]).
+    fn from_secret(secret: &SecretIdentity) -> Result<Self, ProviderError> {
+        let [id, key] = secret.require([ACCESS_KEY_ID_KEY, SECRET_ACCESS_KEY_KEY])?;
+        let session = secret.get(SESSION_TOKEN_KEY).map(str::to_string);
+        Ok(AwsCredentials::new(id, key, session))
+    }
+
+    /// The controller's environment ([`AwsCredentials::from_env`]).
+    async fn from_controller() -> Result<Self, ProviderError> {
+        AwsCredentials::from_env().ok_or_else(|| {
             ProviderError::terminal(
                 Reason::Unauthorized,
                 "the controller has no AWS credentials of its own (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); set spec.identityRef to a Secret",
             )
-        }),
-        Identity::Secret(secret) => credentials_from(&secret),
+        })
     }
-}
-
-/// The credentials an identity Secret holds.
-///
-/// # Errors
-/// Terminal `Unauthorized` naming the keys when one is missing.
-pub fn credentials_from(secret: &SecretIdentity) -> Result<AwsCredentials, ProviderError> {
-    let [id, key] = secret.require([ACCESS_KEY_ID_KEY, SECRET_ACCESS_KEY_KEY])?;
-    Ok(AwsCredentials::new(
-        id,
-        key,
-        secret.get(SESSION_TOKEN_KEY).map(str::to_string),
-    ))
 }
 
 #[cfg(test)]
@@ -137,7 +121,11 @@ mod tests {
             data: Some([(ACCESS_KEY_ID_KEY.to_string(), ByteString(b"AKID".to_vec()))].into()),
             ..Secret::default()
         };
-        let read = |s: &Secret| credentials_from(&SecretIdentity::from_secret("ns", "aws", s));
+        let read = |s: &Secret| {
+            <AwsCredentials as identity::Credentials>::from_secret(&SecretIdentity::from_secret(
+                "ns", "aws", s,
+            ))
+        };
         assert_eq!(
             read(&secret).unwrap_err().to_string(),
             "identity Secret ns/aws must hold AccessKeyID and SecretAccessKey (non-empty UTF-8 text; SecretAccessKey is missing, blank or not text)"

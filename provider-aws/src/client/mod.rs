@@ -31,7 +31,7 @@ pub fn started_update<'a>(
             CloudError::Transient(format!("EKS answered {operation} without an update id"))
         })
 }
-pub use identity::{AwsCredentials, resolve_credentials};
+pub use identity::AwsCredentials;
 
 /// The SDK clients for one region and one identity.
 #[derive(Clone, Debug)]

@@ -15,17 +15,15 @@
 //! The shared status (failure domains, the `provisioned` milestone), `NetworkReady`, the
 //! deletion policy and when to look again are the kernel's.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
-use provider_runtime::CloudCalls;
 use provider_runtime::control_plane::ManagedControlPlane as _;
 use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
+    InfraClusterCloud, NetworkMode, NetworkReport, Reach, ReportOf,
 };
 use provider_runtime::{Cleanup, PassContext, ProviderError, walker};
 
@@ -37,21 +35,13 @@ use crate::network::ec2::Ec2;
 use crate::network::{
     self, DEFAULT_CIDR, DEFAULT_ZONES, Desired, MIN_ZONES, Names, Scope, Teardown, Timing,
 };
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Infra};
 
 /// The longest pause after a write before the next look (EC2 lists new resources within
 /// seconds).
 const SETTLE: Duration = Duration::from_secs(5);
 
-/// The EKSCluster reconciler.
-pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<EksInfraCluster> {
-    InfraClusterReconciler::new(scope::PROVIDER, EksInfraCluster { shared })
-}
-
-/// EKS's network, for the generic InfraCluster reconciler.
-pub struct EksInfraCluster {
-    shared: Arc<Shared>,
-}
+provider_runtime::infra_cluster!(EKS);
 
 /// The network the spec asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,16 +133,12 @@ impl InfraClusterCloud for EksInfraCluster {
         })
     }
 
-    async fn connect(
-        &self,
-        obj: &EKSCluster,
-        client: &kube::Client,
-        calls: &CloudCalls,
-    ) -> Result<Ec2, ProviderError> {
+    async fn connect(&self, reach: Reach<'_, EKSCluster>) -> Result<Ec2, ProviderError> {
+        let (obj, calls) = (reach.object, reach.calls);
         let clients = scope::clients_for(
             &self.shared.clients,
-            client,
-            &obj.namespace().unwrap_or_default(),
+            reach.client,
+            reach.namespace,
             &Infra::from_eks_cluster(obj),
         )
         .await?;
@@ -214,23 +200,14 @@ impl InfraClusterCloud for EksInfraCluster {
             timing,
         };
         let outcome = walker::build::<network::Service, _, network::Built>(&scope).await;
-        Ok(NetworkReport {
-            // A walk cut short by an error saw only part of the network: keep what status had.
-            network: (outcome.error.is_none() || previous.is_none())
-                .then(|| outcome.built.status().seen()),
-            complete: outcome.complete(),
-            condition: network::condition(&outcome),
-            requeue: outcome.requeue(timing, self.shared.rest_interval),
-            error: outcome.error.map(|(_, error)| error),
-        })
+        // A walk cut short by an error saw only part of the network: keep what status had.
+        let network =
+            (outcome.error.is_none() || previous.is_none()).then(|| outcome.built.status().seen());
+        let condition = network::condition(&outcome);
+        Ok(outcome.report(network, condition, timing, self.shared.rest_interval))
     }
 
-    async fn tear_down(
-        &self,
-        _obj: &EKSCluster,
-        ec2: &Ec2,
-        owner: Owner,
-    ) -> Result<Cleanup, ProviderError> {
+    async fn tear_down(&self, ec2: &Ec2, owner: Owner) -> Result<Cleanup, ProviderError> {
         let timing = Timing::new(self.shared.poll_interval, SETTLE);
         let removal = walker::tear_down::<network::Service, _>(&Teardown {
             ec2,

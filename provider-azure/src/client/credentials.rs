@@ -12,10 +12,9 @@ use std::time::Duration;
 
 use azure_core::credentials::TokenCredential;
 
-use contract::api::IdentityRef;
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, Identity};
+use provider_runtime::identity::{self, SecretIdentity};
 
 /// Entra's public cloud authority.
 pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";
@@ -107,62 +106,57 @@ fn authority_from_env() -> String {
         .unwrap_or_else(|| DEFAULT_AUTHORITY.into())
 }
 
-/// The credentials an object works as: its identity Secret's, or the controller's environment.
-///
-/// # Errors
-/// Terminal `Unauthorized` when neither gives a complete service principal.
-pub async fn resolve(
-    client: &kube::Client,
-    namespace: &str,
-    identity_ref: Option<&IdentityRef>,
-) -> Result<Credential, ProviderError> {
-    match identity::identity(client, namespace, identity_ref).await? {
-        Identity::Secret(secret) => {
-            let [tenant, client_id, secret_value] =
-                secret.require([TENANT_KEY, CLIENT_KEY, SECRET_KEY])?;
-            Ok(Credential {
-                tenant: tenant.trim().to_string(),
-                client_id: client_id.trim().to_string(),
-                proof: Proof::Secret(secret_value.trim().to_string()),
-                authority: secret
-                    .get("authorityHost")
-                    .map(|a| a.trim().to_string())
-                    .filter(|a| !a.is_empty())
-                    .unwrap_or_else(authority_from_env),
-            })
-        }
-        Identity::Controller => {
-            let var = |k: &str| {
-                std::env::var(k)
-                    .ok()
-                    .map(|v| v.trim().to_string())
-                    .filter(|v| !v.is_empty())
-            };
-            let (Some(tenant), Some(client_id)) = (var("AZURE_TENANT_ID"), var("AZURE_CLIENT_ID"))
-            else {
+impl identity::Credentials for Credential {
+    /// A Secret's [`TENANT_KEY`], [`CLIENT_KEY`] and [`SECRET_KEY`] (and optionally
+    /// `authorityHost`).
+    fn from_secret(secret: &SecretIdentity) -> Result<Self, ProviderError> {
+        let [tenant, client_id, secret_value] =
+            secret.require([TENANT_KEY, CLIENT_KEY, SECRET_KEY])?;
+        Ok(Credential {
+            tenant: tenant.trim().to_string(),
+            client_id: client_id.trim().to_string(),
+            proof: Proof::Secret(secret_value.trim().to_string()),
+            authority: secret
+                .get("authorityHost")
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty())
+                .unwrap_or_else(authority_from_env),
+        })
+    }
+
+    /// `AZURE_TENANT_ID` and `AZURE_CLIENT_ID`, with `AZURE_CLIENT_SECRET` or
+    /// `AZURE_FEDERATED_TOKEN_FILE`.
+    async fn from_controller() -> Result<Self, ProviderError> {
+        let var = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let (Some(tenant), Some(client_id)) = (var("AZURE_TENANT_ID"), var("AZURE_CLIENT_ID"))
+        else {
+            return Err(unauthorized(
+                "no Azure credentials: set spec.identityRef to a Secret holding tenantID, clientID and clientSecret, or give the controller AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE",
+            ));
+        };
+        let proof = match (
+            var("AZURE_CLIENT_SECRET"),
+            var("AZURE_FEDERATED_TOKEN_FILE"),
+        ) {
+            (Some(s), _) => Proof::Secret(s),
+            (None, Some(f)) => Proof::FederatedTokenFile(PathBuf::from(f)),
+            (None, None) => {
                 return Err(unauthorized(
-                    "no Azure credentials: set spec.identityRef to a Secret holding tenantID, clientID and clientSecret, or give the controller AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE",
+                    "the controller has AZURE_CLIENT_ID but neither AZURE_CLIENT_SECRET nor AZURE_FEDERATED_TOKEN_FILE",
                 ));
-            };
-            let proof = match (
-                var("AZURE_CLIENT_SECRET"),
-                var("AZURE_FEDERATED_TOKEN_FILE"),
-            ) {
-                (Some(s), _) => Proof::Secret(s),
-                (None, Some(f)) => Proof::FederatedTokenFile(PathBuf::from(f)),
-                (None, None) => {
-                    return Err(unauthorized(
-                        "the controller has AZURE_CLIENT_ID but neither AZURE_CLIENT_SECRET nor AZURE_FEDERATED_TOKEN_FILE",
-                    ));
-                }
-            };
-            Ok(Credential {
-                tenant,
-                client_id,
-                proof,
-                authority: authority_from_env(),
-            })
-        }
+            }
+        };
+        Ok(Credential {
+            tenant,
+            client_id,
+            proof,
+            authority: authority_from_env(),
+        })
     }
 }
 

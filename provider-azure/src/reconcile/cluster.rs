@@ -16,36 +16,23 @@
 //! The shared status, `NetworkReady`, the deletion policy and when to look again are the
 //! kernel's.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use contract::cidr;
 use contract::ownership::Owner;
-use kube::ResourceExt;
-use provider_runtime::CloudCalls;
-use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
-};
+use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
 use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{AKSCluster, AKSClusterSpec};
 use crate::network::AzureNetwork;
 use crate::network::{self, DEFAULT_VNET_CIDR, Network, SUBNET, Scope, bring_your_own, vnet_name};
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Infra};
 
 /// The longest pause after a write before the next look.
 const SETTLE: Duration = Duration::from_secs(3);
 
-/// The AKSCluster reconciler.
-pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<AksInfraCluster> {
-    InfraClusterReconciler::new(scope::PROVIDER, AksInfraCluster { shared })
-}
-
-/// AKS's network, for the generic InfraCluster reconciler.
-pub struct AksInfraCluster {
-    shared: Arc<Shared>,
-}
+provider_runtime::infra_cluster!(AKS);
 
 /// A network to create: the virtual network's block and the nodes' subnet's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,20 +90,10 @@ impl InfraClusterCloud for AksInfraCluster {
         network_mode(&obj.spec)
     }
 
-    async fn connect(
-        &self,
-        obj: &AKSCluster,
-        client: &kube::Client,
-        calls: &CloudCalls,
-    ) -> Result<Network, ProviderError> {
+    async fn connect(&self, reach: Reach<'_, AKSCluster>) -> Result<Network, ProviderError> {
+        let (obj, calls) = (reach.object, reach.calls);
         let infra = Infra::from_spec(&obj.spec);
-        let arm = scope::arm_for(
-            &self.shared,
-            client,
-            &obj.namespace().unwrap_or_default(),
-            &infra,
-        )
-        .await?;
+        let arm = scope::arm_for(&self.shared, reach.client, reach.namespace, &infra).await?;
         Ok(Network {
             arm,
             calls: calls.clone(),
@@ -162,24 +139,12 @@ impl InfraClusterCloud for AksInfraCluster {
                 net.infra.zones.join(", ")
             )
         });
-        Ok(NetworkReport {
-            network: Some(status.seen()),
-            complete: walk.complete(),
-            condition,
-            requeue: walk.requeue(
-                Timing::new(self.shared.poll_interval, SETTLE),
-                self.shared.rest_interval,
-            ),
-            error: walk.error.map(|(_, e)| e),
-        })
+        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        let network = Some(status.seen());
+        Ok(walk.report(network, condition, timing, self.shared.rest_interval))
     }
 
-    async fn tear_down(
-        &self,
-        _obj: &AKSCluster,
-        net: &Network,
-        owner: Owner,
-    ) -> Result<Cleanup, ProviderError> {
+    async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
         let scope = Scope {
             net,
             owner: &owner,

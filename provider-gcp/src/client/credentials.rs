@@ -2,10 +2,9 @@
 //! `credentials.json`) or, for the controller's own identity, the file named by
 //! `GOOGLE_APPLICATION_CREDENTIALS`.
 
-use contract::api::IdentityRef;
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, Identity};
+use provider_runtime::identity::{self, SecretIdentity};
 use serde::Deserialize;
 
 /// The key of the identity Secret holding the JSON key.
@@ -110,39 +109,31 @@ impl ServiceAccountKey {
     }
 }
 
-/// The service-account key an object works as: its identity Secret's `credentials.json`, or the
-/// controller's `GOOGLE_APPLICATION_CREDENTIALS` file.
-///
-/// # Errors
-/// Terminal `Unauthorized` when neither gives a key.
-pub async fn resolve_key(
-    client: &kube::Client,
-    namespace: &str,
-    identity_ref: Option<&IdentityRef>,
-) -> Result<ServiceAccountKey, ProviderError> {
-    match identity::identity(client, namespace, identity_ref).await? {
-        Identity::Secret(secret) => {
-            let [text] = secret.require([SECRET_KEY])?;
-            ServiceAccountKey::parse(text, &format!("{SECRET_KEY} of the identity Secret"))
+impl identity::Credentials for ServiceAccountKey {
+    /// A Secret's [`SECRET_KEY`] (`credentials.json`, a service-account key).
+    fn from_secret(secret: &SecretIdentity) -> Result<Self, ProviderError> {
+        let [text] = secret.require([SECRET_KEY])?;
+        ServiceAccountKey::parse(text, &format!("{SECRET_KEY} of the identity Secret"))
+    }
+
+    /// The file `GOOGLE_APPLICATION_CREDENTIALS` names.
+    async fn from_controller() -> Result<Self, ProviderError> {
+        let path = std::env::var("GOOGLE_APPLICATION_CREDENTIALS").unwrap_or_default();
+        if path.trim().is_empty() {
+            return Err(ProviderError::terminal(
+                Reason::Unauthorized,
+                "no Google credentials: set spec.identityRef to a Secret holding credentials.json (a service-account key), or give the controller GOOGLE_APPLICATION_CREDENTIALS",
+            ));
         }
-        Identity::Controller => {
-            let path = std::env::var("GOOGLE_APPLICATION_CREDENTIALS").unwrap_or_default();
-            if path.trim().is_empty() {
-                return Err(ProviderError::terminal(
-                    Reason::Unauthorized,
-                    "no Google credentials: set spec.identityRef to a Secret holding credentials.json (a service-account key), or give the controller GOOGLE_APPLICATION_CREDENTIALS",
-                ));
-            }
-            let text = tokio::fs::read_to_string(path.trim()).await.map_err(|e| {
-                ProviderError::terminal(
-                    Reason::Unauthorized,
-                    format!(
-                        "GOOGLE_APPLICATION_CREDENTIALS ({}) cannot be read: {e}",
-                        path.trim()
-                    ),
-                )
-            })?;
-            ServiceAccountKey::parse(&text, "GOOGLE_APPLICATION_CREDENTIALS")
-        }
+        let text = tokio::fs::read_to_string(path.trim()).await.map_err(|e| {
+            ProviderError::terminal(
+                Reason::Unauthorized,
+                format!(
+                    "GOOGLE_APPLICATION_CREDENTIALS ({}) cannot be read: {e}",
+                    path.trim()
+                ),
+            )
+        })?;
+        ServiceAccountKey::parse(&text, "GOOGLE_APPLICATION_CREDENTIALS")
     }
 }

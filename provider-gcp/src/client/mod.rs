@@ -12,7 +12,7 @@ pub mod token;
 use google_cloud_compute_v1::client::{InstanceGroupManagers, Networks, Routers, Subnetworks};
 use google_cloud_container_v1::client::ClusterManager;
 
-pub use credentials::{ServiceAccountKey, resolve_key};
+pub use credentials::ServiceAccountKey;
 pub use errors::classify;
 
 /// Installs ring as rustls's process-wide provider (Google's auth library signs with it); a

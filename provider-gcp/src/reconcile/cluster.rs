@@ -16,16 +16,11 @@
 //! The shared status, `NetworkReady`, the deletion policy and when to look again are the
 //! kernel's.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use contract::cidr;
 use contract::ownership::Owner;
-use kube::ResourceExt;
-use provider_runtime::CloudCalls;
-use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
-};
+use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
 use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
@@ -35,20 +30,12 @@ use crate::network::{
     self, Compute, DEFAULT_NODES_CIDR, DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR, Names, Scope,
     bring_your_own,
 };
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Infra};
 
 /// The longest pause after a write before the next look.
 const SETTLE: Duration = Duration::from_secs(3);
 
-/// The GKECluster reconciler.
-pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<GkeInfraCluster> {
-    InfraClusterReconciler::new(scope::PROVIDER, GkeInfraCluster { shared })
-}
-
-/// GKE's network, for the generic InfraCluster reconciler.
-pub struct GkeInfraCluster {
-    shared: Arc<Shared>,
-}
+provider_runtime::infra_cluster!(GKE);
 
 /// A network to create: the subnetwork's three blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,20 +124,11 @@ impl InfraClusterCloud for GkeInfraCluster {
         network_mode(&obj.spec)
     }
 
-    async fn connect(
-        &self,
-        obj: &GKECluster,
-        client: &kube::Client,
-        calls: &CloudCalls,
-    ) -> Result<Compute, ProviderError> {
+    async fn connect(&self, reach: Reach<'_, GKECluster>) -> Result<Compute, ProviderError> {
+        let (obj, calls) = (reach.object, reach.calls);
         let infra = Infra::from_spec(&obj.spec);
-        let clients = scope::clients_for(
-            &self.shared,
-            client,
-            &obj.namespace().unwrap_or_default(),
-            &infra,
-        )
-        .await?;
+        let clients =
+            scope::clients_for(&self.shared, reach.client, reach.namespace, &infra).await?;
         Ok(Compute::new(
             clients,
             calls.clone(),
@@ -201,21 +179,11 @@ impl InfraClusterCloud for GkeInfraCluster {
                 infra.zones.join(", ")
             )
         });
-        Ok(NetworkReport {
-            network: Some(status.seen()),
-            complete: walk.complete(),
-            condition,
-            requeue: walk.requeue(timing, self.shared.rest_interval),
-            error: walk.error.map(|(_, e)| e),
-        })
+        let network = Some(status.seen());
+        Ok(walk.report(network, condition, timing, self.shared.rest_interval))
     }
 
-    async fn tear_down(
-        &self,
-        _obj: &GKECluster,
-        compute: &Compute,
-        owner: Owner,
-    ) -> Result<Cleanup, ProviderError> {
+    async fn tear_down(&self, compute: &Compute, owner: Owner) -> Result<Cleanup, ProviderError> {
         let scope = Scope {
             compute,
             owner: &owner,

@@ -5,11 +5,10 @@
 //! `OCI_CREDENTIALS_FINGERPRINT`, and `OCI_CREDENTIALS_KEY` holding the PEM or
 //! `OCI_CREDENTIALS_KEY_PATH` naming a file).
 
-use contract::api::IdentityRef;
 use contract::conditions::Reason;
 use oci_signer::ApiKey;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, Identity};
+use provider_runtime::identity::{self, SecretIdentity};
 
 /// Keys of the identity Secret.
 pub const TENANCY_KEY: &str = "tenancy";
@@ -82,37 +81,33 @@ fn check_ids(tenancy: &str, user: &str, fields: [String; 2]) -> Result<(), Provi
     Ok(())
 }
 
-/// The API key an object works as: its identity Secret's, or the controller's environment.
-///
-/// # Errors
-/// Terminal `Unauthorized` when neither gives a complete, readable key.
-pub async fn resolve(
-    client: &kube::Client,
-    namespace: &str,
-    identity_ref: Option<&IdentityRef>,
-) -> Result<Credential, ProviderError> {
-    match identity::identity(client, namespace, identity_ref).await? {
-        Identity::Secret(secret) => {
-            let source = secret.describe();
-            let field = |key: &str| format!("{source}, key {key}");
-            if secret.get(PASSPHRASE_KEY).is_some() {
-                return Err(unauthorized(format!(
-                    "{source} holds a passphrase: encrypted API keys are not supported; store the key without its pass phrase (openssl rsa -in key.pem -out plain.pem)"
-                )));
-            }
-            let [tenancy, user, fingerprint, pem] =
-                secret.require([TENANCY_KEY, USER_KEY, FINGERPRINT_KEY, KEY_KEY])?;
-            check_ids(tenancy, user, [field(TENANCY_KEY), field(USER_KEY)])?;
-            let credential = Credential {
-                tenancy: tenancy.to_string(),
-                user: user.to_string(),
-                fingerprint: fingerprint.to_string(),
-                pem: pem.to_string(),
-            };
-            credential.api_key(&field(KEY_KEY))?;
-            Ok(credential)
+impl identity::Credentials for Credential {
+    /// A Secret's [`TENANCY_KEY`], [`USER_KEY`], [`FINGERPRINT_KEY`] and [`KEY_KEY`]; a key
+    /// with a [`PASSPHRASE_KEY`] is refused.
+    fn from_secret(secret: &SecretIdentity) -> Result<Self, ProviderError> {
+        let source = secret.describe();
+        let field = |key: &str| format!("{source}, key {key}");
+        if secret.get(PASSPHRASE_KEY).is_some() {
+            return Err(unauthorized(format!(
+                "{source} holds a passphrase: encrypted API keys are not supported; store the key without its pass phrase (openssl rsa -in key.pem -out plain.pem)"
+            )));
         }
-        Identity::Controller => from_env(|k| std::env::var(k).ok()),
+        let [tenancy, user, fingerprint, pem] =
+            secret.require([TENANCY_KEY, USER_KEY, FINGERPRINT_KEY, KEY_KEY])?;
+        check_ids(tenancy, user, [field(TENANCY_KEY), field(USER_KEY)])?;
+        let credential = Credential {
+            tenancy: tenancy.to_string(),
+            user: user.to_string(),
+            fingerprint: fingerprint.to_string(),
+            pem: pem.to_string(),
+        };
+        credential.api_key(&field(KEY_KEY))?;
+        Ok(credential)
+    }
+
+    /// The controller's environment ([`from_env`]).
+    async fn from_controller() -> Result<Self, ProviderError> {
+        from_env(|k| std::env::var(k).ok())
     }
 }
 

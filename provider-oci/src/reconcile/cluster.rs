@@ -14,23 +14,19 @@
 //! The shared status, `NetworkReady`, the deletion policy and when to look again are the
 //! kernel's.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use contract::cidr;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use kube::ResourceExt;
-use provider_runtime::CloudCalls;
-use provider_runtime::infra_cluster::{
-    InfraClusterCloud, InfraClusterReconciler, NetworkMode, NetworkReport, ReportOf,
-};
+use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
 use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{OKECluster, OKEClusterSpec};
 use crate::network::{self, Network, Scope, bring_your_own};
-use crate::scope::{self, Infra, Shared};
+use crate::scope::{self, Infra};
 
 /// The default block of a created VCN.
 pub const DEFAULT_VCN_CIDR: &str = "10.0.0.0/16";
@@ -38,15 +34,7 @@ pub const DEFAULT_VCN_CIDR: &str = "10.0.0.0/16";
 /// The longest pause after a write before the next look.
 const SETTLE: Duration = Duration::from_secs(3);
 
-/// The OKECluster reconciler.
-pub fn reconciler(shared: Arc<Shared>) -> InfraClusterReconciler<OkeInfraCluster> {
-    InfraClusterReconciler::new(scope::PROVIDER, OkeInfraCluster { shared })
-}
-
-/// OKE's network, for the generic InfraCluster reconciler.
-pub struct OkeInfraCluster {
-    shared: Arc<Shared>,
-}
+provider_runtime::infra_cluster!(OKE);
 
 /// A network to create: the VCN's block and its three subnets'.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,20 +94,10 @@ impl InfraClusterCloud for OkeInfraCluster {
         network_mode(&obj.spec)
     }
 
-    async fn connect(
-        &self,
-        obj: &OKECluster,
-        client: &kube::Client,
-        calls: &CloudCalls,
-    ) -> Result<Network, ProviderError> {
+    async fn connect(&self, reach: Reach<'_, OKECluster>) -> Result<Network, ProviderError> {
+        let (obj, calls) = (reach.object, reach.calls);
         let mut infra = Infra::from_spec(&obj.spec);
-        let oci = scope::oci_for(
-            &self.shared,
-            client,
-            &obj.namespace().unwrap_or_default(),
-            &infra,
-        )
-        .await?;
+        let oci = scope::oci_for(&self.shared, reach.client, reach.namespace, &infra).await?;
         let region_ads = self
             .shared
             .availability_domains(&oci, calls, &infra.compartment)
@@ -168,28 +146,18 @@ impl InfraClusterCloud for OkeInfraCluster {
     ) -> Result<ReportOf<OKECluster>, ProviderError> {
         let scope = Scope::new(net, &owner, Some(&plan));
         let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
-        Ok(NetworkReport {
-            network: Some(
-                walk.built
-                    .status(&plan, &net.infra.availability_domains)
-                    .seen(),
-            ),
-            complete: walk.complete(),
-            condition: network::condition(&walk, &scope, &plan),
-            requeue: walk.requeue(
-                Timing::new(self.shared.poll_interval, SETTLE),
-                self.shared.rest_interval,
-            ),
-            error: walk.error.map(|(_, e)| e),
-        })
+        let status = walk.built.status(&plan, &net.infra.availability_domains);
+        let condition = network::condition(&walk, &scope, &plan);
+        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        Ok(walk.report(
+            Some(status.seen()),
+            condition,
+            timing,
+            self.shared.rest_interval,
+        ))
     }
 
-    async fn tear_down(
-        &self,
-        _obj: &OKECluster,
-        net: &Network,
-        owner: Owner,
-    ) -> Result<Cleanup, ProviderError> {
+    async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
         let removal = network::tear_down(Scope::new(net, &owner, None)).await?;
         Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
     }
