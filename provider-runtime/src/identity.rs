@@ -154,6 +154,24 @@ pub async fn identity(
     )))
 }
 
+/// A secret part of a credential (a key, a client secret, a token): its `Debug` is `<hidden>`,
+/// so a credential derives `Debug` and can be logged without showing it. The value is `.0`.
+#[derive(Clone, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Hidden<T>(pub T);
+
+impl<T> std::fmt::Debug for Hidden<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<hidden>")
+    }
+}
+
+impl<T> From<T> for Hidden<T> {
+    fn from(value: T) -> Self {
+        Self(value)
+    }
+}
+
 /// A cloud's credentials, as an identity Secret or the controller's own environment gives them.
 pub trait Credentials: Sized {
     /// From an identity Secret's keys.
@@ -277,6 +295,23 @@ mod tests {
             ),
             ..Secret::default()
         }
+    }
+
+    #[test]
+    fn a_hidden_value_never_prints_and_reads_as_it_was_given() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Key {
+            id: String,
+            secret: Hidden<String>,
+        }
+        let key: Key = serde_json::from_str(r#"{"id": "k1", "secret": "hunter2"}"#).unwrap();
+        let printed = format!("{key:?}");
+        assert!(
+            printed.contains("k1") && printed.contains("<hidden>"),
+            "{printed}"
+        );
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert_eq!((key.id.as_str(), key.secret.0.as_str()), ("k1", "hunter2"));
     }
 
     #[test]

@@ -6,23 +6,15 @@
 
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, SecretIdentity};
+use provider_runtime::identity::{self, Hidden, SecretIdentity};
 
-/// Static AWS credentials.
-#[derive(Clone, PartialEq, Eq)]
+/// Static AWS credentials. `Debug` shows only the access key id.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AwsCredentials {
     /// Access key id (not secret).
     pub access_key_id: String,
-    secret_access_key: String,
-    session_token: Option<String>,
-}
-
-impl std::fmt::Debug for AwsCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AwsCredentials")
-            .field("access_key_id", &self.access_key_id)
-            .finish_non_exhaustive()
-    }
+    secret_access_key: Hidden<String>,
+    session_token: Option<Hidden<String>>,
 }
 
 impl AwsCredentials {
@@ -34,8 +26,8 @@ impl AwsCredentials {
     ) -> Self {
         Self {
             access_key_id: access_key_id.into(),
-            secret_access_key: secret_access_key.into(),
-            session_token,
+            secret_access_key: Hidden(secret_access_key.into()),
+            session_token: session_token.map(Hidden),
         }
     }
 
@@ -61,8 +53,8 @@ impl AwsCredentials {
     pub fn to_sdk(&self) -> aws_credential_types::Credentials {
         aws_credential_types::Credentials::new(
             &self.access_key_id,
-            &self.secret_access_key,
-            self.session_token.clone(),
+            &self.secret_access_key.0,
+            self.session_token.clone().map(|t| t.0),
             None,
             "capi-provider-eks",
         )

@@ -14,7 +14,7 @@ use azure_core::credentials::TokenCredential;
 
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, SecretIdentity};
+use provider_runtime::identity::{self, Hidden, SecretIdentity};
 
 /// Entra's public cloud authority.
 pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";
@@ -35,18 +35,18 @@ pub const CLIENT_KEY: &str = "clientID";
 /// See [`TENANT_KEY`].
 pub const SECRET_KEY: &str = "clientSecret";
 
-/// How a service principal proves itself.
-#[derive(Clone, PartialEq, Eq)]
+/// How a service principal proves itself. `Debug` never shows the secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Proof {
     /// A client secret.
-    Secret(String),
+    Secret(Hidden<String>),
     /// A federated token (a Kubernetes service-account token) read from this file at each
     /// exchange (the kubelet rotates it).
     FederatedTokenFile(PathBuf),
 }
 
 /// A service principal's credentials. `Debug` never shows the secret.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credential {
     /// The tenant.
     pub tenant: String,
@@ -58,22 +58,12 @@ pub struct Credential {
     pub authority: String,
 }
 
-impl std::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credential")
-            .field("tenant", &self.tenant)
-            .field("client_id", &self.client_id)
-            .field("authority", &self.authority)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Credential {
     /// A short id for the client cache: tenant, client and a digest of the proof (a rotated
     /// secret is another identity).
     pub fn cache_id(&self) -> String {
         let proof = match &self.proof {
-            Proof::Secret(s) => s.clone(),
+            Proof::Secret(s) => s.0.clone(),
             Proof::FederatedTokenFile(p) => p.display().to_string(),
         };
         let digest = ring::digest::digest(&ring::digest::SHA256, proof.as_bytes());
@@ -115,7 +105,7 @@ impl identity::Credentials for Credential {
         Ok(Credential {
             tenant: tenant.trim().to_string(),
             client_id: client_id.trim().to_string(),
-            proof: Proof::Secret(secret_value.trim().to_string()),
+            proof: Proof::Secret(Hidden(secret_value.trim().to_string())),
             authority: secret
                 .get("authorityHost")
                 .map(|a| a.trim().to_string())
@@ -143,7 +133,7 @@ impl identity::Credentials for Credential {
             var("AZURE_CLIENT_SECRET"),
             var("AZURE_FEDERATED_TOKEN_FILE"),
         ) {
-            (Some(s), _) => Proof::Secret(s),
+            (Some(s), _) => Proof::Secret(Hidden(s)),
             (None, Some(f)) => Proof::FederatedTokenFile(PathBuf::from(f)),
             (None, None) => {
                 return Err(unauthorized(
@@ -161,25 +151,18 @@ impl identity::Credentials for Credential {
 }
 
 /// A bearer token and when it stops being accepted. `Debug` never shows the token.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AccessToken {
     /// The token.
-    pub token: String,
+    pub token: Hidden<String>,
     /// Its expiry.
     pub expires_at: jiff::Timestamp,
-}
-
-impl std::fmt::Debug for AccessToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccessToken")
-            .field("expires_at", &self.expires_at)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Tokens of one credential, per scope, reused until five minutes before they expire. They come
 /// from [`super::identity::credential`]: `azure_identity`'s credentials for Entra, our loopback
 /// client for an emulator.
+#[derive(Debug)]
 pub struct Tokens {
     http: reqwest::Client,
     credential: Credential,
@@ -192,7 +175,7 @@ const EARLY: Duration = Duration::from_secs(300);
 
 fn ours(token: &azure_core::credentials::AccessToken) -> AccessToken {
     AccessToken {
-        token: token.token.secret().to_string(),
+        token: Hidden(token.token.secret().to_string()),
         expires_at: jiff::Timestamp::from_second(token.expires_on.unix_timestamp())
             .unwrap_or_else(|_| jiff::Timestamp::now()),
     }
@@ -289,12 +272,12 @@ mod tests {
         let c = Credential {
             tenant: "t".into(),
             client_id: "app".into(),
-            proof: Proof::Secret("hunter2".into()),
+            proof: Proof::Secret(Hidden("hunter2".into())),
             authority: DEFAULT_AUTHORITY.into(),
         };
         assert!(!format!("{c:?}").contains("hunter2"));
         let rotated = Credential {
-            proof: Proof::Secret("hunter3".into()),
+            proof: Proof::Secret(Hidden("hunter3".into())),
             ..c.clone()
         };
         assert_ne!(c.cache_id(), rotated.cache_id());

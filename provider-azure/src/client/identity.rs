@@ -75,7 +75,7 @@ pub fn credential(
             let cred = azure_identity::ClientSecretCredential::new(
                 &c.tenant,
                 c.client_id.clone(),
-                Secret::new(s.clone()),
+                Secret::new(s.0.clone()),
                 Some(options),
             )
             .map_err(refused)?;
@@ -127,17 +127,10 @@ pub fn classify(e: &Error, c: &Credential) -> ProviderError {
 
 /// The client-credentials request against a loopback authority (an emulator), as
 /// `azure_identity` makes it against Entra.
+#[derive(Debug)]
 pub struct LoopbackEntra {
     http: reqwest::Client,
     credential: Credential,
-}
-
-impl std::fmt::Debug for LoopbackEntra {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoopbackEntra")
-            .field("credential", &self.credential)
-            .finish_non_exhaustive()
-    }
 }
 
 #[derive(Deserialize)]
@@ -184,7 +177,7 @@ impl TokenCredential for LoopbackEntra {
             ("scope", scope.as_str()),
         ];
         match &c.proof {
-            Proof::Secret(s) => form.push(("client_secret", s.as_str())),
+            Proof::Secret(s) => form.push(("client_secret", s.0.as_str())),
             Proof::FederatedTokenFile(path) => {
                 assertion = tokio::fs::read_to_string(path).await.map_err(|e| {
                     Error::with_message(
@@ -260,6 +253,8 @@ impl TokenCredential for LoopbackEntra {
 
 #[cfg(test)]
 mod tests {
+    use provider_runtime::identity::Hidden;
+
     use super::*;
 
     #[test]
@@ -271,7 +266,7 @@ mod tests {
         let c = |authority: &str| Credential {
             tenant: "72f988bf-0000-4000-8000-00000000cafe".into(),
             client_id: "app".into(),
-            proof: Proof::Secret("s".into()),
+            proof: Proof::Secret(Hidden("s".into())),
             authority: authority.into(),
         };
         let http = crate::client::http_client();

@@ -50,22 +50,13 @@ pub fn http_client() -> reqwest::Client {
         .unwrap_or_else(|_| reqwest::Client::new())
 }
 
-/// One subscription's ARM, as one identity.
-#[derive(Clone)]
+/// One subscription's ARM, as one identity (whose `Debug` hides its secrets).
+#[derive(Clone, Debug)]
 pub struct Arm {
     http: reqwest::Client,
     endpoint: String,
     subscription: String,
     tokens: Arc<Tokens>,
-}
-
-impl std::fmt::Debug for Arm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Arm")
-            .field("endpoint", &self.endpoint)
-            .field("subscription", &self.subscription)
-            .finish_non_exhaustive()
-    }
 }
 
 /// What ARM answered a call that succeeded.
@@ -207,7 +198,7 @@ impl Arm {
             };
             Failure::with_code(error, "Token", 0)
         })?;
-        let mut request = self.http.request(method, url).bearer_auth(&token.token);
+        let mut request = self.http.request(method, url).bearer_auth(&token.token.0);
         if let Some(b) = body {
             request = request
                 .header("content-type", "application/json")

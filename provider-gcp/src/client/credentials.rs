@@ -4,7 +4,7 @@
 
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, SecretIdentity};
+use provider_runtime::identity::{self, Hidden, SecretIdentity};
 use serde::Deserialize;
 
 /// The key of the identity Secret holding the JSON key.
@@ -12,11 +12,11 @@ pub const SECRET_KEY: &str = "credentials.json";
 
 /// A service-account key (what `gcloud iam service-accounts keys create` writes). Its `Debug`
 /// never shows the private key.
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct ServiceAccountKey {
     /// The key file as given.
     #[serde(skip)]
-    json: serde_json::Value,
+    json: Hidden<serde_json::Value>,
     /// `service_account`.
     #[serde(rename = "type")]
     kind: String,
@@ -25,7 +25,7 @@ pub struct ServiceAccountKey {
     /// The key's id.
     pub private_key_id: String,
     /// The private key, PKCS#8 PEM.
-    private_key: String,
+    private_key: Hidden<String>,
     /// The account.
     pub client_email: String,
     /// Where access tokens are exchanged (`https://oauth2.googleapis.com/token`).
@@ -35,15 +35,6 @@ pub struct ServiceAccountKey {
 
 fn default_token_uri() -> String {
     "https://oauth2.googleapis.com/token".into()
-}
-
-impl std::fmt::Debug for ServiceAccountKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServiceAccountKey")
-            .field("client_email", &self.client_email)
-            .field("private_key_id", &self.private_key_id)
-            .finish_non_exhaustive()
-    }
 }
 
 impl PartialEq for ServiceAccountKey {
@@ -71,10 +62,10 @@ impl ServiceAccountKey {
         if key.kind != "service_account" {
             return Err(refuse(format!("its \"type\" is {:?}", key.kind)));
         }
-        if !key.private_key.contains("PRIVATE KEY") {
+        if !key.private_key.0.contains("PRIVATE KEY") {
             return Err(refuse("its private_key is not a PEM private key".into()));
         }
-        key.json = json;
+        key.json = Hidden(json);
         Ok(key)
     }
 
@@ -85,7 +76,7 @@ impl ServiceAccountKey {
     pub fn credentials(
         &self,
     ) -> Result<google_cloud_auth::credentials::Credentials, ProviderError> {
-        google_cloud_auth::credentials::service_account::Builder::new(self.json.clone())
+        google_cloud_auth::credentials::service_account::Builder::new(self.json.0.clone())
             .build()
             .map_err(|e| {
                 ProviderError::terminal(
@@ -100,7 +91,7 @@ impl ServiceAccountKey {
 
     /// The private key, PKCS#8 PEM (for signing token assertions).
     pub(crate) fn private_key_pem(&self) -> &str {
-        &self.private_key
+        &self.private_key.0
     }
 
     /// A short id of the identity for the client cache: the account and key id.

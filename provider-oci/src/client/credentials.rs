@@ -8,7 +8,7 @@
 use contract::conditions::Reason;
 use oci_signer::ApiKey;
 use provider_runtime::ProviderError;
-use provider_runtime::identity::{self, SecretIdentity};
+use provider_runtime::identity::{self, Hidden, SecretIdentity};
 
 /// Keys of the identity Secret.
 pub const TENANCY_KEY: &str = "tenancy";
@@ -22,7 +22,7 @@ pub const KEY_KEY: &str = "key";
 pub const PASSPHRASE_KEY: &str = "passphrase";
 
 /// An API key's parts. `Debug` never shows the private key.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credential {
     /// The tenancy OCID.
     pub tenancy: String,
@@ -31,17 +31,7 @@ pub struct Credential {
     /// The key's fingerprint.
     pub fingerprint: String,
     /// The PEM private key.
-    pem: String,
-}
-
-impl std::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credential")
-            .field("tenancy", &self.tenancy)
-            .field("user", &self.user)
-            .field("fingerprint", &self.fingerprint)
-            .finish_non_exhaustive()
-    }
+    pem: Hidden<String>,
 }
 
 fn unauthorized(message: impl Into<String>) -> ProviderError {
@@ -60,7 +50,7 @@ impl Credential {
     /// # Errors
     /// Terminal `Unauthorized` when the PEM is not an unencrypted RSA key.
     pub fn api_key(&self, key: &str) -> Result<ApiKey, ProviderError> {
-        ApiKey::from_pem(&self.pem, &self.tenancy, &self.user, &self.fingerprint)
+        ApiKey::from_pem(&self.pem.0, &self.tenancy, &self.user, &self.fingerprint)
             .map_err(|e| unauthorized(format!("{key}: {e}")))
     }
 }
@@ -99,7 +89,7 @@ impl identity::Credentials for Credential {
             tenancy: tenancy.to_string(),
             user: user.to_string(),
             fingerprint: fingerprint.to_string(),
-            pem: pem.to_string(),
+            pem: Hidden(pem.to_string()),
         };
         credential.api_key(&field(KEY_KEY))?;
         Ok(credential)
@@ -154,7 +144,7 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Credential, Prov
         tenancy,
         user,
         fingerprint,
-        pem,
+        pem: Hidden(pem),
     };
     credential.api_key(&read_from)?;
     Ok(credential)

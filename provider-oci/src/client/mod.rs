@@ -100,23 +100,13 @@ impl Endpoints {
     }
 }
 
-/// One region's OCI, as one API key.
-#[derive(Clone)]
+/// One region's OCI, as one API key (whose `Debug` hides the private key).
+#[derive(Clone, Debug)]
 pub struct Oci {
     http: reqwest::Client,
     endpoints: Endpoints,
     region: String,
     key: Arc<ApiKey>,
-}
-
-impl std::fmt::Debug for Oci {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Oci")
-            .field("region", &self.region)
-            .field("endpoints", &self.endpoints)
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
 }
 
 /// What OCI answered a call that succeeded.

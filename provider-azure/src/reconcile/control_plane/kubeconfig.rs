@@ -37,7 +37,7 @@ impl TokenSource for Tokens {
     async fn mint(&self, now: jiff::Timestamp, _: &str) -> Result<MintedToken, ProviderError> {
         let t = self.entra.exchange(AKS_SCOPE, now).await?;
         Ok(MintedToken {
-            token: t.token,
+            token: t.token.0,
             expires_at: t.expires_at,
         })
     }
