@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use provider_aws::api::{EKSCluster, EKSControlPlane, EKSMachinePool};
-use provider_aws::reconcile::{cluster, control_plane, machine_pool};
+use provider_aws::reconcile::{cluster as ic, control_plane as cp, machine_pool as mp};
 use provider_aws::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+use provider_runtime::pacing::Pacing;
+use provider_runtime::{CommonArgs, serve};
 
 /// Reconciles EKSCluster, EKSControlPlane and EKSMachinePool for Cluster API.
 #[derive(Parser)]
@@ -39,16 +39,11 @@ fn parse_token_lifetime(s: &str) -> Result<Duration, String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let shared = Arc::new(Shared {
-        poll_interval: cli.poll_interval,
-        rest_interval: cli.common.rest_interval,
-        token_lifetime: cli.token_lifetime,
+    let pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
+    let shared = Shared {
+        pacing,
         ..Shared::default()
-    });
-    Operator::new(ProviderSpec::new(PROVIDER), cli.common)
-        .controller::<EKSCluster, _>(cluster::reconciler(shared.clone()))
-        .controller::<EKSControlPlane, _>(control_plane::reconciler(shared.clone()))
-        .controller::<EKSMachinePool, _>(machine_pool::reconciler(shared))
-        .run()
-        .await
+    };
+    let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
+    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use contract::api::{ClusterSpecCommon, IdentityRef};
 use contract::conditions::Reason;
-use contract::ownership::Owner;
+use provider_runtime::pacing::Pacing;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
 use crate::api::{EKSCluster, EKSClusterSpec};
@@ -20,25 +20,18 @@ pub const PROVIDER: &str = "eks";
 pub struct Shared {
     /// SDK clients per region and identity.
     pub clients: ClientCache,
-    /// How soon to look again while the cloud is busy (creating, updating, deleting).
-    pub poll_interval: std::time::Duration,
-    /// How soon to look again at rest (`--rest-interval`: drift detection).
-    pub rest_interval: std::time::Duration,
-    /// How long the workload cluster accepts an EKS token: [`TOKEN_LIFETIME`] on EKS, shorter
-    /// only against an emulator configured so. The kubeconfig Secret's token is replaced when a
-    /// third of it is left.
-    ///
-    /// [`TOKEN_LIFETIME`]: crate::client::token::TOKEN_LIFETIME
-    pub token_lifetime: std::time::Duration,
+    /// How it paces its looks at EKS (busy: 30s; tokens: 15 minutes).
+    pub pacing: Pacing,
 }
 
 impl Default for Shared {
     fn default() -> Self {
         Self {
             clients: ClientCache::default(),
-            poll_interval: std::time::Duration::from_secs(30),
-            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
-            token_lifetime: crate::client::token::TOKEN_LIFETIME,
+            pacing: Pacing::new(
+                std::time::Duration::from_secs(30),
+                crate::client::token::TOKEN_LIFETIME,
+            ),
         }
     }
 }
@@ -141,11 +134,6 @@ impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
     fn locatable(&self) -> bool {
         !self.region.is_empty()
     }
-}
-
-/// The owner of every AWS resource made for `cluster` in `namespace`.
-pub fn owner(namespace: &str, cluster: &str) -> Owner {
-    Owner::new(PROVIDER, namespace, cluster)
 }
 
 /// Credentials and clients for `infra`, for an object in `namespace`.

@@ -23,6 +23,7 @@ use provider_aws::api::EKSControlPlane;
 use provider_aws::client::Endpoints;
 use provider_aws::reconcile::control_plane;
 use provider_aws::scope::{ClientCache, Shared};
+use provider_runtime::pacing::Pacing;
 use serde_json::json;
 use support::{condition, eventually, free_port};
 
@@ -121,9 +122,11 @@ async fn an_eks_control_plane_is_created_rests_upgrades_one_minor_at_a_time_and_
             eks: Some(emulator.url().to_string()),
             ec2: None,
         }),
-        poll_interval: Duration::from_secs(1),
-        rest_interval: Duration::from_secs(300),
-        ..Shared::default()
+        pacing: Pacing {
+            poll: Duration::from_secs(1),
+            rest: Duration::from_secs(300),
+            ..Shared::default().pacing
+        },
     });
     let (stop_tx, provider) = support::spawn_provider(
         &client,

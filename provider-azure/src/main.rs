@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use provider_azure::api::{AKSCluster, AKSControlPlane, AKSMachinePool};
-use provider_azure::client::{DEFAULT_ENDPOINT, install_crypto};
-use provider_azure::reconcile::{cluster, control_plane, machine_pool};
+use provider_azure::client::DEFAULT_ENDPOINT;
+use provider_azure::reconcile::{cluster as ic, control_plane as cp, machine_pool as mp};
 use provider_azure::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+use provider_runtime::pacing::Pacing;
+use provider_runtime::{CommonArgs, serve};
 
 /// Reconciles AKSCluster, AKSControlPlane and AKSMachinePool for Cluster API.
 #[derive(Parser)]
@@ -34,18 +34,9 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    install_crypto();
     let cli = Cli::parse();
-    let shared = Arc::new(Shared {
-        poll_interval: cli.poll_interval,
-        rest_interval: cli.common.rest_interval,
-        token_lifetime: cli.token_lifetime,
-        ..Shared::new(cli.arm_endpoint.trim())
-    });
-    Operator::new(ProviderSpec::new(PROVIDER), cli.common)
-        .controller::<AKSCluster, _>(cluster::reconciler(shared.clone()))
-        .controller::<AKSControlPlane, _>(control_plane::reconciler(shared.clone()))
-        .controller::<AKSMachinePool, _>(machine_pool::reconciler(shared))
-        .run()
-        .await
+    let mut shared = Shared::new(cli.arm_endpoint.trim());
+    shared.pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
+    let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
+    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use contract::api::IdentityRef;
 use contract::conditions::Reason;
-use contract::ownership::Owner;
+use provider_runtime::pacing::Pacing;
 use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
 use crate::api::{AKSCluster, AKSClusterSpec};
@@ -24,13 +24,8 @@ pub const DEFAULT_ZONES: [&str; 3] = ["1", "2", "3"];
 pub struct Shared {
     /// ARM clients per subscription and identity.
     pub clients: ClientCache,
-    /// How soon to look again while AKS is busy.
-    pub poll_interval: std::time::Duration,
-    /// How soon to look again at rest (`--rest-interval`: drift detection).
-    pub rest_interval: std::time::Duration,
-    /// How long the workload cluster accepts an Entra token (Entra: 60–90 minutes); the
-    /// kubeconfig Secret's token is replaced when a third of it is left.
-    pub token_lifetime: std::time::Duration,
+    /// How it paces its looks at AKS (busy: 15s; Entra tokens: an hour).
+    pub pacing: Pacing,
     /// Each cluster's API server address and CA, from its user credential, by cluster id.
     pub access: std::sync::Mutex<BTreeMap<String, ClusterAccess>>,
 }
@@ -54,9 +49,10 @@ impl Shared {
         client::install_crypto();
         Self {
             clients: ClientCache::new(endpoint),
-            poll_interval: std::time::Duration::from_secs(15),
-            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
-            token_lifetime: std::time::Duration::from_secs(3600),
+            pacing: Pacing::new(
+                std::time::Duration::from_secs(15),
+                std::time::Duration::from_secs(3600),
+            ),
             access: std::sync::Mutex::new(BTreeMap::new()),
         }
     }
@@ -114,10 +110,24 @@ pub struct Infra {
     pub subnet: String,
 }
 
-impl Infra {
+/// The resource group an ARM id names (`/subscriptions/s/resourceGroups/<group>/…`).
+pub fn group_of(id: &str) -> Option<&str> {
+    let mut parts = id.split('/');
+    while let Some(p) = parts.next() {
+        if p.eq_ignore_ascii_case("resourceGroups") {
+            return parts.next().filter(|g| !g.is_empty());
+        }
+    }
+    None
+}
+
+impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
+    const OWN_FIELDS: &'static str =
+        "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
+
     /// From the AKSCluster: its spec, and its status for the network.
-    pub fn from_aks_cluster(c: &AKSCluster) -> Self {
-        let mut infra = Self::from_spec(&c.spec);
+    fn from_infra_cluster(c: &AKSCluster) -> Self {
+        let mut infra = Self::from_own(&c.spec);
         if let Some(n) = crate::network::AzureNetwork::of(c) {
             if let Some(s) = &n.subnet {
                 infra.subnet.clone_from(s);
@@ -131,7 +141,7 @@ impl Infra {
 
     /// From a spec (an AKSCluster's, or a control plane's own `spec.infrastructure`, whose
     /// subnet is brought by id).
-    pub fn from_spec(spec: &AKSClusterSpec) -> Self {
+    fn from_own(spec: &AKSClusterSpec) -> Self {
         let zones = if spec.aks.zones.is_empty() {
             DEFAULT_ZONES.iter().map(|z| (*z).to_string()).collect()
         } else {
@@ -158,30 +168,6 @@ impl Infra {
             additional_tags: spec.common.additional_tags.0.clone(),
             subnet,
         }
-    }
-}
-
-/// The resource group an ARM id names (`/subscriptions/s/resourceGroups/<group>/…`).
-pub fn group_of(id: &str) -> Option<&str> {
-    let mut parts = id.split('/');
-    while let Some(p) = parts.next() {
-        if p.eq_ignore_ascii_case("resourceGroups") {
-            return parts.next().filter(|g| !g.is_empty());
-        }
-    }
-    None
-}
-
-impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
-    const OWN_FIELDS: &'static str =
-        "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
-
-    fn from_infra_cluster(c: &AKSCluster) -> Self {
-        Self::from_aks_cluster(c)
-    }
-
-    fn from_own(spec: &AKSClusterSpec) -> Self {
-        Self::from_spec(spec)
     }
 
     fn locatable(&self) -> bool {
@@ -222,11 +208,6 @@ impl Clients {
             cluster_path,
         }
     }
-}
-
-/// The owner of every Azure resource made for `cluster` in `namespace`.
-pub fn owner(namespace: &str, cluster: &str) -> Owner {
-    Owner::new(PROVIDER, namespace, cluster)
 }
 
 /// Credentials and the ARM client for `infra`, for an object in `namespace`.

@@ -4,12 +4,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use provider_gcp::api::{GKECluster, GKEControlPlane, GKEMachinePool};
-use provider_gcp::client::{Endpoints, install_crypto};
-use provider_gcp::reconcile::{cluster, control_plane, machine_pool};
+use provider_gcp::client::Endpoints;
+use provider_gcp::reconcile::{cluster as ic, control_plane as cp, machine_pool as mp};
 use provider_gcp::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+use provider_runtime::pacing::Pacing;
+use provider_runtime::{CommonArgs, serve};
 
 /// Reconciles GKECluster, GKEControlPlane and GKEMachinePool for Cluster API.
 #[derive(Parser)]
@@ -47,22 +47,13 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run() -> anyhow::Result<()> {
-    install_crypto();
     let cli = Cli::parse();
     let endpoints = Endpoints {
         container: cli.container_endpoint.filter(|e| !e.trim().is_empty()),
         compute: cli.compute_endpoint.filter(|e| !e.trim().is_empty()),
     };
-    let shared = Arc::new(Shared {
-        poll_interval: cli.poll_interval,
-        rest_interval: cli.common.rest_interval,
-        token_lifetime: cli.token_lifetime,
-        ..Shared::new(endpoints)
-    });
-    Operator::new(ProviderSpec::new(PROVIDER), cli.common)
-        .controller::<GKECluster, _>(cluster::reconciler(shared.clone()))
-        .controller::<GKEControlPlane, _>(control_plane::reconciler(shared.clone()))
-        .controller::<GKEMachinePool, _>(machine_pool::reconciler(shared))
-        .run()
-        .await
+    let mut shared = Shared::new(endpoints);
+    shared.pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
+    let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
+    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use contract::api::IdentityRef;
 use contract::conditions::Reason;
-use contract::ownership::Owner;
+use provider_runtime::pacing::Pacing;
 use provider_runtime::{ProviderError, cluster_objects, identity};
 
 use crate::api::{GKECluster, GKEClusterSpec};
@@ -26,15 +26,10 @@ pub const DEFAULT_SERVICES_RANGE: &str = "services";
 pub struct Shared {
     /// Clients per project and identity.
     pub clients: ClientCache,
-    /// How soon to look again while GKE is busy (creating, updating, deleting).
-    pub poll_interval: std::time::Duration,
-    /// How soon to look again at rest (`--rest-interval`: drift detection).
-    pub rest_interval: std::time::Duration,
+    /// How it paces its looks at GKE (busy: 15s; Google tokens: an hour).
+    pub pacing: Pacing,
     /// The HTTP client of token exchanges.
     pub http: reqwest::Client,
-    /// How long the workload cluster accepts an access token (Google: an hour); the kubeconfig
-    /// Secret's token is replaced when a third of it is left.
-    pub token_lifetime: std::time::Duration,
 }
 
 impl Shared {
@@ -43,10 +38,11 @@ impl Shared {
         crate::client::install_crypto();
         Self {
             clients: ClientCache::with_endpoints(endpoints),
-            poll_interval: std::time::Duration::from_secs(15),
-            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
+            pacing: Pacing::new(
+                std::time::Duration::from_secs(15),
+                crate::client::token::TOKEN_LIFETIME,
+            ),
             http: reqwest::Client::new(),
-            token_lifetime: crate::client::token::TOKEN_LIFETIME,
         }
     }
 }
@@ -115,13 +111,15 @@ pub fn default_zones(region: &str) -> Vec<String> {
         .collect()
 }
 
-impl Infra {
+impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
+    const OWN_FIELDS: &'static str = "region, gke.project, network.id and network.subnetIDs";
+
     /// From the GKECluster: its spec for project/region/identity/labels, its status for the
     /// network.
-    pub fn from_gke_cluster(c: &GKECluster) -> Self {
+    fn from_infra_cluster(c: &GKECluster) -> Self {
         let network = crate::network::GcpNetwork::of(c);
         let network = network.as_ref();
-        let mut infra = Self::from_spec(&c.spec);
+        let mut infra = Self::from_own(&c.spec);
         infra.network = network.and_then(|n| n.network.clone()).unwrap_or_default();
         infra.subnetwork = network
             .and_then(|n| n.subnetwork.clone())
@@ -142,7 +140,7 @@ impl Infra {
 
     /// From a spec (a GKECluster's, or a control plane's own `spec.infrastructure`, whose
     /// network is brought by name).
-    pub fn from_spec(spec: &GKEClusterSpec) -> Self {
+    fn from_own(spec: &GKEClusterSpec) -> Self {
         let network = spec.common.network.as_ref();
         let zones = if spec.gke.zones.is_empty() {
             default_zones(&spec.common.region)
@@ -177,27 +175,10 @@ impl Infra {
                 .unwrap_or_else(|| DEFAULT_SERVICES_RANGE.into()),
         }
     }
-}
-
-impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
-    const OWN_FIELDS: &'static str = "region, gke.project, network.id and network.subnetIDs";
-
-    fn from_infra_cluster(c: &GKECluster) -> Self {
-        Self::from_gke_cluster(c)
-    }
-
-    fn from_own(spec: &GKEClusterSpec) -> Self {
-        Self::from_spec(spec)
-    }
 
     fn locatable(&self) -> bool {
         !self.project.is_empty() && !self.region.is_empty()
     }
-}
-
-/// The owner of every Google Cloud resource made for `cluster` in `namespace`.
-pub fn owner(namespace: &str, cluster: &str) -> Owner {
-    Owner::new(PROVIDER, namespace, cluster)
 }
 
 /// Credentials and clients for `infra`, for an object in `namespace`.

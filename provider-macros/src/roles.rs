@@ -180,8 +180,8 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
                 minors_only: true,
                 token_limits: &#tokens,
                 create_call: #create,
-                poll: shared.poll_interval,
-                rest: shared.rest_interval,
+                poll: shared.pacing.poll,
+                rest: shared.pacing.rest,
             };
             #cp::ControlPlaneReconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
         }
@@ -302,8 +302,8 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
                 replicas_manager: crate::scope::PROVIDER,
                 token_limits: &#tokens,
                 create_call: #create,
-                poll: shared.poll_interval,
-                rest: shared.rest_interval,
+                poll: shared.pacing.poll,
+                rest: shared.pacing.rest,
             };
             #mp::MachinePoolReconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
         }

@@ -5,12 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use provider_oci::api::{OKECluster, OKEControlPlane, OKEMachinePool};
-use provider_oci::client::install_crypto;
-use provider_oci::reconcile::{cluster, control_plane, machine_pool};
+use provider_oci::reconcile::{cluster as ic, control_plane as cp, machine_pool as mp};
 use provider_oci::scope::{PROVIDER, Shared};
 use provider_runtime::flags::parse_duration;
-use provider_runtime::{CommonArgs, Operator, ProviderSpec};
+use provider_runtime::pacing::Pacing;
+use provider_runtime::{CommonArgs, serve};
 
 /// Reconciles OKECluster, OKEControlPlane and OKEMachinePool for Cluster API.
 #[derive(Parser)]
@@ -34,18 +33,9 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    install_crypto();
     let cli = Cli::parse();
-    let shared = Arc::new(Shared {
-        poll_interval: cli.poll_interval,
-        rest_interval: cli.common.rest_interval,
-        token_lifetime: cli.token_lifetime,
-        ..Shared::new(cli.oci_endpoint.as_deref())
-    });
-    Operator::new(ProviderSpec::new(PROVIDER), cli.common)
-        .controller::<OKECluster, _>(cluster::reconciler(shared.clone()))
-        .controller::<OKEControlPlane, _>(control_plane::reconciler(shared.clone()))
-        .controller::<OKEMachinePool, _>(machine_pool::reconciler(shared))
-        .run()
-        .await
+    let mut shared = Shared::new(cli.oci_endpoint.as_deref());
+    shared.pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
+    let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
+    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use contract::api::IdentityRef;
 use contract::conditions::Reason;
-use contract::ownership::Owner;
+use provider_runtime::pacing::Pacing;
 use provider_runtime::pacing::looks::Expiring;
 use provider_runtime::{CloudCalls, ProviderError, cluster_objects, identity};
 
@@ -30,13 +30,8 @@ const CA_TTL: Duration = Duration::from_secs(3600);
 pub struct Shared {
     /// OCI clients per region and API key.
     pub clients: ClientCache,
-    /// How soon to look again while OKE is busy.
-    pub poll_interval: Duration,
-    /// How soon to look again at rest (`--rest-interval`: drift detection).
-    pub rest_interval: Duration,
-    /// How long a cluster accepts a token after its date (OCI's clock skew: five minutes); the
-    /// kubeconfig Secret's token is replaced when a third of it is left.
-    pub token_lifetime: Duration,
+    /// How it paces its looks at OKE (busy: 15s; tokens: five minutes, OCI's clock skew).
+    pub pacing: Pacing,
     /// Each cluster's CA (PEM), read from its kubeconfig, by cluster OCID.
     pub cas: Expiring<String, Vec<u8>>,
     /// The availability domains of each (region, compartment).
@@ -50,9 +45,7 @@ impl Shared {
         client::install_crypto();
         Self {
             clients: ClientCache::new(endpoint),
-            poll_interval: Duration::from_secs(15),
-            rest_interval: provider_runtime::flags::DEFAULT_REST_INTERVAL,
-            token_lifetime: Duration::from_secs(300),
+            pacing: Pacing::new(Duration::from_secs(15), Duration::from_secs(300)),
             cas: Expiring::new(CA_TTL),
             domains: Expiring::new(DOMAINS_TTL),
         }
@@ -158,10 +151,12 @@ pub struct Infra {
     pub lb_subnets: Vec<String>,
 }
 
-impl Infra {
+impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
+    const OWN_FIELDS: &'static str = "region, oke.compartmentID, network.id and network.subnetIDs";
+
     /// From the OKECluster: its spec, and its status for the network.
-    pub fn from_oke_cluster(c: &OKECluster) -> Self {
-        let mut infra = Self::from_spec(&c.spec);
+    fn from_infra_cluster(c: &OKECluster) -> Self {
+        let mut infra = Self::from_own(&c.spec);
         if let Some(n) = crate::network::OciNetwork::of(c) {
             if let Some(v) = &n.vcn_id {
                 infra.vcn.clone_from(v);
@@ -186,7 +181,7 @@ impl Infra {
 
     /// From a spec (an OKECluster's, or a control plane's own `spec.infrastructure`, whose
     /// network is brought by OCID).
-    pub fn from_spec(spec: &OKEClusterSpec) -> Self {
+    fn from_own(spec: &OKEClusterSpec) -> Self {
         let network = spec.common.network.clone().unwrap_or_default();
         let endpoint_subnet = spec
             .oke
@@ -206,27 +201,10 @@ impl Infra {
             lb_subnets: spec.oke.service_lb_subnet_ids.clone(),
         }
     }
-}
-
-impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
-    const OWN_FIELDS: &'static str = "region, oke.compartmentID, network.id and network.subnetIDs";
-
-    fn from_infra_cluster(c: &OKECluster) -> Self {
-        Self::from_oke_cluster(c)
-    }
-
-    fn from_own(spec: &OKEClusterSpec) -> Self {
-        Self::from_spec(spec)
-    }
 
     fn locatable(&self) -> bool {
         !self.compartment.is_empty() && !self.region.is_empty()
     }
-}
-
-/// The owner of every OCI resource made for `cluster` in `namespace`.
-pub fn owner(namespace: &str, cluster: &str) -> Owner {
-    Owner::new(PROVIDER, namespace, cluster)
 }
 
 /// Credentials and the OCI client for `infra`, for an object in `namespace`.

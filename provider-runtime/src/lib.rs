@@ -23,9 +23,11 @@
 //! - [`identity`]: `spec.identityRef` read the same way on every cloud, and the client cache
 //!   keyed by (location, identity);
 //! - [`pacing`]: every timing rule: looks at running operations, retries and backoff, the
-//!   `Retry-After` admission of cloud calls, and what is reported from an earlier look;
+//!   `Retry-After` admission of cloud calls, and what is reported from an earlier look; and
+//!   [`pacing::Pacing`], the three intervals a provider's flags set;
 //! - [`metrics`] (counting only), [`health`], [`telemetry`], [`leader`]: operability;
-//! - [`Operator`]: the entry point a provider's `main` calls.
+//! - [`serve`]: the entry point a provider's `main` calls with its three reconcilers
+//!   ([`Operator`] underneath, for tests and other shapes).
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -96,7 +98,7 @@ macro_rules! provider_object {
 pub use error::ProviderError;
 pub use flags::CommonArgs;
 pub use metrics::{CallOutcome, Metrics};
-pub use operator::{Operator, ProviderSpec, shutdown_signal};
+pub use operator::{Operator, ProviderSpec, serve, shutdown_signal};
 pub use pacing::admission::{Admitted, CloudCalls};
 /// A role's kind and a provider's Template kinds, CRD list and kernel glue, written once.
 pub use provider_macros::{block, control_plane, infra_cluster, kind, kinds, machine_pool};

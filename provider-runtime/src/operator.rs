@@ -10,9 +10,12 @@ use futures::future::BoxFuture;
 use kube::api::ListParams;
 use kube::runtime::events::{Recorder, Reporter};
 
+use crate::control_plane::{ControlPlaneCloud, ControlPlaneReconciler};
 use crate::flags::CommonArgs;
 use crate::health::{Health, LeaderState, Servers};
+use crate::infra_cluster::{InfraClusterCloud, InfraClusterReconciler};
 use crate::leader::{self, LeaseConfig};
+use crate::machine_pool::{MachinePoolCloud, MachinePoolReconciler};
 use crate::metrics::Metrics;
 use crate::reconcile::{self, Env, KindController, ProviderObject, Reconciler, Role};
 use crate::shutdown::Stop;
@@ -330,4 +333,34 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
     tracing::info!("shutdown requested");
+}
+
+/// Runs the provider `name` ([`ProviderSpec`]) until SIGTERM or Ctrl-C ([`Operator::run`]):
+/// its three reconcilers, each made by `roles` (the InfraCluster's, the ControlPlane's, the
+/// MachinePool's) from the provider's `shared` state.
+///
+/// # Errors
+/// As [`Operator::run`].
+pub async fn serve<S, I, P, M>(
+    name: &'static str,
+    args: CommonArgs,
+    shared: Arc<S>,
+    roles: (
+        impl FnOnce(Arc<S>) -> InfraClusterReconciler<I>,
+        impl FnOnce(Arc<S>) -> ControlPlaneReconciler<P>,
+        impl FnOnce(Arc<S>) -> MachinePoolReconciler<M>,
+    ),
+) -> anyhow::Result<()>
+where
+    I: InfraClusterCloud,
+    P: ControlPlaneCloud,
+    M: MachinePoolCloud,
+{
+    let (cluster, control_plane, machine_pool) = roles;
+    Operator::new(ProviderSpec::new(name), args)
+        .controller::<I::Object, _>(cluster(shared.clone()))
+        .controller::<P::Object, _>(control_plane(shared.clone()))
+        .controller::<M::Object, _>(machine_pool(shared))
+        .run()
+        .await
 }

@@ -164,7 +164,7 @@ impl InfraClusterCloud for EksInfraCluster {
                     network.subnets.len(),
                     network::zones(&network.subnets).join(", ")
                 );
-                NetworkReport::ready(network.seen(), message, self.shared.rest_interval)
+                NetworkReport::ready(network.seen(), message, self.shared.pacing.rest)
             }
         }
     }
@@ -192,7 +192,7 @@ impl InfraClusterCloud for EksInfraCluster {
             uid: obj.uid().unwrap_or_default(),
         };
         let previous = AwsNetwork::of(obj);
-        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
         let scope = Scope {
             ec2,
             desired: &desired,
@@ -204,11 +204,11 @@ impl InfraClusterCloud for EksInfraCluster {
         let network =
             (outcome.error.is_none() || previous.is_none()).then(|| outcome.built.status().seen());
         let condition = network::condition(&outcome);
-        Ok(outcome.report(network, condition, timing, self.shared.rest_interval))
+        Ok(outcome.report(network, condition, timing, self.shared.pacing.rest))
     }
 
     async fn tear_down(&self, ec2: &Ec2, owner: Owner) -> Result<Cleanup, ProviderError> {
-        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
         let removal = walker::tear_down::<network::Service, _>(&Teardown {
             ec2,
             owner: &owner,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use provider_aws::api::EKSCluster;
 use provider_aws::reconcile::cluster;
 use provider_aws::scope::Shared;
+use provider_runtime::pacing::Pacing;
 
 use crate::support::{self, free_port};
 
@@ -24,8 +25,11 @@ impl Provider {
     pub fn start(client: &kube::Client) -> Self {
         let metrics_port = free_port();
         let shared = Arc::new(Shared {
-            poll_interval: Duration::from_secs(1),
-            rest_interval: Duration::from_secs(2),
+            pacing: Pacing {
+                poll: Duration::from_secs(1),
+                rest: Duration::from_secs(2),
+                ..Shared::default().pacing
+            },
             ..Shared::default()
         });
         let (stop, task) = support::spawn_provider(

@@ -34,6 +34,7 @@ use std::time::Duration;
 use provider_aws::api::EKSMachinePool;
 use provider_aws::reconcile::machine_pool;
 use provider_aws::scope::Shared;
+use provider_runtime::pacing::Pacing;
 
 const TEST: &str = "an_eks_machine_pool_creates_scales_autoscales_and_deletes_its_node_group";
 const CHILD: &str = "EKS_MACHINE_POOL_TEST_CHILD";
@@ -74,8 +75,11 @@ async fn child() {
 
     // The provider, in-process, polling every second.
     let shared = Arc::new(Shared {
-        poll_interval: Duration::from_secs(1),
-        rest_interval: Duration::from_secs(2),
+        pacing: Pacing {
+            poll: Duration::from_secs(1),
+            rest: Duration::from_secs(2),
+            ..Shared::default().pacing
+        },
         ..Shared::default()
     });
     let (stop_tx, provider) = support::spawn_provider(

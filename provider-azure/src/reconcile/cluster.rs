@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use contract::cidr;
 use contract::ownership::Owner;
+use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
 use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
@@ -92,7 +93,7 @@ impl InfraClusterCloud for AksInfraCluster {
 
     async fn connect(&self, reach: Reach<'_, AKSCluster>) -> Result<Network, ProviderError> {
         let (obj, calls) = (reach.object, reach.calls);
-        let infra = Infra::from_spec(&obj.spec);
+        let infra = Infra::from_own(&obj.spec);
         let arm = scope::arm_for(&self.shared, reach.client, reach.namespace, &infra).await?;
         Ok(Network {
             arm,
@@ -102,7 +103,7 @@ impl InfraClusterCloud for AksInfraCluster {
     }
 
     async fn observe_brought(&self, _obj: &AKSCluster, n: &Network) -> ReportOf<AKSCluster> {
-        bring_your_own::observe(n, self.shared.rest_interval).await
+        bring_your_own::observe(n, self.shared.pacing.rest).await
     }
 
     async fn build(
@@ -139,9 +140,9 @@ impl InfraClusterCloud for AksInfraCluster {
                 net.infra.zones.join(", ")
             )
         });
-        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
         let network = Some(status.seen());
-        Ok(walk.report(network, condition, timing, self.shared.rest_interval))
+        Ok(walk.report(network, condition, timing, self.shared.pacing.rest))
     }
 
     async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
@@ -152,7 +153,7 @@ impl InfraClusterCloud for AksInfraCluster {
             plan: None,
         };
         let removal = walker::tear_down::<network::Service, _>(&scope).await?;
-        Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
+        Ok(removal.cleanup(Timing::new(self.shared.pacing.poll, SETTLE)))
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use contract::conditions::Reason;
 use provider_runtime::ProviderError;
+use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{NetworkReport, ReportOf};
 
 use super::GcpNetwork;
@@ -22,7 +23,7 @@ pub async fn observe(
     c: &Compute,
     rest_interval: Duration,
 ) -> ReportOf<GKECluster> {
-    let infra = Infra::from_spec(spec);
+    let infra = Infra::from_own(spec);
     let invalid =
         |m: String| NetworkReport::failed(ProviderError::terminal(Reason::InvalidSpec, m));
     let network = match vpc::get(c, &infra.network).await {

@@ -357,10 +357,10 @@ mod tests {
 
     #[test]
     fn ownership_travels_in_the_description() {
-        let owner = scope::owner("team-a", "prod");
+        let owner = Owner::new(scope::PROVIDER, "team-a", "prod");
         let d = description(&owner);
         assert!(owner.owns(&tags_of(Some(&d), &owner)), "{d}");
-        let other = scope::owner("team-a", "dev");
+        let other = Owner::new(scope::PROVIDER, "team-a", "dev");
         assert!(!other.owns(&tags_of(Some(&d), &other)));
         assert!(tags_of(None, &owner).is_empty());
         assert!(tags_of(Some("made by hand"), &owner).is_empty());

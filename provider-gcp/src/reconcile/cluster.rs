@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use contract::cidr;
 use contract::ownership::Owner;
+use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
 use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
@@ -126,7 +127,7 @@ impl InfraClusterCloud for GkeInfraCluster {
 
     async fn connect(&self, reach: Reach<'_, GKECluster>) -> Result<Compute, ProviderError> {
         let (obj, calls) = (reach.object, reach.calls);
-        let infra = Infra::from_spec(&obj.spec);
+        let infra = Infra::from_own(&obj.spec);
         let clients =
             scope::clients_for(&self.shared, reach.client, reach.namespace, &infra).await?;
         Ok(Compute::new(
@@ -138,7 +139,7 @@ impl InfraClusterCloud for GkeInfraCluster {
     }
 
     async fn observe_brought(&self, obj: &GKECluster, c: &Compute) -> ReportOf<GKECluster> {
-        bring_your_own::observe(&obj.spec, c, self.shared.rest_interval).await
+        bring_your_own::observe(&obj.spec, c, self.shared.pacing.rest).await
     }
 
     async fn build(
@@ -149,7 +150,7 @@ impl InfraClusterCloud for GkeInfraCluster {
         owner: Owner,
         plan: CreatedNetwork,
     ) -> Result<ReportOf<GKECluster>, ProviderError> {
-        let infra = Infra::from_spec(&obj.spec);
+        let infra = Infra::from_own(&obj.spec);
         let names = Names::new(&owner);
         let scope = Scope {
             compute,
@@ -157,7 +158,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             names: names.clone(),
             plan: Some(&plan),
         };
-        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
         let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = GcpNetwork {
             network: Some(names.network.clone()),
@@ -180,7 +181,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             )
         });
         let network = Some(status.seen());
-        Ok(walk.report(network, condition, timing, self.shared.rest_interval))
+        Ok(walk.report(network, condition, timing, self.shared.pacing.rest))
     }
 
     async fn tear_down(&self, compute: &Compute, owner: Owner) -> Result<Cleanup, ProviderError> {
@@ -191,7 +192,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             plan: None,
         };
         let removal = walker::tear_down::<network::Service, _>(&scope).await?;
-        Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
+        Ok(removal.cleanup(Timing::new(self.shared.pacing.poll, SETTLE)))
     }
 }
 

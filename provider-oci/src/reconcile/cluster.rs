@@ -20,6 +20,7 @@ use contract::cidr;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use kube::ResourceExt;
+use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
 use provider_runtime::walker::{self, Timing};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
@@ -96,7 +97,7 @@ impl InfraClusterCloud for OkeInfraCluster {
 
     async fn connect(&self, reach: Reach<'_, OKECluster>) -> Result<Network, ProviderError> {
         let (obj, calls) = (reach.object, reach.calls);
-        let mut infra = Infra::from_spec(&obj.spec);
+        let mut infra = Infra::from_own(&obj.spec);
         let oci = scope::oci_for(&self.shared, reach.client, reach.namespace, &infra).await?;
         let region_ads = self
             .shared
@@ -133,7 +134,7 @@ impl InfraClusterCloud for OkeInfraCluster {
     }
 
     async fn observe_brought(&self, _obj: &OKECluster, n: &Network) -> ReportOf<OKECluster> {
-        bring_your_own::observe(n, self.shared.rest_interval).await
+        bring_your_own::observe(n, self.shared.pacing.rest).await
     }
 
     async fn build(
@@ -148,18 +149,18 @@ impl InfraClusterCloud for OkeInfraCluster {
         let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = walk.built.status(&plan, &net.infra.availability_domains);
         let condition = network::condition(&walk, &scope, &plan);
-        let timing = Timing::new(self.shared.poll_interval, SETTLE);
+        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
         Ok(walk.report(
             Some(status.seen()),
             condition,
             timing,
-            self.shared.rest_interval,
+            self.shared.pacing.rest,
         ))
     }
 
     async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
         let removal = network::tear_down(Scope::new(net, &owner, None)).await?;
-        Ok(removal.cleanup(Timing::new(self.shared.poll_interval, SETTLE)))
+        Ok(removal.cleanup(Timing::new(self.shared.pacing.poll, SETTLE)))
     }
 }
 

@@ -16,3 +16,43 @@ pub mod admission;
 pub mod looks;
 pub mod operations;
 pub mod retry;
+
+use std::time::Duration;
+
+use crate::flags::{CommonArgs, DEFAULT_REST_INTERVAL};
+
+/// How a provider paces its looks at the cloud: the same three settings on every cloud, from
+/// its flags (`--<cloud>-poll-interval`, `--rest-interval`, `--<cloud>-token-lifetime`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pacing {
+    /// How soon to look again while the cloud works on something (creating, updating,
+    /// deleting).
+    pub poll: Duration,
+    /// How long a resource at rest goes between two looks (drift detection).
+    pub rest: Duration,
+    /// How long the workload cluster accepts a token the kubeconfig Secret holds; the token is
+    /// replaced when a third of it is left.
+    pub token_lifetime: Duration,
+}
+
+impl Pacing {
+    /// A cloud's defaults: `poll` while it is busy, its tokens' `token_lifetime`, and
+    /// `--rest-interval`'s default at rest.
+    pub const fn new(poll: Duration, token_lifetime: Duration) -> Self {
+        Self {
+            poll,
+            rest: DEFAULT_REST_INTERVAL,
+            token_lifetime,
+        }
+    }
+
+    /// From a provider's flags: its own `poll` and `token_lifetime`, and the shared
+    /// `--rest-interval`.
+    pub fn from_flags(poll: Duration, common: &CommonArgs, token_lifetime: Duration) -> Self {
+        Self {
+            poll,
+            rest: common.rest_interval,
+            token_lifetime,
+        }
+    }
+}

@@ -74,7 +74,7 @@ async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<EksConnected,
             credentials: aws.credentials,
             region: aws.region.clone(),
             eks_name: name.clone(),
-            lifetime: shared.token_lifetime,
+            lifetime: shared.pacing.token_lifetime,
         },
         user_exec: UserExec::new(get_token_plugin(&name, &aws.region)),
         clients: Clients {

@@ -56,7 +56,7 @@ pub type AksConnected = Connected<Clients, Tokens>;
 async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<AksConnected, ProviderError> {
     let infra = reach.infra;
     let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
-    let tokens = Tokens::new(arm.tokens().clone(), shared.token_lifetime);
+    let tokens = Tokens::new(arm.tokens().clone(), shared.pacing.token_lifetime);
     let calls = reach.calls.clone();
     Ok(Connected {
         clients: Clients::new(shared, arm, calls, &infra.resource_group, reach.name),

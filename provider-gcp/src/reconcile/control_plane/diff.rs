@@ -93,6 +93,7 @@ mod tests {
     use super::*;
     use crate::api::{GKEClusterSpec, GKEControlPlane};
     use crate::scope::Infra;
+    use provider_runtime::cluster_objects::InfraOf as _;
 
     fn want(spec: serde_json::Value) -> DesiredCluster {
         let cp: GKEControlPlane = serde_json::from_value(json!({
@@ -102,7 +103,7 @@ mod tests {
             "spec": spec,
         }))
         .unwrap();
-        let mut infra = Infra::from_spec(&GKEClusterSpec::default());
+        let mut infra = Infra::from_own(&GKEClusterSpec::default());
         infra.project = "proj".into();
         super::super::desired::validate(&cp, &infra).unwrap()
     }

@@ -67,7 +67,7 @@ async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<GkeConnected,
     let tokens = Tokens {
         http: shared.http.clone(),
         key: gke.key.clone(),
-        lifetime: shared.token_lifetime,
+        lifetime: shared.pacing.token_lifetime,
     };
     Ok(Connected {
         tags: infra.additional_tags,

@@ -96,7 +96,7 @@ async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<OkeConnected,
         .filter(|id| id.starts_with("ocid1.cluster."));
     let tokens = Tokens {
         oci: oci.clone(),
-        lifetime: shared.token_lifetime,
+        lifetime: shared.pacing.token_lifetime,
     };
     Ok(Connected {
         tags: infra.additional_tags,
@@ -108,7 +108,7 @@ async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<OkeConnected,
             calls: reach.calls.clone(),
             compartment: infra.compartment,
             recorded,
-            owner: scope::owner(reach.namespace, reach.cluster_name),
+            owner: Owner::new(scope::PROVIDER, reach.namespace, reach.cluster_name),
             seen: LastSeen::default(),
         },
         name: reach.name.to_string(),

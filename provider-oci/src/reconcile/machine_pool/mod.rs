@@ -126,7 +126,7 @@ async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderE
             .availability_domains(&oci, reach.calls, &infra.compartment)
             .await?;
     }
-    let owner = scope::owner(reach.namespace, reach.cluster_name);
+    let owner = Owner::new(scope::PROVIDER, reach.namespace, reach.cluster_name);
     let cluster_id = cluster_id(
         &oci,
         reach.calls,
