@@ -88,9 +88,11 @@ pub struct Infra {
     pub security_group_ids: Vec<String>,
 }
 
-impl Infra {
+impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
+    const OWN_FIELDS: &'static str = "region, network.subnetIDs";
+
     /// From the EKSCluster: its spec for region/identity/tags, its status for the network.
-    pub fn from_eks_cluster(c: &EKSCluster) -> Self {
+    fn from_infra_cluster(c: &EKSCluster) -> Self {
         let network = crate::network::AwsNetwork::of(c);
         let network = network.as_ref();
         Self {
@@ -108,7 +110,8 @@ impl Infra {
     }
 
     /// From a control plane's own `spec.infrastructure` (bring-your-own network, no EKSCluster).
-    pub fn from_spec(spec: &ClusterSpecCommon) -> Self {
+    fn from_own(spec: &EKSClusterSpec) -> Self {
+        let spec = &spec.common;
         let network = spec.network.as_ref();
         Self {
             region: spec.region.clone(),
@@ -117,18 +120,6 @@ impl Infra {
             subnet_ids: network.map(|n| n.subnet_ids.clone()).unwrap_or_default(),
             security_group_ids: Vec::new(),
         }
-    }
-}
-
-impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
-    const OWN_FIELDS: &'static str = "region, network.subnetIDs";
-
-    fn from_infra_cluster(c: &EKSCluster) -> Self {
-        Self::from_eks_cluster(c)
-    }
-
-    fn from_own(spec: &EKSClusterSpec) -> Self {
-        Self::from_spec(&spec.common)
     }
 
     fn locatable(&self) -> bool {

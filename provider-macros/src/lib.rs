@@ -542,14 +542,6 @@ pub fn block(_args: TokenStream, item: TokenStream) -> TokenStream {
     made.unwrap_or_else(|e| e.to_compile_error()).into()
 }
 
-/// `control_plane! { GKE, tokens = GKE_UNSENT_TOKEN, create = "CreateCluster" }`, in a
-/// provider's `reconcile/control_plane/mod.rs`: the struct `GkeControlPlane` (the provider's
-/// `Arc<scope::Shared>`), its `ControlPlaneCloud` impl, each step the function of the same name
-/// in the module's files (`desired::validate`, `connect` here, `observe::observe`, `diff::diff`,
-/// `act::act`, `observe::report`), and `reconciler(shared)`, the generic reconciler over it with
-/// the profile the line gives (the idempotency tokens' limits, the create call's name) and the
-/// provider's `scope::Shared` pacing. `extra = ClusterExtras` for a cloud whose look gathers
-/// more than the cluster for its diff.
 /// `infra_cluster!(GKE)`, in a provider's `reconcile/cluster.rs`: the struct `GkeInfraCluster`
 /// (the provider's `Arc<scope::Shared>`), whose `InfraClusterCloud` impl the file writes, and
 /// `reconciler(shared)`, the generic InfraCluster reconciler over it.
@@ -559,6 +551,14 @@ pub fn infra_cluster(input: TokenStream) -> TokenStream {
     roles::infra_cluster(&args).into()
 }
 
+/// `control_plane! { GKE, tokens = GKE_UNSENT_TOKEN, create = "CreateCluster" }`, in a
+/// provider's `reconcile/control_plane/mod.rs`: the struct `GkeControlPlane` (the provider's
+/// `Arc<scope::Shared>`), its `ControlPlaneCloud` impl, each step the function of the same name
+/// in the module's files (`desired::validate`, `connect(shared, reach)` here, `observe::observe`,
+/// `diff::diff`, `act::act`, `observe::report`), and `reconciler(shared)`, the generic reconciler over it with
+/// the profile the line gives (the idempotency tokens' limits, the create call's name) and the
+/// provider's `scope::Shared` pacing. `extra = ClusterExtras` for a cloud whose look gathers
+/// more than the cluster for its diff.
 #[proc_macro]
 pub fn control_plane(input: TokenStream) -> TokenStream {
     let args = parse_macro_input!(input as roles::RoleArgs);

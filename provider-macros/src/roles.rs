@@ -1,5 +1,5 @@
-//! `control_plane!` and `machine_pool!`: a provider's side of the kernel's per-role traits,
-//! written from the layout every provider's role module has.
+//! `infra_cluster!`, `control_plane!` and `machine_pool!`: a provider's side of the kernel's
+//! per-role traits, written from the layout every provider's role module has.
 //!
 //! A role module (`reconcile/control_plane/`, `reconcile/machine_pool/`) holds the cloud's steps
 //! in files of the same names on every cloud, and the macro joins them to the kernel:
@@ -7,22 +7,25 @@
 //! | kernel step | control plane | machine pool |
 //! | --- | --- | --- |
 //! | validate | `desired::validate(cp, infra)` → `desired::DesiredCluster` | `desired::validate(obj)` → `desired::PoolSpec` |
-//! | connect | `connect(shared, cp, infra, reach)` in `mod.rs` → `Connected<Clients, kubeconfig::Tokens>` | `connect(shared, obj, place, reach)` → `PoolConnected<PoolClients>` |
+//! | connect | `connect(shared, reach)` in `mod.rs` (`reach.object`, `reach.infra`) → `At`, the `Connected<Clients, kubeconfig::Tokens>` | `connect(shared, reach)` (`reach.object`, `reach.place`) → `At`, the `PoolConnected<PoolClients>` |
 //! | observe | `observe::observe(connected, look)` → `observe::ObservedCluster` | `observe::observe(at, look)` → `observe::ObservedPool` |
 //! | diff | `diff::diff(desired, &cluster.detail)` → `diff::ClusterChange` | `diff::diff(&pool.detail, spec, scaling)` → `diff::PoolChange` |
 //! | act | `act::act(connected, step, request)` | a step's own function: `act::create(at, PoolCreate)`, `act::tag(at, id, tags)`, `act::upgrade(at, to)`, `act::update(at, change)`, `act::delete(at)` |
 //! | report | `observe::report(&detail)` → the status block | the same, with `pool_block` |
 //!
 //! The cloud's struct (`GkeControlPlane`, `GkeMachinePool`) holds the provider's
-//! `Arc<crate::scope::Shared>`; where the cluster lives is `crate::scope::Infra`.
+//! `Arc<crate::scope::Shared>`; where the cluster lives is `crate::scope::Infra`. The line also
+//! gives the role's profile and makes `reconciler(shared)`. `infra_cluster!` makes only the
+//! InfraCluster's struct and reconciler: its trait is the file's own `impl`.
 
 use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, Token, Type};
 
-/// `control_plane!(EKS, extra = ClusterExtras)` or
-/// `machine_pool!(EKS, infra = PoolInfra, pool_block)`: the cloud's prefix, then options.
+/// `control_plane! { EKS, extra = ClusterExtras, tokens = …, create = … }` or
+/// `machine_pool! { EKS, infra = PoolInfra, pool_block, tokens = …, create = …, names = …,
+/// noun = … }`: the cloud's prefix, then options in any order.
 pub struct RoleArgs {
     prefix: Ident,
     /// What the control plane's look gathers besides the cluster (EKS's add-ons and access
@@ -36,6 +39,8 @@ pub struct RoleArgs {
     /// `create` (the name of the cloud's create call) and, for a pool, `names` (a
     /// `PoolNames`) and `noun` (what the cloud calls a pool).
     profile: Vec<(Ident, Expr)>,
+    /// Every option as given, in order, for [`RoleArgs::takes`].
+    given: Vec<Ident>,
 }
 
 /// The keys of a role's profile.
@@ -49,9 +54,17 @@ impl Parse for RoleArgs {
             infra: None,
             pool_block: false,
             profile: Vec::new(),
+            given: Vec::new(),
         };
         while input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
             let word: Ident = input.parse()?;
+            if args.given.contains(&word) {
+                return Err(syn::Error::new(
+                    word.span(),
+                    format!("`{word}` is given twice"),
+                ));
+            }
+            args.given.push(word.clone());
             match word.to_string().as_str() {
                 "pool_block" => args.pool_block = true,
                 key if PROFILE_KEYS.contains(&key) => {
@@ -80,6 +93,18 @@ impl Parse for RoleArgs {
 }
 
 impl RoleArgs {
+    /// An error naming the first option given that `role!` does not take (of `takes`).
+    fn takes(&self, role: &str, takes: &[&str]) -> Result<(), Tokens> {
+        match self.given.iter().find(|k| !takes.iter().any(|t| *k == t)) {
+            None => Ok(()),
+            Some(key) => {
+                let message = format!("{role}! takes no `{key}` (it takes {})", takes.join(", "));
+                let span = key.span();
+                Err(quote::quote_spanned!(span=> compile_error!(#message);))
+            }
+        }
+    }
+
     /// The profile's expression under `key`, or an error naming the macro and the key.
     fn setting(&self, role: &str, key: &str) -> Result<&Expr, Tokens> {
         self.profile
@@ -119,6 +144,9 @@ fn cloud_struct(cloud: &Ident, doc: &str) -> Tokens {
 /// whose `InfraClusterCloud` impl the provider's `reconcile/cluster.rs` writes, and
 /// `reconciler(shared)`, the generic InfraCluster reconciler over it.
 pub fn infra_cluster(args: &RoleArgs) -> Tokens {
+    if let Err(e) = args.takes("infra_cluster", &[]) {
+        return e;
+    }
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}InfraCluster", camel(&p));
     let doc = format!(" {p}'s network, for the generic InfraCluster reconciler.");
@@ -138,6 +166,9 @@ pub fn infra_cluster(args: &RoleArgs) -> Tokens {
 }
 
 pub fn control_plane(args: &RoleArgs) -> Tokens {
+    if let Err(e) = args.takes("control_plane", &["extra", "tokens", "create"]) {
+        return e;
+    }
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}ControlPlane", camel(&p));
     let object = format_ident!("{p}ControlPlane");
@@ -170,13 +201,17 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
         /// What `connect` is given: the kernel's `Reach` for this cloud's kinds.
         type Reach<'a> = #cp::Reach<'a, crate::api::#object, crate::scope::Infra>;
 
+        /// A pass's cluster, connected: its name, tags, token source and this cloud's clients.
+        type At = #cp::Connected<Clients, kubeconfig::Tokens>;
+
         #[doc = #reconciler_doc]
         pub fn reconciler(
             shared: ::std::sync::Arc<crate::scope::Shared>,
         ) -> #cp::ControlPlaneReconciler<#cloud> {
             let profile = #cp::ControlPlaneProfile {
                 cloud: #p,
-                // Every cloud picks the patch of a minor itself.
+                // Every cloud here picks the patch of a minor itself (EKS, AKS and GKE pick
+                // it; OKE offers exact patches, and the newest of the minor is asked for).
                 minors_only: true,
                 token_limits: &#tokens,
                 create_call: #create,
@@ -250,6 +285,10 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
 }
 
 pub fn machine_pool(args: &RoleArgs) -> Tokens {
+    let takes = ["infra", "pool_block", "tokens", "create", "names", "noun"];
+    if let Err(e) = args.takes("machine_pool", &takes) {
+        return e;
+    }
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}MachinePool", camel(&p));
     let object = format_ident!("{p}MachinePool");
@@ -445,5 +484,21 @@ mod tests {
         let code = machine_pool(&args).to_string();
         assert!(code.contains("machine_pool! needs `names = …`"), "{code}");
         assert!(syn::parse_str::<RoleArgs>("OKE, token = T").is_err());
+    }
+
+    #[test]
+    fn an_option_given_twice_or_to_a_role_that_takes_none_is_an_error() {
+        assert!(syn::parse_str::<RoleArgs>("OKE, tokens = T, tokens = U").is_err());
+        let args: RoleArgs = syn::parse_str("OKE, pool_block, tokens = T, create = C").unwrap();
+        let code = control_plane(&args).to_string();
+        assert!(
+            code.contains("control_plane! takes no `pool_block`"),
+            "{code}"
+        );
+        let code = infra_cluster(&args).to_string();
+        assert!(
+            code.contains("infra_cluster! takes no `pool_block`"),
+            "{code}"
+        );
     }
 }

@@ -370,3 +370,24 @@ where
         version,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An InfraCluster kind of a made-up cloud.
+    #[derive(kube::CustomResource, Clone, Debug, serde::Deserialize, serde::Serialize)]
+    #[kube(
+        group = "infrastructure.cluster.x-k8s.io",
+        version = "v1beta2",
+        kind = "XKSCluster",
+        namespaced,
+        schema = "disabled"
+    )]
+    struct XksClusterSpec {}
+
+    #[test]
+    fn the_cloud_is_named_by_its_infra_cluster_kind() {
+        assert_eq!(cloud_of::<XKSCluster>(), "XKS");
+    }
+}

@@ -20,14 +20,15 @@
 //! - [`infra_cluster`]: the InfraCluster role written once, over a narrow per-cloud trait;
 //! - [`walker`]: the InfraCluster's ordered-service walker;
 //! - [`kubeconfig`]: the two kubeconfig Secrets, over the cloud's token source;
-//! - [`identity`]: `spec.identityRef` read the same way on every cloud, and the client cache
-//!   keyed by (location, identity);
+//! - [`identity`]: `spec.identityRef` read the same way on every cloud, a cloud's
+//!   [`identity::Credentials`] from it (their secret parts [`identity::Hidden`]), and the
+//!   client cache keyed by (location, identity);
 //! - [`pacing`]: every timing rule: looks at running operations, retries and backoff, the
 //!   `Retry-After` admission of cloud calls, and what is reported from an earlier look; and
 //!   [`pacing::Pacing`], the three intervals a provider's flags set;
 //! - [`metrics`] (counting only), [`health`], [`telemetry`], [`leader`]: operability;
-//! - [`serve`]: the entry point a provider's `main` calls with its three reconcilers
-//!   ([`Operator`] underneath, for tests and other shapes).
+//! - [`serve`]: the entry point a provider's `main` calls with the constructors of its three
+//!   reconcilers ([`Operator`] underneath, for tests and other shapes).
 //!
 //! ```no_run
 //! use clap::Parser;

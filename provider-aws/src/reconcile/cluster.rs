@@ -7,7 +7,7 @@
 //!   CIDR, default 10.0.0.0/16, over `spec.eks.availabilityZones` zones, default 2);
 //! - **brought network**: three reads (subnets, VPC, route tables), nothing written, ever;
 //! - **created network**: the EC2 services ([`crate::network`]) walked forwards; at rest each
-//!   only reads: eight Describe calls per `rest_interval` (VPCs, the VPC's two DNS attributes,
+//!   only reads: eight Describe calls per `--rest-interval` (VPCs, the VPC's two DNS attributes,
 //!   subnets, internet gateways, NAT gateways, route tables, security groups); deletion walks
 //!   them backwards, deleting only what carries the cluster's ownership tag;
 //! - the status's `network` block.
@@ -21,6 +21,7 @@ use contract::conditions::Reason;
 use contract::naming;
 use contract::ownership::Owner;
 use kube::ResourceExt;
+use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::control_plane::ManagedControlPlane as _;
 use provider_runtime::infra_cluster::{
     InfraClusterCloud, NetworkMode, NetworkReport, Reach, ReportOf,
@@ -33,7 +34,7 @@ use crate::network::bring_your_own::{self, Brought};
 use crate::network::cidr::{self, Ipv4Cidr};
 use crate::network::ec2::Ec2;
 use crate::network::{
-    self, DEFAULT_CIDR, DEFAULT_ZONES, Desired, MIN_ZONES, Names, Scope, Teardown, Timing,
+    self, DEFAULT_CIDR, DEFAULT_ZONES, Desired, MIN_ZONES, Names, Scope, Teardown,
 };
 use crate::scope::{self, Infra};
 
@@ -139,7 +140,7 @@ impl InfraClusterCloud for EksInfraCluster {
             &self.shared.clients,
             reach.client,
             reach.namespace,
-            &Infra::from_eks_cluster(obj),
+            &Infra::from_infra_cluster(obj),
         )
         .await?;
         Ok(Ec2::new(clients.ec2.clone(), calls.clone()))
@@ -192,7 +193,7 @@ impl InfraClusterCloud for EksInfraCluster {
             uid: obj.uid().unwrap_or_default(),
         };
         let previous = AwsNetwork::of(obj);
-        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
+        let timing = self.shared.pacing.timing(SETTLE);
         let scope = Scope {
             ec2,
             desired: &desired,
@@ -208,7 +209,7 @@ impl InfraClusterCloud for EksInfraCluster {
     }
 
     async fn tear_down(&self, ec2: &Ec2, owner: Owner) -> Result<Cleanup, ProviderError> {
-        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
+        let timing = self.shared.pacing.timing(SETTLE);
         let removal = walker::tear_down::<network::Service, _>(&Teardown {
             ec2,
             owner: &owner,

@@ -22,7 +22,7 @@ use contract::cidr;
 use contract::ownership::Owner;
 use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
-use provider_runtime::walker::{self, Timing};
+use provider_runtime::walker::{self};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{AKSCluster, AKSClusterSpec};
@@ -140,7 +140,7 @@ impl InfraClusterCloud for AksInfraCluster {
                 net.infra.zones.join(", ")
             )
         });
-        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
+        let timing = self.shared.pacing.timing(SETTLE);
         let network = Some(status.seen());
         Ok(walk.report(network, condition, timing, self.shared.pacing.rest))
     }
@@ -153,7 +153,7 @@ impl InfraClusterCloud for AksInfraCluster {
             plan: None,
         };
         let removal = walker::tear_down::<network::Service, _>(&scope).await?;
-        Ok(removal.cleanup(Timing::new(self.shared.pacing.poll, SETTLE)))
+        Ok(removal.cleanup(self.shared.pacing.timing(SETTLE)))
     }
 }
 

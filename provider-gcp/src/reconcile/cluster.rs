@@ -22,7 +22,7 @@ use contract::cidr;
 use contract::ownership::Owner;
 use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
-use provider_runtime::walker::{self, Timing};
+use provider_runtime::walker::{self};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{GKECluster, GKEClusterSpec};
@@ -158,7 +158,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             names: names.clone(),
             plan: Some(&plan),
         };
-        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
+        let timing = self.shared.pacing.timing(SETTLE);
         let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = GcpNetwork {
             network: Some(names.network.clone()),
@@ -192,7 +192,7 @@ impl InfraClusterCloud for GkeInfraCluster {
             plan: None,
         };
         let removal = walker::tear_down::<network::Service, _>(&scope).await?;
-        Ok(removal.cleanup(Timing::new(self.shared.pacing.poll, SETTLE)))
+        Ok(removal.cleanup(self.shared.pacing.timing(SETTLE)))
     }
 }
 

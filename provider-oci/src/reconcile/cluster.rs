@@ -22,7 +22,7 @@ use contract::ownership::Owner;
 use kube::ResourceExt;
 use provider_runtime::cluster_objects::InfraOf as _;
 use provider_runtime::infra_cluster::{InfraClusterCloud, NetworkMode, Reach, ReportOf};
-use provider_runtime::walker::{self, Timing};
+use provider_runtime::walker::{self};
 use provider_runtime::{Cleanup, PassContext, ProviderError};
 
 use crate::api::{OKECluster, OKEClusterSpec};
@@ -149,7 +149,7 @@ impl InfraClusterCloud for OkeInfraCluster {
         let walk = walker::build::<network::Service, _, network::Built>(&scope).await;
         let status = walk.built.status(&plan, &net.infra.availability_domains);
         let condition = network::condition(&walk, &scope, &plan);
-        let timing = Timing::new(self.shared.pacing.poll, SETTLE);
+        let timing = self.shared.pacing.timing(SETTLE);
         Ok(walk.report(
             Some(status.seen()),
             condition,
@@ -160,7 +160,7 @@ impl InfraClusterCloud for OkeInfraCluster {
 
     async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
         let removal = network::tear_down(Scope::new(net, &owner, None)).await?;
-        Ok(removal.cleanup(Timing::new(self.shared.pacing.poll, SETTLE)))
+        Ok(removal.cleanup(self.shared.pacing.timing(SETTLE)))
     }
 }
 

@@ -326,6 +326,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         let reference = ctx.cluster.infrastructure_ref();
         let infra = match found {
             Some(infra) if reference.is_none() || provisioned => infra,
+            // No infrastructure found is only ever a Cluster that names one not there yet.
             _ => {
                 let what = reference.map_or("InfraCluster", |r| r.kind.as_str());
                 return Ok(Pass::new()

@@ -22,7 +22,8 @@ use std::time::Duration;
 use crate::flags::{CommonArgs, DEFAULT_REST_INTERVAL};
 
 /// How a provider paces its looks at the cloud: the same three settings on every cloud, from
-/// its flags (`--<cloud>-poll-interval`, `--rest-interval`, `--<cloud>-token-lifetime`).
+/// its flags (`--poll-interval` and `--token-lifetime`, whose environment variables carry the
+/// cloud's prefix, such as `AKS_POLL_INTERVAL`, and the shared `--rest-interval`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pacing {
     /// How soon to look again while the cloud works on something (creating, updating,
@@ -44,6 +45,12 @@ impl Pacing {
             rest: DEFAULT_REST_INTERVAL,
             token_lifetime,
         }
+    }
+
+    /// How a network walk paces its next look: at `poll` while the cloud works, `settle` (at
+    /// most) after a write.
+    pub fn timing(&self, settle: Duration) -> crate::walker::Timing {
+        crate::walker::Timing::new(self.poll, settle)
     }
 
     /// From a provider's flags: its own `poll` and `token_lifetime`, and the shared

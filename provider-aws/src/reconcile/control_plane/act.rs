@@ -15,7 +15,7 @@ use provider_runtime::control_plane::{Request, Started, Step};
 use super::desired::{DesiredCluster, LogKind, authentication_mode_name};
 use super::diff::{ANY_IPV4, ClusterChange};
 use super::observe::{ObservedCluster, managed, observed_cluster};
-use super::{EksApi, EksConnected, counted};
+use super::{At, EksApi, counted};
 use crate::api::AuthenticationMode;
 use crate::client::CloudError;
 
@@ -24,7 +24,7 @@ pub const CREATE_CALL: &str = "CreateCluster";
 
 /// Asks EKS for `step`.
 pub(super) async fn act(
-    connected: &EksConnected,
+    connected: &At,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {

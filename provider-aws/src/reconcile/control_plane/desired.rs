@@ -163,7 +163,7 @@ pub fn authentication_mode_name(mode: AuthenticationMode) -> &'static str {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use contract::api::ClusterSpecCommon;
+    use provider_runtime::cluster_objects::InfraOf as _;
 
     use super::*;
 
@@ -186,7 +186,7 @@ mod tests {
         .unwrap();
         let infra = Infra {
             security_group_ids: vec!["sg-infra".into()],
-            ..Infra::from_spec(&ClusterSpecCommon::default())
+            ..Infra::from_own(&crate::api::EKSClusterSpec::default())
         };
         let desired = validate(&cp, &infra).unwrap();
         assert_eq!(desired.security_group_ids, ["sg-infra", "sg-mine"]);

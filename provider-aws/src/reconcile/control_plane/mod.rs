@@ -45,7 +45,6 @@ const SERVICE: &str = "eks";
 /// Pages read at most from a paginated EKS list (a guard against a looping `nextToken`).
 const MAX_PAGES: usize = 100;
 
-// EKS picks patch versions itself.
 provider_runtime::control_plane! {
     EKS, extra = ClusterExtras,
     tokens = EKS_REQUEST_TOKEN, create = act::CREATE_CALL
@@ -61,11 +60,8 @@ pub struct Clients {
     extras: observe::ExtrasToRead,
 }
 
-/// What a pass of EKS's is connected with.
-pub type EksConnected = Connected<Clients, Tokens>;
-
 /// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
-async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<EksConnected, ProviderError> {
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
     let (cp, infra) = (reach.object, reach.infra);
     let aws = scope::clients_for(&shared.clients, reach.client, reach.namespace, &infra).await?;
     let name = reach.name.to_string();
@@ -96,7 +92,7 @@ struct EksApi<'a> {
 }
 
 impl<'a> EksApi<'a> {
-    fn of(connected: &'a EksConnected) -> Self {
+    fn of(connected: &'a At) -> Self {
         Self {
             client: &connected.clients.eks,
             calls: &connected.clients.calls,

@@ -14,7 +14,7 @@ use provider_runtime::ProviderError;
 use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 
 use super::desired::LogKind;
-use super::{EksApi, EksConnected, MAX_PAGES, absent_if_not_found, counted};
+use super::{At, EksApi, MAX_PAGES, absent_if_not_found, counted};
 use crate::api::{EKSControlPlane, EKSControlPlaneObserved};
 use crate::client::CloudError;
 
@@ -303,7 +303,7 @@ impl ExtrasToRead {
 /// One look at EKS: the cluster; the tracked update's state when [`Look::operation`] names one;
 /// the add-ons and access entries when [`Look::idle`] allows.
 pub(super) async fn observe(
-    connected: &EksConnected,
+    connected: &At,
     look: Look<'_>,
 ) -> Result<Observed<ObservedCluster, ClusterExtras>, ProviderError> {
     let api = EksApi::of(connected);

@@ -1,8 +1,8 @@
 //! The EKS calls that change a node group: create, tag (adopt), upgrade, update
-//! (UpdateNodegroupConfig), delete, one function a step of the kernel's; and what they send: the subnets a create picks (their zones looked up when failure domains need
-//! them), the CreateNodegroup request with its idempotency token, and the SDK's shapes of
-//! scaling, taints and update config. Upgrades and updates answer an update id the kernel
-//! tracks.
+//! (UpdateNodegroupConfig), delete, one function a step of the kernel's; and what they send:
+//! the subnets a create picks (their zones looked up when failure domains need them), the
+//! CreateNodegroup request with its idempotency token, and the SDK's shapes of scaling, taints
+//! and update config. Upgrades and updates answer an update id the kernel tracks.
 
 use std::collections::{BTreeMap, HashMap};
 

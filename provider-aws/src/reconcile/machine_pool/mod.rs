@@ -68,13 +68,13 @@ impl InfraOf<EKSCluster, EKSClusterSpec> for PoolInfra {
             })
             .unwrap_or_default();
         Self {
-            infra: Infra::from_eks_cluster(eks_cluster),
+            infra: Infra::from_infra_cluster(eks_cluster),
             subnets,
         }
     }
 
     fn from_own(spec: &EKSClusterSpec) -> Self {
-        let infra = Infra::from_spec(&spec.common);
+        let infra = Infra::from_own(spec);
         let subnets = infra
             .subnet_ids
             .iter()
@@ -131,7 +131,7 @@ struct NodegroupApi<'a> {
 }
 
 impl<'a> NodegroupApi<'a> {
-    fn of(at: &'a PoolConnected<PoolClients>) -> Self {
+    fn of(at: &'a At) -> Self {
         Self {
             clients: &at.clients.aws,
             calls: &at.clients.calls,

@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use contract::plan::{Lifecycle, OperationState};
 use contract::scaling::InstanceLife;
 use provider_runtime::ProviderError;
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolObserved};
+use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 
+use super::At;
+use super::NodegroupApi;
 use super::desired::{EksTaint, Scaling, UpdateConfig};
-use super::{NodegroupApi, PoolClients};
 use crate::client::{CloudError, classify};
 
 /// One look: the node group; the state of the update [`PoolLook::operation`] names once the
@@ -20,7 +21,7 @@ use crate::client::{CloudError, classify};
 /// # Errors
 /// EKS's and EC2's, but not-found.
 pub(super) async fn observe(
-    at: &PoolConnected<PoolClients>,
+    at: &At,
     look: PoolLook<'_>,
 ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
     let api = NodegroupApi::of(at);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::desired::{DesiredCluster, Settings};
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, describe};
-use super::{AksConnected, SYSTEM_POOL};
+use super::{At, SYSTEM_POOL};
 use crate::api::{NetworkPlugin, NetworkPolicy};
 use crate::client;
 use crate::client::answers::Identified;
@@ -28,7 +28,7 @@ pub const CREATE_CALL: &str = "ManagedClusters_CreateOrUpdate";
 /// ARM's classified failures; a terminal `InvalidSpec` for a create without a subnet or with
 /// request overrides that break the body.
 pub async fn act(
-    connected: &AksConnected,
+    connected: &At,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
@@ -143,7 +143,7 @@ fn network_profile(want: &DesiredCluster) -> Value {
 
 /// PUTs the cluster at `version` with its System pool.
 async fn create(
-    connected: &AksConnected,
+    connected: &At,
     want: &DesiredCluster,
     version: &str,
     request: &Request,
@@ -208,7 +208,7 @@ async fn create(
 /// The cluster as it is now, for a change to start from.
 async fn current(
     shared: &Shared,
-    connected: &AksConnected,
+    connected: &At,
 ) -> Result<ManagedCluster<ObservedCluster>, ProviderError> {
     describe(shared, connected).await?.ok_or_else(|| {
         CloudError::NotFound(format!("AKS cluster {} is gone", connected.name)).into()
@@ -218,7 +218,7 @@ async fn current(
 /// Adds our tags to the cluster's (adopting it, or putting them back).
 async fn tag(
     shared: &Shared,
-    connected: &AksConnected,
+    connected: &At,
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let current = current(shared, connected).await?;
@@ -244,7 +244,7 @@ async fn tag(
 /// behind, which is a wait for the pools.
 async fn upgrade(
     shared: &Shared,
-    connected: &AksConnected,
+    connected: &At,
     to: &str,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let current = current(shared, connected).await?;
@@ -294,7 +294,7 @@ fn pool_properties(profile: &Value) -> Value {
 /// count.
 async fn update(
     shared: &Shared,
-    connected: &AksConnected,
+    connected: &At,
     want: &DesiredCluster,
     change: &ClusterChange,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
@@ -348,9 +348,7 @@ async fn update(
 }
 
 /// DELETEs the cluster: gone at once (204), or deleting.
-async fn delete(
-    connected: &AksConnected,
-) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
+async fn delete(connected: &At) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let clients = &connected.clients;
     let outcome = clients
         .arm

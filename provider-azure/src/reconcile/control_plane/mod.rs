@@ -43,17 +43,13 @@ pub use observe::ObservedCluster;
 /// The System pool the cluster is created with and the control plane keeps.
 pub const SYSTEM_POOL: &str = "system";
 
-// AKS picks the newest patch of a minor.
 provider_runtime::control_plane! {
     AKS,
     tokens = ARM_UNSENT_TOKEN, create = act::CREATE_CALL
 }
 
-/// What a pass holds once connected.
-pub type AksConnected = Connected<Clients, Tokens>;
-
 /// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
-async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<AksConnected, ProviderError> {
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
     let infra = reach.infra;
     let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
     let tokens = Tokens::new(arm.tokens().clone(), shared.pacing.token_lifetime);

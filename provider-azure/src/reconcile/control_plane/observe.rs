@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::desired::sorted;
-use super::{AksConnected, SYSTEM_POOL};
+use super::{At, SYSTEM_POOL};
 use crate::api::AKSControlPlaneObserved;
 use crate::client;
 use crate::client::answers::{self, Enabled};
@@ -181,12 +181,7 @@ fn access_of(kubeconfig: &str) -> Option<(String, Option<Vec<u8>>)> {
 
 /// The API server's address and CA, from the cluster's user credential (cached per cluster
 /// and FQDN for [`ACCESS_TTL`]).
-async fn access(
-    shared: &Shared,
-    connected: &AksConnected,
-    id: &str,
-    fqdn: &str,
-) -> Option<ClusterAccess> {
+async fn access(shared: &Shared, connected: &At, id: &str, fqdn: &str) -> Option<ClusterAccess> {
     let cached = shared
         .access
         .lock()
@@ -251,7 +246,7 @@ async fn access(
 /// ARM's classified failures.
 pub async fn describe(
     shared: &Shared,
-    connected: &AksConnected,
+    connected: &At,
 ) -> Result<Option<ManagedCluster<ObservedCluster>>, ProviderError> {
     let clients = &connected.clients;
     let Some(raw) = clients
@@ -315,7 +310,7 @@ pub async fn describe(
 /// # Errors
 /// ARM's classified failures.
 pub async fn observe(
-    connected: &AksConnected,
+    connected: &At,
     look: Look<'_>,
 ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
     let shared = &connected.clients.shared;

@@ -199,7 +199,10 @@ fn create_props(
     Ok(props)
 }
 
-/// PUTs the pool `name` as `want` asks, at `version`, with the user's request overrides.
+/// PUTs the pool `at.pool` as `want` asks, at `version`, with the user's request overrides.
+///
+/// # Errors
+/// ARM's; a terminal `InvalidSpec` for a spec or overrides AKS cannot be asked.
 pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
     let (want, version, request) = (new.want, new.version, new.request);
     let (clients, name) = (&at.clients, at.pool.as_str());

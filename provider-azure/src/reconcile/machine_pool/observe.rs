@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use contract::plan::Lifecycle;
 use contract::scaling::{InstanceLife, provider_id_list};
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolObserved};
+use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 use provider_runtime::{CloudError, ProviderError, read_answer};
 use serde_json::Value;
 
+use super::At;
 use super::PoolClients;
 use crate::client;
 use crate::client::answers;
@@ -206,7 +207,7 @@ async fn provider_ids(clients: &PoolClients, name: &str) -> Result<Vec<String>, 
 /// # Errors
 /// ARM's classified failures.
 pub(super) async fn observe(
-    at: &PoolConnected<PoolClients>,
+    at: &At,
     look: PoolLook<'_>,
 ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
     let clients = &at.clients;

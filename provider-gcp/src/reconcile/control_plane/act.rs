@@ -14,7 +14,7 @@ use provider_runtime::{CloudError, ProviderError};
 use super::desired::DesiredCluster;
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, get_cluster};
-use super::{BOOTSTRAP_POOL, Clients, GkeConnected, SERVICE};
+use super::{At, BOOTSTRAP_POOL, Clients, SERVICE};
 use crate::client::counted;
 
 /// Asks GKE for `step`.
@@ -22,7 +22,7 @@ use crate::client::counted;
 /// # Errors
 /// GKE's, and a terminal `InvalidSpec` for a create without a network.
 pub(super) async fn act(
-    connected: &GkeConnected,
+    connected: &At,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {

@@ -38,7 +38,6 @@ const SERVICE: &str = "container";
 /// once the cluster runs.
 pub const BOOTSTRAP_POOL: &str = "capi-bootstrap";
 
-// GKE picks the patch and build for a minor.
 provider_runtime::control_plane! {
     GKE,
     tokens = GKE_UNSENT_TOKEN, create = "CreateCluster"
@@ -56,11 +55,8 @@ pub struct Clients {
     path: String,
 }
 
-/// What a pass of GKE's is connected with.
-type GkeConnected = Connected<Clients, Tokens>;
-
 /// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
-async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<GkeConnected, ProviderError> {
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
     let infra = reach.infra;
     let gke = scope::clients_for(shared, reach.client, reach.namespace, &infra).await?;
     let parent = format!("projects/{}/locations/{}", infra.project, infra.region);

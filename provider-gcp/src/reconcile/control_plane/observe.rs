@@ -10,7 +10,7 @@ use google_cloud_container_v1::model as gke;
 use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 use provider_runtime::{CloudCalls, ProviderError};
 
-use super::{Clients, GkeConnected, SERVICE};
+use super::{At, Clients, SERVICE};
 use crate::api::GKEControlPlaneObserved;
 use crate::client::{self, absent_if_not_found, counted};
 
@@ -236,7 +236,7 @@ pub(super) async fn get_cluster(
 /// # Errors
 /// GKE's, but not-found.
 pub(super) async fn observe(
-    connected: &GkeConnected,
+    connected: &At,
     look: Look<'_>,
 ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
     let clients = &connected.clients;

@@ -1,7 +1,7 @@
-//! The GKE calls that change a node pool: create, tag (adopt), upgrade, update, delete,
-//! one function a step of the kernel's. Every change is a long-running
-//! Operation whose name the kernel tracks. A create spreads the pool over its zones (the
-//! MachinePool's failure domains), its count per zone.
+//! The GKE calls that change a node pool: create, tag (adopt), upgrade, update, delete, one
+//! function a step of the kernel's. Every change is a long-running Operation whose name the
+//! kernel tracks. A create spreads the pool over its zones (the MachinePool's failure domains),
+//! its count per zone.
 
 use std::collections::BTreeMap;
 
@@ -104,6 +104,12 @@ fn pool_body(
     Ok(pool)
 }
 
+/// CreateNodePool named `at.pool` as `want` asks, at `version`, over the MachinePool's zones. A
+/// pool of that name made meanwhile (by a pass that crashed before recording it) is done: the
+/// next pass sees it.
+///
+/// # Errors
+/// GKE's; a terminal `InvalidSpec` for a spec or overrides GKE cannot be asked.
 pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
     let (want, version, request) = (new.want, new.version, new.request);
     let (clients, name) = (&at.clients, at.pool.as_str());

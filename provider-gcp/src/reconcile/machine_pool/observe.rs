@@ -11,8 +11,9 @@ use contract::scaling::{InstanceLife, provider_id_list};
 use google_cloud_container_v1::model as gke;
 use google_cloud_gax::paginator::ItemPaginator as _;
 use provider_runtime::ProviderError;
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolObserved};
+use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 
+use super::At;
 use super::desired::{Taint, sort_taints};
 use super::{PoolClients, SERVICE};
 use crate::api::GKEMachinePoolObserved;
@@ -49,7 +50,7 @@ pub struct ObservedPool {
 /// # Errors
 /// GKE's and Compute's, but not-found.
 pub(super) async fn observe(
-    at: &PoolConnected<PoolClients>,
+    at: &At,
     look: PoolLook<'_>,
 ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
     let clients = &at.clients;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::desired::DesiredCluster;
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, find};
-use super::{Clients, OkeConnected};
+use super::{At, Clients};
 use crate::client::answers::{Cluster, ClusterOptions};
 use crate::client::{Answer, Call, Service, q};
 use crate::reconcile::{Seen, offered_version, request_delete};
@@ -27,7 +27,7 @@ use provider_runtime::overrides::overridden;
 /// OKE's; a terminal `InvalidSpec` for a create without a network or a version OKE does not
 /// offer.
 pub(super) async fn act(
-    connected: &OkeConnected,
+    connected: &At,
     step: Step<'_, DesiredCluster, ClusterChange>,
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {

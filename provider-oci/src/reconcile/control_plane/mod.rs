@@ -40,7 +40,6 @@ use super::Seen;
 use crate::client::Oci;
 use crate::scope::{self, Shared};
 
-// OKE offers exact patches; the newest of the minor asked for is used.
 provider_runtime::control_plane! {
     OKE,
     tokens = OCI_RETRY_TOKEN, create = "CreateCluster"
@@ -82,11 +81,8 @@ pub struct Clients {
     seen: LastSeen,
 }
 
-/// What a pass of OKE's is connected with.
-type OkeConnected = Connected<Clients, Tokens>;
-
 /// Clients and names for one pass, for the cluster of `reach.object` in `reach.infra`.
-async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<OkeConnected, ProviderError> {
+async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
     let (cp, infra) = (reach.object, reach.infra);
     let oci = scope::oci_for(shared, reach.client, reach.namespace, &infra).await?;
     let recorded = cp

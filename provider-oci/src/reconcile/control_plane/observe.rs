@@ -13,7 +13,7 @@ use provider_runtime::control_plane::{Look, ManagedCluster, Observed};
 use reqwest::Method;
 use serde_json::json;
 
-use super::{Clients, OkeConnected};
+use super::{At, Clients};
 use crate::api::OKEControlPlaneObserved;
 use crate::client::answers::{Cluster, ClusterSummary};
 use crate::client::{Call, Service, q};
@@ -183,7 +183,7 @@ async fn managed(
 /// # Errors
 /// OKE's.
 pub(super) async fn observe(
-    connected: &OkeConnected,
+    connected: &At,
     look: Look<'_>,
 ) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
     let clients = &connected.clients;

@@ -1,9 +1,8 @@
 //! The Container Engine calls that change a node pool: create, tag (adopt), upgrade, update,
-//! delete, one function a step of the kernel's. Every change answers a
-//! work request the kernel tracks. A change of the pool uses the OCID, ETag (`if-match`) and
-//! tags the pass's look saw; with none kept, it looks the pool up itself. Node cycling is on,
-//! so a version or shape change replaces the nodes within `spec.update`'s surge and
-//! unavailability.
+//! delete, one function a step of the kernel's. Every change answers a work request the kernel
+//! tracks. A change of the pool uses the OCID, ETag (`if-match`) and tags the pass's look saw;
+//! with none kept, it looks the pool up itself. Node cycling is on, so a version or shape
+//! change replaces the nodes within `spec.update`'s surge and unavailability.
 
 use std::collections::BTreeMap;
 
@@ -214,6 +213,9 @@ fn update_body(change: &PoolChange) -> Value {
 /// CreateNodePool named `at.pool` at `version` (else the control plane's; the exact patch OKE
 /// offers), in the MachinePool's availability domains (else the cluster's). A pool of that name
 /// made already (409) is done: the next pass sees it.
+///
+/// # Errors
+/// OKE's; a terminal `InvalidSpec` without a subnet, version or image for the pool.
 pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
     let (want, version, request) = (new.want, new.version, new.request);
     let clients = &at.clients;

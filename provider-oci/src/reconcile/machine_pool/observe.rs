@@ -10,8 +10,9 @@ use contract::plan::Lifecycle;
 use contract::scaling::{InstanceLife, provider_id_list};
 use provider_runtime::CloudError;
 use provider_runtime::ProviderError;
-use provider_runtime::machine_pool::{ManagedPool, PoolConnected, PoolLook, PoolObserved};
+use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 
+use super::At;
 use super::PoolClients;
 use super::desired::MEMORY_PER_OCPU;
 use crate::client::answers::{
@@ -196,7 +197,7 @@ fn managed(name: &str, p: &NodePool, seen: Seen) -> Result<ManagedPool<ObservedP
 /// # Errors
 /// OKE's.
 pub(super) async fn observe(
-    at: &PoolConnected<PoolClients>,
+    at: &At,
     look: PoolLook<'_>,
 ) -> Result<PoolObserved<ObservedPool>, ProviderError> {
     let clients = &at.clients;
@@ -218,17 +219,9 @@ pub(super) async fn observe(
         }
         None => None,
     };
-    let provider_ids = if look.provider_ids() {
-        let nodes = nodes(&p);
-        provider_id_list(nodes.iter().map(|(id, life)| (id.as_str(), *life)))
-    } else {
-        Vec::new()
-    };
-    Ok(PoolObserved {
-        pool: Some(pool),
-        operation,
-        provider_ids,
-    })
+    let nodes = nodes(&p);
+    let listed = provider_id_list(nodes.iter().map(|(id, life)| (id.as_str(), *life)));
+    look.seen(Some(pool), operation, async { Ok(listed) }).await
 }
 
 #[cfg(test)]
