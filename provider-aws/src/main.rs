@@ -1,6 +1,5 @@
 //! `provider-aws`: the Cluster API provider for Amazon EKS (clusterctl name `eks`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -45,5 +44,5 @@ async fn main() -> anyhow::Result<()> {
         ..Shared::default()
     };
     let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
-    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
+    serve(PROVIDER, cli.common, shared, roles).await
 }

@@ -1,7 +1,6 @@
 //! `provider-azure`: the Cluster API provider for Azure Kubernetes Service (clusterctl name
 //! `aks`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -38,5 +37,5 @@ async fn main() -> anyhow::Result<()> {
     let mut shared = Shared::new(cli.arm_endpoint.trim());
     shared.pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
     let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
-    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
+    serve(PROVIDER, cli.common, shared, roles).await
 }

@@ -1,6 +1,5 @@
 //! `provider-gcp`: the Cluster API provider for Google Kubernetes Engine (clusterctl name `gke`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -55,5 +54,5 @@ async fn run() -> anyhow::Result<()> {
     let mut shared = Shared::new(endpoints);
     shared.pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
     let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
-    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
+    serve(PROVIDER, cli.common, shared, roles).await
 }

@@ -130,12 +130,34 @@ fn camel(prefix: &str) -> String {
     })
 }
 
-/// The cloud's struct for a role, with its documentation.
-fn cloud_struct(cloud: &Ident, doc: &str) -> Tokens {
+/// The cloud's struct for a role (`doc` its documentation), and `reconciler(shared)`: the
+/// kernel's generic `reconciler` type over it, for the kind `object`, made with `profile` (a
+/// `let profile = …;` the constructor takes) when the role has one.
+fn struct_and_reconciler(
+    cloud: &Ident,
+    doc: &str,
+    object: &str,
+    reconciler: Tokens,
+    profile: Option<Tokens>,
+) -> Tokens {
+    let reconciler_doc =
+        format!(" The {object} reconciler: the generic one over this cloud's steps.");
+    let made = match profile {
+        Some(profile) => quote! {
+            #profile
+            #reconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
+        },
+        None => quote!(#reconciler::new(crate::scope::PROVIDER, #cloud { shared })),
+    };
     quote! {
         #[doc = #doc]
         pub struct #cloud {
             shared: ::std::sync::Arc<crate::scope::Shared>,
+        }
+
+        #[doc = #reconciler_doc]
+        pub fn reconciler(shared: ::std::sync::Arc<crate::scope::Shared>) -> #reconciler<#cloud> {
+            #made
         }
     }
 }
@@ -150,25 +172,19 @@ pub fn infra_cluster(args: &RoleArgs) -> Tokens {
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}InfraCluster", camel(&p));
     let doc = format!(" {p}'s network, for the generic InfraCluster reconciler.");
-    let strukt = cloud_struct(&cloud, &doc);
-    let reconciler_doc = format!(" The {p}Cluster reconciler: the generic one over {p}.");
-    let ic = quote!(::provider_runtime::infra_cluster);
-    quote! {
-        #strukt
-
-        #[doc = #reconciler_doc]
-        pub fn reconciler(
-            shared: ::std::sync::Arc<crate::scope::Shared>,
-        ) -> #ic::InfraClusterReconciler<#cloud> {
-            #ic::InfraClusterReconciler::new(crate::scope::PROVIDER, #cloud { shared })
-        }
-    }
+    let reconciler = quote!(::provider_runtime::infra_cluster::InfraClusterReconciler);
+    struct_and_reconciler(&cloud, &doc, &format!("{p}Cluster"), reconciler, None)
 }
 
 pub fn control_plane(args: &RoleArgs) -> Tokens {
-    if let Err(e) = args.takes("control_plane", &["extra", "tokens", "create"]) {
-        return e;
-    }
+    control_plane_role(args).unwrap_or_else(|error| error)
+}
+
+/// [`control_plane`]'s code, or the `compile_error!` of an option it lacks or does not take.
+fn control_plane_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
+    args.takes("control_plane", &["extra", "tokens", "create"])?;
+    let tokens = args.setting("control_plane", "tokens")?;
+    let create = args.setting("control_plane", "create")?;
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}ControlPlane", camel(&p));
     let object = format_ident!("{p}ControlPlane");
@@ -177,7 +193,6 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
         " {p}, for the generic ControlPlane reconciler: the steps of this module's files, \
          joined by `provider_runtime::control_plane!`."
     );
-    let strukt = cloud_struct(&cloud, &doc);
     let (extra, diff) = match &args.extra {
         Some(extra) => (
             quote!(#extra),
@@ -187,39 +202,28 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
     };
     let cp = quote!(::provider_runtime::control_plane);
     let error = quote!(::provider_runtime::ProviderError);
-    let (tokens, create) = match (
-        args.setting("control_plane", "tokens"),
-        args.setting("control_plane", "create"),
-    ) {
-        (Ok(tokens), Ok(create)) => (tokens, create),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let profile = quote! {
+        let profile = #cp::ControlPlaneProfile {
+            cloud: #p,
+            // Every cloud here picks the patch of a minor itself (EKS, AKS and GKE pick it;
+            // OKE offers exact patches, and the newest of the minor is asked for).
+            minors_only: true,
+            token_limits: &#tokens,
+            create_call: #create,
+            poll: shared.pacing.poll,
+            rest: shared.pacing.rest,
+        };
     };
-    let reconciler_doc = format!(" The {object} reconciler: the generic one over {p}.");
-    quote! {
-        #strukt
+    let reconciler = quote!(#cp::ControlPlaneReconciler);
+    let made = struct_and_reconciler(&cloud, &doc, &object.to_string(), reconciler, Some(profile));
+    Ok(quote! {
+        #made
 
         /// What `connect` is given: the kernel's `Reach` for this cloud's kinds.
         type Reach<'a> = #cp::Reach<'a, crate::api::#object, crate::scope::Infra>;
 
         /// A pass's cluster, connected: its name, tags, token source and this cloud's clients.
         type At = #cp::Connected<Clients, kubeconfig::Tokens>;
-
-        #[doc = #reconciler_doc]
-        pub fn reconciler(
-            shared: ::std::sync::Arc<crate::scope::Shared>,
-        ) -> #cp::ControlPlaneReconciler<#cloud> {
-            let profile = #cp::ControlPlaneProfile {
-                cloud: #p,
-                // Every cloud here picks the patch of a minor itself (EKS, AKS and GKE pick
-                // it; OKE offers exact patches, and the newest of the minor is asked for).
-                minors_only: true,
-                token_limits: &#tokens,
-                create_call: #create,
-                poll: shared.pacing.poll,
-                rest: shared.pacing.rest,
-            };
-            #cp::ControlPlaneReconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
-        }
 
         impl #cp::ControlPlaneCloud for #cloud {
             type Object = crate::api::#object;
@@ -281,14 +285,24 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
                 observe::report(cluster)
             }
         }
-    }
+    })
 }
 
 pub fn machine_pool(args: &RoleArgs) -> Tokens {
+    machine_pool_role(args).unwrap_or_else(|error| error)
+}
+
+/// [`machine_pool`]'s code, or the `compile_error!` of an option it lacks or does not take.
+fn machine_pool_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
     let takes = ["infra", "pool_block", "tokens", "create", "names", "noun"];
-    if let Err(e) = args.takes("machine_pool", &takes) {
-        return e;
-    }
+    args.takes("machine_pool", &takes)?;
+    let setting = |key| args.setting("machine_pool", key);
+    let (tokens, create, names, noun) = (
+        setting("tokens")?,
+        setting("create")?,
+        setting("names")?,
+        setting("noun")?,
+    );
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}MachinePool", camel(&p));
     let object = format_ident!("{p}MachinePool");
@@ -298,7 +312,6 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
         " {p}, for the generic MachinePool reconciler: the steps of this module's files, \
          joined by `provider_runtime::machine_pool!`."
     );
-    let strukt = cloud_struct(&cloud, &doc);
     let infra = args
         .infra
         .as_ref()
@@ -309,43 +322,29 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
     };
     let mp = quote!(::provider_runtime::machine_pool);
     let error = quote!(::provider_runtime::ProviderError);
-    let setting = |key| args.setting("machine_pool", key);
-    let (tokens, create, names, noun) = match (
-        setting("tokens"),
-        setting("create"),
-        setting("names"),
-        setting("noun"),
-    ) {
-        (Ok(tokens), Ok(create), Ok(names), Ok(noun)) => (tokens, create, names, noun),
-        (Err(e), ..) | (_, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => return e,
+    let profile = quote! {
+        let profile = #mp::MachinePoolProfile {
+            cloud: #p,
+            noun: #noun,
+            names: #names,
+            // Autoscaled replicas are the provider's to keep.
+            replicas_manager: crate::scope::PROVIDER,
+            token_limits: &#tokens,
+            create_call: #create,
+            poll: shared.pacing.poll,
+            rest: shared.pacing.rest,
+        };
     };
-    let reconciler_doc = format!(" The {object} reconciler: the generic one over {p}.");
-    quote! {
-        #strukt
+    let reconciler = quote!(#mp::MachinePoolReconciler);
+    let made = struct_and_reconciler(&cloud, &doc, &object.to_string(), reconciler, Some(profile));
+    Ok(quote! {
+        #made
 
         /// What `connect` is given: the kernel's `PoolReach` for this cloud's kinds.
         type Reach<'a> = #mp::PoolReach<'a, crate::api::#object, crate::api::#control_plane, #infra>;
 
         /// A pass's pool, connected: its names, tags and this cloud's clients.
         type At = #mp::PoolConnected<PoolClients>;
-
-        #[doc = #reconciler_doc]
-        pub fn reconciler(
-            shared: ::std::sync::Arc<crate::scope::Shared>,
-        ) -> #mp::MachinePoolReconciler<#cloud> {
-            let profile = #mp::MachinePoolProfile {
-                cloud: #p,
-                noun: #noun,
-                names: #names,
-                // Autoscaled replicas are the provider's to keep.
-                replicas_manager: crate::scope::PROVIDER,
-                token_limits: &#tokens,
-                create_call: #create,
-                poll: shared.pacing.poll,
-                rest: shared.pacing.rest,
-            };
-            #mp::MachinePoolReconciler::new(crate::scope::PROVIDER, profile, #cloud { shared })
-        }
 
         impl #mp::MachinePoolCloud for #cloud {
             type Object = crate::api::#object;
@@ -407,7 +406,7 @@ pub fn machine_pool(args: &RoleArgs) -> Tokens {
                 #report
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! `provider-oci`: the Cluster API provider for Oracle Container Engine for Kubernetes
 //! (clusterctl name `oke`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -37,5 +36,5 @@ async fn main() -> anyhow::Result<()> {
     let mut shared = Shared::new(cli.oci_endpoint.as_deref());
     shared.pacing = Pacing::from_flags(cli.poll_interval, &cli.common, cli.token_lifetime);
     let roles = (ic::reconciler, cp::reconciler, mp::reconciler);
-    serve(PROVIDER, cli.common, Arc::new(shared), roles).await
+    serve(PROVIDER, cli.common, shared, roles).await
 }

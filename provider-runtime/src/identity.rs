@@ -166,12 +166,6 @@ impl<T> std::fmt::Debug for Hidden<T> {
     }
 }
 
-impl<T> From<T> for Hidden<T> {
-    fn from(value: T) -> Self {
-        Self(value)
-    }
-}
-
 /// A cloud's credentials, as an identity Secret or the controller's own environment gives them.
 pub trait Credentials: Sized {
     /// From an identity Secret's keys.

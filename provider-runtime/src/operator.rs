@@ -337,14 +337,14 @@ pub async fn shutdown_signal() {
 
 /// Runs the provider `name` ([`ProviderSpec`]) until SIGTERM or Ctrl-C ([`Operator::run`]):
 /// its three reconcilers, each made by `roles` (the InfraCluster's, the ControlPlane's, the
-/// MachinePool's) from the provider's `shared` state.
+/// MachinePool's) from the provider's `shared` state, which they share.
 ///
 /// # Errors
 /// As [`Operator::run`].
 pub async fn serve<S, I, P, M>(
     name: &'static str,
     args: CommonArgs,
-    shared: Arc<S>,
+    shared: S,
     roles: (
         impl FnOnce(Arc<S>) -> InfraClusterReconciler<I>,
         impl FnOnce(Arc<S>) -> ControlPlaneReconciler<P>,
@@ -357,6 +357,7 @@ where
     M: MachinePoolCloud,
 {
     let (cluster, control_plane, machine_pool) = roles;
+    let shared = Arc::new(shared);
     Operator::new(ProviderSpec::new(name), args)
         .controller::<I::Object, _>(cluster(shared.clone()))
         .controller::<P::Object, _>(control_plane(shared.clone()))

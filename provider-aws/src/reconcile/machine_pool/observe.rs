@@ -10,9 +10,8 @@ use contract::scaling::InstanceLife;
 use provider_runtime::ProviderError;
 use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 
-use super::At;
-use super::NodegroupApi;
 use super::desired::{EksTaint, Scaling, UpdateConfig};
+use super::{At, NodegroupApi};
 use crate::client::{CloudError, classify};
 
 /// One look: the node group; the state of the update [`PoolLook::operation`] names once the

@@ -11,8 +11,7 @@ use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 use provider_runtime::{CloudError, ProviderError, read_answer};
 use serde_json::Value;
 
-use super::At;
-use super::PoolClients;
+use super::{At, PoolClients};
 use crate::client;
 use crate::client::answers;
 

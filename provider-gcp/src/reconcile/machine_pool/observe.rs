@@ -13,9 +13,8 @@ use google_cloud_gax::paginator::ItemPaginator as _;
 use provider_runtime::ProviderError;
 use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 
-use super::At;
 use super::desired::{Taint, sort_taints};
-use super::{PoolClients, SERVICE};
+use super::{At, PoolClients, SERVICE};
 use crate::api::GKEMachinePoolObserved;
 use crate::client::{absent_if_not_found, counted};
 use crate::reconcile::control_plane::get_operation;

@@ -12,9 +12,8 @@ use provider_runtime::CloudError;
 use provider_runtime::ProviderError;
 use provider_runtime::machine_pool::{ManagedPool, PoolLook, PoolObserved};
 
-use super::At;
-use super::PoolClients;
 use super::desired::MEMORY_PER_OCPU;
+use super::{At, PoolClients};
 use crate::client::answers::{
     KeyValue, NodePool, NodePoolCyclingDetails, NodePoolSummary, NodeShapeConfig,
 };
