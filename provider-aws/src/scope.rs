@@ -88,7 +88,9 @@ pub struct Infra {
     pub security_group_ids: Vec<String>,
 }
 
-impl cluster_objects::InfraOf<EKSCluster, EKSClusterSpec> for Infra {
+impl cluster_objects::InfraOf for Infra {
+    type InfraCluster = EKSCluster;
+    type Own = EKSClusterSpec;
     const OWN_FIELDS: &'static str = "region, network.subnetIDs";
 
     /// From the EKSCluster: its spec for region/identity/tags, its status for the network.

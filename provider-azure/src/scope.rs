@@ -121,7 +121,9 @@ pub fn group_of(id: &str) -> Option<&str> {
     None
 }
 
-impl cluster_objects::InfraOf<AKSCluster, AKSClusterSpec> for Infra {
+impl cluster_objects::InfraOf for Infra {
+    type InfraCluster = AKSCluster;
+    type Own = AKSClusterSpec;
     const OWN_FIELDS: &'static str =
         "region, aks.subscriptionID, aks.resourceGroup and network.subnetIDs";
 

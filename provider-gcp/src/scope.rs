@@ -111,7 +111,9 @@ pub fn default_zones(region: &str) -> Vec<String> {
         .collect()
 }
 
-impl cluster_objects::InfraOf<GKECluster, GKEClusterSpec> for Infra {
+impl cluster_objects::InfraOf for Infra {
+    type InfraCluster = GKECluster;
+    type Own = GKEClusterSpec;
     const OWN_FIELDS: &'static str = "region, gke.project, network.id and network.subnetIDs";
 
     /// From the GKECluster: its spec for project/region/identity/labels, its status for the

@@ -555,10 +555,9 @@ pub fn infra_cluster(input: TokenStream) -> TokenStream {
 /// provider's `reconcile/control_plane/mod.rs`: the struct `GkeControlPlane` (the provider's
 /// `Arc<scope::Shared>`), its `ControlPlaneCloud` impl, each step the function of the same name
 /// in the module's files (`desired::validate`, `connect(shared, reach)` here, `observe::observe`,
-/// `diff::diff`, `act::act`, `observe::report`), and `reconciler(shared)`, the generic reconciler over it with
-/// the profile the line gives (the idempotency tokens' limits, the create call's name) and the
-/// provider's `scope::Shared` pacing. `extra = ClusterExtras` for a cloud whose look gathers
-/// more than the cluster for its diff.
+/// `diff::diff`, `act::act`, `observe::report`), and `reconciler(shared)`, the generic
+/// reconciler over it with the profile the line gives (the idempotency tokens' limits, the
+/// create call's name) and the provider's `scope::Shared` pacing.
 #[proc_macro]
 pub fn control_plane(input: TokenStream) -> TokenStream {
     let args = parse_macro_input!(input as roles::RoleArgs);

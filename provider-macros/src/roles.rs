@@ -23,14 +23,11 @@ use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, Token, Type};
 
-/// `control_plane! { EKS, extra = ClusterExtras, tokens = …, create = … }` or
+/// `control_plane! { EKS, tokens = …, create = … }` or
 /// `machine_pool! { EKS, infra = PoolInfra, pool_block, tokens = …, create = …, names = …,
 /// noun = … }`: the cloud's prefix, then options in any order.
 pub struct RoleArgs {
     prefix: Ident,
-    /// What the control plane's look gathers besides the cluster (EKS's add-ons and access
-    /// entries), handed to `diff`.
-    extra: Option<Type>,
     /// Where a pool's cluster lives, when it is more than `crate::scope::Infra`.
     infra: Option<Type>,
     /// The pool reports a status block of its own.
@@ -50,7 +47,6 @@ impl Parse for RoleArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut args = RoleArgs {
             prefix: input.parse()?,
-            extra: None,
             infra: None,
             pool_block: false,
             profile: Vec::new(),
@@ -71,18 +67,14 @@ impl Parse for RoleArgs {
                     input.parse::<Token![=]>()?;
                     args.profile.push((word, input.parse()?));
                 }
-                "extra" | "infra" => {
+                "infra" => {
                     input.parse::<Token![=]>()?;
-                    let ty: Type = input.parse()?;
-                    match word.to_string().as_str() {
-                        "extra" => args.extra = Some(ty),
-                        _ => args.infra = Some(ty),
-                    }
+                    args.infra = Some(input.parse()?);
                 }
                 _ => {
                     return Err(syn::Error::new(
                         word.span(),
-                        "expected `extra = Type`, `infra = Type`, `pool_block`, or a profile's \
+                        "expected `infra = Type`, `pool_block`, or a profile's \
                          `tokens`, `create`, `names` or `noun` = expression",
                     ));
                 }
@@ -182,24 +174,16 @@ pub fn control_plane(args: &RoleArgs) -> Tokens {
 
 /// [`control_plane`]'s code, or the `compile_error!` of an option it lacks or does not take.
 fn control_plane_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
-    args.takes("control_plane", &["extra", "tokens", "create"])?;
+    args.takes("control_plane", &["tokens", "create"])?;
     let tokens = args.setting("control_plane", "tokens")?;
     let create = args.setting("control_plane", "create")?;
     let p = args.prefix.to_string();
     let cloud = format_ident!("{}ControlPlane", camel(&p));
     let object = format_ident!("{p}ControlPlane");
-    let infra_cluster = format_ident!("{p}Cluster");
     let doc = format!(
         " {p}, for the generic ControlPlane reconciler: the steps of this module's files, \
          joined by `provider_runtime::control_plane!`."
     );
-    let (extra, diff) = match &args.extra {
-        Some(extra) => (
-            quote!(#extra),
-            quote!(diff::diff(desired, &cluster.detail, extra)),
-        ),
-        None => (quote!(()), quote!(diff::diff(desired, &cluster.detail))),
-    };
     let cp = quote!(::provider_runtime::control_plane);
     let error = quote!(::provider_runtime::ProviderError);
     let profile = quote! {
@@ -227,13 +211,11 @@ fn control_plane_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
 
         impl #cp::ControlPlaneCloud for #cloud {
             type Object = crate::api::#object;
-            type InfraCluster = crate::api::#infra_cluster;
             type Infra = crate::scope::Infra;
             type Desired = desired::DesiredCluster;
             type Clients = Clients;
             type Tokens = kubeconfig::Tokens;
             type Detail = observe::ObservedCluster;
-            type Extra = #extra;
             type Change = diff::ClusterChange;
 
             fn validate(
@@ -255,18 +237,16 @@ fn control_plane_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
                 &self,
                 connected: &#cp::Connected<Self::Clients, Self::Tokens>,
                 look: #cp::Look<'_>,
-            ) -> Result<#cp::Observed<Self::Detail, Self::Extra>, #error> {
+            ) -> Result<#cp::Observed<Self::Detail>, #error> {
                 observe::observe(connected, look).await
             }
 
-            #[allow(unused_variables)]
             fn diff(
                 &self,
                 desired: &Self::Desired,
                 cluster: &#cp::ManagedCluster<Self::Detail>,
-                extra: &Self::Extra,
             ) -> ::contract::plan::CloudStep<Self::Change> {
-                #diff
+                diff::diff(desired, &cluster.detail)
             }
 
             async fn act(
@@ -307,7 +287,6 @@ fn machine_pool_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
     let cloud = format_ident!("{}MachinePool", camel(&p));
     let object = format_ident!("{p}MachinePool");
     let control_plane = format_ident!("{p}ControlPlane");
-    let infra_cluster = format_ident!("{p}Cluster");
     let doc = format!(
         " {p}, for the generic MachinePool reconciler: the steps of this module's files, \
          joined by `provider_runtime::machine_pool!`."
@@ -349,7 +328,6 @@ fn machine_pool_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
         impl #mp::MachinePoolCloud for #cloud {
             type Object = crate::api::#object;
             type ControlPlane = crate::api::#control_plane;
-            type InfraCluster = crate::api::#infra_cluster;
             type Infra = #infra;
             type Spec = desired::PoolSpec;
             type Clients = PoolClients;
@@ -425,26 +403,21 @@ mod tests {
     fn options_follow_the_prefix_in_any_order() {
         let args: RoleArgs = syn::parse_str("EKS, pool_block, infra = PoolInfra").unwrap();
         assert_eq!(args.prefix, "EKS");
-        assert!(args.pool_block && args.infra.is_some() && args.extra.is_none());
+        assert!(args.pool_block && args.infra.is_some());
         let args: RoleArgs = syn::parse_str("AKS").unwrap();
         assert!(!args.pool_block && args.infra.is_none());
         assert!(syn::parse_str::<RoleArgs>("AKS, blocks").is_err());
-        assert!(syn::parse_str::<RoleArgs>("AKS, extra").is_err());
+        assert!(syn::parse_str::<RoleArgs>("AKS, infra").is_err());
     }
 
     #[test]
-    fn a_control_plane_without_extras_diffs_on_the_detail_alone() {
-        let args: RoleArgs = syn::parse_str("GKE, tokens = T, create = \"CreateCluster\"").unwrap();
+    fn a_control_plane_diffs_on_the_detail_and_names_its_struct_by_the_prefix() {
+        let args: RoleArgs = syn::parse_str("EKS, tokens = T, create = \"CreateCluster\"").unwrap();
         let code = control_plane(&args).to_string();
         assert!(
             code.contains("diff :: diff (desired , & cluster . detail)"),
             "{code}"
         );
-        assert!(code.contains("type Extra = ()"), "{code}");
-        let args: RoleArgs =
-            syn::parse_str("EKS, extra = ClusterExtras, tokens = T, create = C").unwrap();
-        let code = control_plane(&args).to_string();
-        assert!(code.contains("& cluster . detail , extra"), "{code}");
         assert!(code.contains("pub struct EksControlPlane"), "{code}");
     }
 

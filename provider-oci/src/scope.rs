@@ -151,7 +151,9 @@ pub struct Infra {
     pub lb_subnets: Vec<String>,
 }
 
-impl cluster_objects::InfraOf<OKECluster, OKEClusterSpec> for Infra {
+impl cluster_objects::InfraOf for Infra {
+    type InfraCluster = OKECluster;
+    type Own = OKEClusterSpec;
     const OWN_FIELDS: &'static str = "region, oke.compartmentID, network.id and network.subnetIDs";
 
     /// From the OKECluster: its spec, and its status for the network.

@@ -127,16 +127,20 @@ pub async fn infra_cluster_for<K: ClusterObject>(
 }
 
 /// How a cloud makes where its cluster lives (its `Infra`: location, account, identity, network)
-/// from the Cluster's InfraCluster `IC`, or from a control plane's own `spec.infrastructure` (of
-/// type `S`) when the Cluster has no InfraCluster (a brought network).
-pub trait InfraOf<IC, S>: Sized {
+/// from the Cluster's InfraCluster, or from a control plane's own `spec.infrastructure` when the
+/// Cluster has no InfraCluster (a brought network).
+pub trait InfraOf: Sized {
+    /// The cloud's InfraCluster kind.
+    type InfraCluster: ClusterObject;
+    /// A control plane's own `spec.infrastructure`.
+    type Own;
     /// What a control plane's own `spec.infrastructure` must hold without an InfraCluster
     /// (`region, oke.compartmentID, …`), for messages.
     const OWN_FIELDS: &'static str;
     /// From the InfraCluster: its spec, and the network its status records.
-    fn from_infra_cluster(infra_cluster: &IC) -> Self;
+    fn from_infra_cluster(infra_cluster: &Self::InfraCluster) -> Self;
     /// From the control plane's own `spec.infrastructure`.
-    fn from_own(spec: &S) -> Self;
+    fn from_own(spec: &Self::Own) -> Self;
     /// Whether it says enough to reach the cloud (location, account scope).
     fn locatable(&self) -> bool;
 }
@@ -147,7 +151,7 @@ pub fn cloud_of<IC: ClusterObject>() -> String {
     kind.strip_suffix("Cluster").unwrap_or(&kind).to_string()
 }
 
-/// Where the cluster of a control plane lives: from the Cluster's InfraCluster `IC`; `None`
+/// Where the cluster of a control plane lives: from the Cluster's InfraCluster; `None`
 /// while one the Cluster names is not there yet (the control plane waits without a cloud call);
 /// without one, from the control plane's own `spec.infrastructure` (`own`). Whether the
 /// InfraCluster is ready to build on is the Cluster's to say (`infrastructureProvisioned`, as
@@ -156,17 +160,15 @@ pub fn cloud_of<IC: ClusterObject>() -> String {
 /// # Errors
 /// Terminal `InvalidSpec` with neither, naming the fields ([`InfraOf::OWN_FIELDS`]) the control
 /// plane of kind `cp_kind` needs; as [`infra_cluster_of`].
-pub async fn control_plane_infra<IC, S, I>(
+pub async fn control_plane_infra<I: InfraOf>(
     client: &kube::Client,
     cluster: &Cluster,
-    own: Option<&S>,
+    own: Option<&I::Own>,
     cp_kind: &str,
-) -> Result<Option<I>, ProviderError>
-where
-    IC: ClusterObject,
-    I: InfraOf<IC, S>,
-{
-    if let Some(ic) = infra_cluster_of::<IC>(client, cluster, &cloud_of::<IC>()).await? {
+) -> Result<Option<I>, ProviderError> {
+    if let Some(ic) =
+        infra_cluster_of::<I::InfraCluster>(client, cluster, &cloud_of::<I::InfraCluster>()).await?
+    {
         return Ok(Some(I::from_infra_cluster(&ic)));
     }
     if cluster.spec.infrastructure_ref.is_some() {
@@ -178,7 +180,7 @@ where
             Reason::InvalidSpec,
             format!(
                 "the Cluster has no {}, so spec.infrastructure ({}) must be set on the {cp_kind}",
-                IC::kind(&()),
+                <I::InfraCluster as kube::Resource>::kind(&()),
                 I::OWN_FIELDS
             ),
         )),
@@ -192,18 +194,14 @@ where
 ///
 /// # Errors
 /// As [`control_plane_infra`].
-pub async fn control_plane_cleanup_infra<IC, S, I>(
+pub async fn control_plane_cleanup_infra<I: InfraOf>(
     client: &kube::Client,
     cluster: Option<&Cluster>,
-    own: Option<&S>,
+    own: Option<&I::Own>,
     namespace: &str,
     cluster_name: &str,
     cp_kind: &str,
-) -> Result<Option<I>, ProviderError>
-where
-    IC: ClusterObject,
-    I: InfraOf<IC, S>,
-{
+) -> Result<Option<I>, ProviderError> {
     let infra = match (cluster, own) {
         (Some(cluster), _) => match control_plane_infra(client, cluster, own, cp_kind).await? {
             Some(infra) => infra,
@@ -215,7 +213,9 @@ where
                 namespace,
                 name: cluster_name,
             };
-            match infra_cluster_for::<IC>(client, gone, &cloud_of::<IC>()).await? {
+            match infra_cluster_for::<I::InfraCluster>(client, gone, &cloud_of::<I::InfraCluster>())
+                .await?
+            {
                 Some(infra_cluster) => I::from_infra_cluster(&infra_cluster),
                 None => return Ok(None),
             }
@@ -324,22 +324,21 @@ pub struct PoolPlace<CP, I> {
 ///
 /// # Errors
 /// As [`pool_home`].
-pub async fn pool_place<CP, IC, S, I>(
+pub async fn pool_place<CP, I>(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
     require_initialized: bool,
-    own: impl Fn(&CP) -> Option<&S>,
+    own: impl Fn(&CP) -> Option<&I::Own>,
 ) -> Result<crate::machine_pool::Located<PoolPlace<CP, I>>, ProviderError>
 where
     CP: ClusterObject + crate::control_plane::ManagedControlPlane,
-    IC: ClusterObject,
-    I: InfraOf<IC, S>,
+    I: InfraOf,
 {
     use crate::machine_pool::Located;
-    let home = pool_home::<CP, IC>(
+    let home = pool_home::<CP, I::InfraCluster>(
         client,
         cluster,
-        &cloud_of::<IC>(),
+        &cloud_of::<I::InfraCluster>(),
         require_initialized,
         |cp| own(cp).is_some(),
         I::OWN_FIELDS,
@@ -360,7 +359,7 @@ where
         (None, None) => {
             return Ok(Located::NotYet(format!(
                 "waiting for the Cluster's {}",
-                IC::kind(&())
+                <I::InfraCluster as kube::Resource>::kind(&())
             )));
         }
     };

@@ -169,6 +169,31 @@ impl XksState {
         self.writes.push(what);
     }
 
+    /// A create, tracked by the cluster's id.
+    fn create(
+        &mut self,
+        name: &str,
+        version: KubeVersion,
+        tags: BTreeMap<String, String>,
+        audit_logs: bool,
+    ) -> Started<ManagedCluster<bool>> {
+        self.write(format!("create {name} {version}"));
+        let cluster = XksCluster::new(version, tags, audit_logs);
+        self.clusters.insert(name.into(), cluster);
+        Started::Created {
+            id: format!("xks://{name}"),
+            observed: None,
+            overrides: false,
+        }
+    }
+
+    /// A delete, with nothing to track; gone when there was nothing.
+    fn delete(&mut self, name: &str) -> Started<ManagedCluster<bool>> {
+        self.write(format!("delete {name}"));
+        let deleted = self.clusters.remove(name);
+        deleted.map_or(Started::Gone, |_| Started::Untracked)
+    }
+
     /// A change done at once to an existing cluster.
     fn change(
         &mut self,
@@ -216,7 +241,9 @@ pub struct XKSClusterSpec {}
 /// Where an XKS cluster lives: nowhere in particular.
 struct Nowhere;
 
-impl InfraOf<XKSCluster, ()> for Nowhere {
+impl InfraOf for Nowhere {
+    type InfraCluster = XKSCluster;
+    type Own = ();
     const OWN_FIELDS: &'static str = "nothing";
     fn from_infra_cluster(_: &XKSCluster) -> Self {
         Nowhere
@@ -252,13 +279,11 @@ const PROFILE: ControlPlaneProfile = ControlPlaneProfile {
 /// The cloud side: every method is a line or a few over the in-memory cloud.
 impl ControlPlaneCloud for Xks {
     type Object = XKSControlPlane;
-    type InfraCluster = XKSCluster;
     type Infra = Nowhere;
     type Desired = bool;
     type Clients = ();
     type Tokens = XksTokens;
     type Detail = bool;
-    type Extra = ();
     type Change = Audit;
 
     fn validate(&self, cp: &XKSControlPlane, _: &Nowhere) -> Result<bool, ProviderError> {
@@ -276,7 +301,7 @@ impl ControlPlaneCloud for Xks {
             clients: (),
         })
     }
-    async fn observe(&self, at: &At, look: Look<'_>) -> Result<Observed<bool, ()>, ProviderError> {
+    async fn observe(&self, at: &At, look: Look<'_>) -> Result<Observed<bool>, ProviderError> {
         let Some(seen) = self.with(|s| s.look(&at.name)) else {
             return Ok(Observed::nothing());
         };
@@ -286,17 +311,10 @@ impl ControlPlaneCloud for Xks {
             true => OperationState::Running,
             false => OperationState::Succeeded,
         });
-        Ok(Observed {
-            cluster: Some(cluster),
-            operation,
-            extra: (),
-        })
+        Ok(Observed::found(cluster, operation))
     }
-    fn diff(&self, audit: &bool, cluster: &ManagedCluster<bool>, (): &()) -> CloudStep<Audit> {
-        match cluster.detail == *audit {
-            true => CloudStep::Nothing,
-            false => CloudStep::Change(Audit(*audit)),
-        }
+    fn diff(&self, audit: &bool, cluster: &ManagedCluster<bool>) -> CloudStep<Audit> {
+        (cluster.detail != *audit).then_some(Audit(*audit)).into()
     }
     async fn act(
         &self,
@@ -306,16 +324,7 @@ impl ControlPlaneCloud for Xks {
     ) -> Result<Started<ManagedCluster<bool>>, ProviderError> {
         let (name, tags) = (at.name.as_str(), r.tags.clone());
         Ok(self.with(|s| match step {
-            Step::Create { desired, version } => {
-                s.write(format!("create {name} {version}"));
-                s.clusters
-                    .insert(name.into(), XksCluster::new(*version, tags, *desired));
-                Started::Created {
-                    id: format!("xks://{name}"),
-                    observed: None,
-                    overrides: false,
-                }
-            }
+            Step::Create { desired, version } => s.create(name, *version, tags, *desired),
             Step::Tag { .. } => s.change(format!("adopt {name}"), name, |c| c.tags.extend(tags)),
             Step::Upgrade { to } => {
                 s.change(format!("upgrade {name} {to}"), name, |c| c.upgrade(*to));
@@ -326,12 +335,7 @@ impl ControlPlaneCloud for Xks {
             } => s.change(format!("logging {name} audit={on}"), name, |c| {
                 c.audit_logs = *on
             }),
-            Step::Delete => {
-                s.write(format!("delete {name}"));
-                s.clusters
-                    .remove(name)
-                    .map_or(Started::Gone, |_| Started::Untracked)
-            }
+            Step::Delete => s.delete(name),
         }))
     }
     fn report(&self, _: &bool) {}

@@ -107,6 +107,13 @@ pub enum CloudStep<C> {
     Nothing,
 }
 
+impl<C> From<Option<C>> for CloudStep<C> {
+    /// The first difference found, if any.
+    fn from(change: Option<C>) -> Self {
+        change.map_or(CloudStep::Nothing, CloudStep::Change)
+    }
+}
+
 /// The next step, on any cloud (`C`: the cloud's own change).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan<C> {

@@ -2,7 +2,6 @@
 //! sentence: [`contract::plan::pool`], [`contract::plan::pool_conditions`] and
 //! [`contract::plan::carries_operation`]. A cloud's own difference is tested with that cloud.
 
-
 mod conditions;
 mod steps;
 mod xks;

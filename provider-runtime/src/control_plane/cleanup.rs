@@ -28,7 +28,7 @@ impl<C: ControlPlaneCloud> super::ControlPlaneReconciler<C> {
         };
         let cluster_name = cluster_name.to_string();
         let namespace = cp.namespace().unwrap_or_default();
-        let infra = control_plane_cleanup_infra::<C::InfraCluster, _, C::Infra>(
+        let infra = control_plane_cleanup_infra::<C::Infra>(
             &ctx.client,
             ctx.cluster.as_deref(),
             cp.own_infrastructure(),

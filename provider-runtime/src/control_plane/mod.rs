@@ -54,7 +54,7 @@ use serde::Serialize;
 
 use crate::CloudCalls;
 use crate::CloudError;
-use crate::cluster_objects::{ClusterObject, InfraOf};
+use crate::cluster_objects::InfraOf;
 use crate::kubeconfig::TokenSource;
 use crate::{ProviderError, ProviderObject};
 
@@ -256,24 +256,30 @@ impl<'a> Look<'a> {
     }
 }
 
-/// One look at the cloud: the cluster, the tracked operation's state and the extras (`X`).
+/// One look at the cloud: the cluster (with what else the cloud compares in its detail, read
+/// when [`Look::idle`] allows), and the tracked operation's state.
 #[derive(Debug)]
-pub struct Observed<D, X> {
+pub struct Observed<D> {
     /// The cluster, `None` when the cloud has none of that name.
     pub cluster: Option<ManagedCluster<D>>,
     /// The state of [`Look::operation`], when the cloud knows it.
     pub operation: Option<OperationState>,
-    /// What else the cloud compares ([`Look::idle`]), default otherwise.
-    pub extra: X,
 }
 
-impl<D, X: Default> Observed<D, X> {
+impl<D> Observed<D> {
     /// Nothing of that name.
     pub fn nothing() -> Self {
         Self {
             cluster: None,
             operation: None,
-            extra: X::default(),
+        }
+    }
+
+    /// `cluster`, and the state of its tracked operation.
+    pub fn found(cluster: ManagedCluster<D>, operation: Option<OperationState>) -> Self {
+        Self {
+            cluster: Some(cluster),
+            operation,
         }
     }
 }
@@ -430,22 +436,18 @@ pub trait DescribeChange {
 pub trait ControlPlaneCloud: Send + Sync + 'static {
     /// The ControlPlane kind.
     type Object: ManagedControlPlane;
-    /// The Cluster's InfraCluster kind.
-    type InfraCluster: ClusterObject;
-    /// Where the cluster lives (location, identity, network), before any client exists.
-    type Infra: InfraOf<Self::InfraCluster, <Self::Object as ManagedControlPlane>::OwnInfra>
-        + Send
-        + Sync;
+    /// Where the cluster lives (location, identity, network), before any client exists; its
+    /// InfraCluster kind.
+    type Infra: InfraOf<Own = <Self::Object as ManagedControlPlane>::OwnInfra> + Send + Sync;
     /// The spec, validated, as the cloud will ask for it.
     type Desired: Send + Sync;
     /// The cloud's clients for one pass.
     type Clients: Send + Sync;
     /// The kubeconfig's token source.
     type Tokens: TokenSource + Send + Sync;
-    /// The cloud's own view of its cluster.
+    /// The cloud's own view of its cluster, with what else it compares when the cluster is
+    /// idle (add-ons, access entries).
     type Detail: Send + Sync;
-    /// What else the cloud compares when the cluster is idle (add-ons, access entries).
-    type Extra: Default + Send + Sync;
     /// The cloud's own change.
     type Change: DescribeChange + Clone + Debug + Send + Sync;
 
@@ -471,14 +473,13 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
         &self,
         connected: &Connected<Self::Clients, Self::Tokens>,
         look: Look<'_>,
-    ) -> impl Future<Output = Result<Observed<Self::Detail, Self::Extra>, ProviderError>> + Send;
+    ) -> impl Future<Output = Result<Observed<Self::Detail>, ProviderError>> + Send;
 
-    /// The cloud's own difference between `cluster` (with `extra`) and `desired`. Pure.
+    /// The cloud's own difference between `cluster` and `desired`. Pure.
     fn diff(
         &self,
         desired: &Self::Desired,
         cluster: &ManagedCluster<Self::Detail>,
-        extra: &Self::Extra,
     ) -> CloudStep<Self::Change>;
 
     /// Asks the cloud for `step`.

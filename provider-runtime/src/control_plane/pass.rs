@@ -35,7 +35,7 @@ pub struct ControlPlaneReconciler<C: ControlPlaneCloud> {
     pub(super) provider: &'static str,
     pub(super) profile: ControlPlaneProfile,
     pacer: Pacer,
-    pub(super) looks: Looks<Observed<C::Detail, C::Extra>>,
+    pub(super) looks: Looks<Observed<C::Detail>>,
 }
 
 impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
@@ -143,7 +143,7 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
     /// The plan from one look: the kernel's steps, then the cloud's pure diff as data.
     fn plan(
         &self,
-        observed: &Observed<C::Detail, C::Extra>,
+        observed: &Observed<C::Detail>,
         tracked: Option<&Operation>,
         intent: &ControlPlaneIntent<'_>,
         desired: &C::Desired,
@@ -163,7 +163,7 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
             state: observed.operation.clone(),
         });
         let diff = match &observed.cluster {
-            Some(c) if ours => self.cloud.diff(desired, c, &observed.extra),
+            Some(c) if ours => self.cloud.diff(desired, c),
             _ => CloudStep::Nothing,
         };
         plan::control_plane(facts, tracked.as_ref(), intent, diff)
@@ -174,7 +174,7 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
         plan: &Plan<C::Change>,
         connected: &super::Connected<C::Clients, C::Tokens>,
         previous: Option<&Operation>,
-        observed: &Observed<C::Detail, C::Extra>,
+        observed: &Observed<C::Detail>,
         want: Want<'_, C::Desired>,
         request: &Request,
     ) -> Acted<C::Detail> {
@@ -315,7 +315,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
 
         // Locate: no cloud call until the infrastructure is there.
         let kind = C::Object::kind(&()).to_string();
-        let found = control_plane_infra::<C::InfraCluster, _, C::Infra>(
+        let found = control_plane_infra::<C::Infra>(
             &ctx.client,
             &ctx.cluster,
             cp.own_infrastructure(),

@@ -385,12 +385,8 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
     type Object: ManagedMachinePool;
     /// The ControlPlane kind of its cluster.
     type ControlPlane: ClusterObject + ManagedControlPlane;
-    /// The Cluster's InfraCluster kind.
-    type InfraCluster: ClusterObject;
-    /// Where the cluster lives.
-    type Infra: InfraOf<Self::InfraCluster, <Self::ControlPlane as ManagedControlPlane>::OwnInfra>
-        + Send
-        + Sync;
+    /// Where the cluster lives, and the Cluster's InfraCluster kind.
+    type Infra: InfraOf<Own = <Self::ControlPlane as ManagedControlPlane>::OwnInfra> + Send + Sync;
     /// The spec in the cloud's terms, validated.
     type Spec: Send + Sync;
     /// The cloud's clients for one pass.

@@ -62,7 +62,7 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
         pool: &str,
         require_initialized: bool,
     ) -> Result<Located<(PoolConnected<C::Clients>, Option<KubeVersion>)>, ProviderError> {
-        let place = match pool_place::<C::ControlPlane, C::InfraCluster, _, C::Infra>(
+        let place = match pool_place::<C::ControlPlane, C::Infra>(
             client,
             cluster,
             require_initialized,

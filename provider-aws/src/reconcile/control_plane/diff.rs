@@ -14,7 +14,7 @@ use contract::plan::CloudStep;
 use provider_runtime::control_plane::DescribeChange;
 
 use super::desired::{DesiredCluster, authentication_mode_name};
-use super::observe::{AddonState, ClusterExtras, ObservedAddon, ObservedCluster};
+use super::observe::{AddonState, ObservedAddon, ObservedCluster};
 use crate::api::{AccessEntry, AuthenticationMode};
 
 /// What EKS allows from anywhere when no public CIDR is given.
@@ -64,12 +64,9 @@ impl DescribeChange for ClusterChange {
     }
 }
 
-/// The first difference between the EKS cluster (with `extra`) and the spec.
-pub fn diff(
-    desired: &DesiredCluster,
-    cluster: &ObservedCluster,
-    extra: &ClusterExtras,
-) -> CloudStep<ClusterChange> {
+/// The first difference between the EKS cluster (with its extras) and the spec.
+pub fn diff(desired: &DesiredCluster, cluster: &ObservedCluster) -> CloudStep<ClusterChange> {
+    let extra = &cluster.extras;
     if endpoint_access_differs(cluster, &desired.endpoint_access) {
         return CloudStep::Change(ClusterChange::EndpointAccess);
     }
@@ -203,6 +200,7 @@ mod tests {
     use contract::plan::Lifecycle;
 
     use super::super::desired::LogKind;
+    use super::super::observe::ClusterExtras;
     use super::*;
 
     /// What a pass observed of an EKS cluster of ours.
@@ -232,11 +230,12 @@ mod tests {
 
     /// EKS's difference, as the reconciler asks for it.
     fn run(o: &Observed, d: &DesiredCluster) -> CloudStep<ClusterChange> {
-        let extra = ClusterExtras {
+        let mut cluster = o.cluster.clone();
+        cluster.extras = ClusterExtras {
             addons: o.addons.clone(),
             access: o.access.clone(),
         };
-        diff(d, &o.cluster, &extra)
+        diff(d, &cluster)
     }
 
     fn cluster() -> ObservedCluster {
@@ -255,6 +254,7 @@ mod tests {
             authentication_mode: Some("API".into()),
             oidc_issuer: None,
             tags: BTreeMap::new(),
+            extras: ClusterExtras::default(),
         }
     }
 

@@ -45,10 +45,7 @@ const SERVICE: &str = "eks";
 /// Pages read at most from a paginated EKS list (a guard against a looping `nextToken`).
 const MAX_PAGES: usize = 100;
 
-provider_runtime::control_plane! {
-    EKS, extra = ClusterExtras,
-    tokens = EKS_REQUEST_TOKEN, create = act::CREATE_CALL
-}
+provider_runtime::control_plane! { EKS, tokens = EKS_REQUEST_TOKEN, create = act::CREATE_CALL }
 
 /// One pass's EKS client, and which extras its look reads.
 pub struct Clients {

@@ -49,6 +49,9 @@ pub struct ObservedCluster {
     pub oidc_issuer: Option<String>,
     /// The cluster's tags.
     pub tags: BTreeMap<String, String>,
+    /// What EKS compares besides the cluster, read only when it is ours and idle (empty
+    /// otherwise).
+    pub extras: ClusterExtras,
 }
 
 /// The lifecycle of an EKS cluster, from its status.
@@ -110,6 +113,7 @@ pub fn observed_cluster(c: &eks::Cluster) -> ObservedCluster {
             .tags()
             .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             .unwrap_or_default(),
+        extras: ClusterExtras::default(),
     }
 }
 
@@ -301,30 +305,25 @@ impl ExtrasToRead {
 }
 
 /// One look at EKS: the cluster; the tracked update's state when [`Look::operation`] names one;
-/// the add-ons and access entries when [`Look::idle`] allows.
+/// the add-ons and access entries (in the cluster's [`ObservedCluster::extras`]) when
+/// [`Look::idle`] allows.
 pub(super) async fn observe(
     connected: &At,
     look: Look<'_>,
-) -> Result<Observed<ObservedCluster, ClusterExtras>, ProviderError> {
+) -> Result<Observed<ObservedCluster>, ProviderError> {
     let api = EksApi::of(connected);
     let Some(cluster) = api.describe_cluster().await? else {
         return Ok(Observed::nothing());
     };
-    let cluster = managed(cluster);
+    let mut cluster = managed(cluster);
     let operation = match look.operation(&cluster) {
         Some(op) => api.describe_update(&op.id).await?,
         None => None,
     };
-    let extra = if look.idle(&cluster, operation.as_ref()) {
-        extras(&api, &connected.clients.extras).await?
-    } else {
-        ClusterExtras::default()
-    };
-    Ok(Observed {
-        cluster: Some(cluster),
-        operation,
-        extra,
-    })
+    if look.idle(&cluster, operation.as_ref()) {
+        cluster.detail.extras = extras(&api, &connected.clients.extras).await?;
+    }
+    Ok(Observed::found(cluster, operation))
 }
 
 /// The spec's add-ons as EKS has them, then its access entries with their policies (only those

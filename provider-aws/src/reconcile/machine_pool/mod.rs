@@ -51,8 +51,10 @@ pub struct PoolInfra {
     subnets: Vec<SubnetCandidate>,
 }
 
-impl InfraOf<EKSCluster, EKSClusterSpec> for PoolInfra {
-    const OWN_FIELDS: &'static str = <Infra as InfraOf<EKSCluster, EKSClusterSpec>>::OWN_FIELDS;
+impl InfraOf for PoolInfra {
+    type InfraCluster = EKSCluster;
+    type Own = EKSClusterSpec;
+    const OWN_FIELDS: &'static str = <Infra as InfraOf>::OWN_FIELDS;
 
     fn from_infra_cluster(eks_cluster: &EKSCluster) -> Self {
         let subnets = crate::network::AwsNetwork::of(eks_cluster)

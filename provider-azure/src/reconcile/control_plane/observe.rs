@@ -312,7 +312,7 @@ pub async fn describe(
 pub async fn observe(
     connected: &At,
     look: Look<'_>,
-) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
+) -> Result<Observed<ObservedCluster>, ProviderError> {
     let shared = &connected.clients.shared;
     let Some(cluster) = describe(shared, connected).await? else {
         return Ok(Observed::nothing());
@@ -324,11 +324,7 @@ pub async fn observe(
         }
         None => None,
     };
-    Ok(Observed {
-        cluster: Some(cluster),
-        operation,
-        extra: (),
-    })
+    Ok(Observed::found(cluster, operation))
 }
 
 /// What only AKS reports of the cluster: `status.aks`.

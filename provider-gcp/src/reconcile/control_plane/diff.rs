@@ -29,10 +29,7 @@ pub enum ClusterChange {
 
 /// The first difference between `want` and `cluster`.
 pub fn diff(want: &DesiredCluster, cluster: &ObservedCluster) -> CloudStep<ClusterChange> {
-    match first_difference(want, cluster) {
-        Some(change) => CloudStep::Change(change),
-        None => CloudStep::Nothing,
-    }
+    first_difference(want, cluster).into()
 }
 
 fn first_difference(want: &DesiredCluster, observed: &ObservedCluster) -> Option<ClusterChange> {

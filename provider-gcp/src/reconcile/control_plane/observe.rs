@@ -238,7 +238,7 @@ pub(super) async fn get_cluster(
 pub(super) async fn observe(
     connected: &At,
     look: Look<'_>,
-) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
+) -> Result<Observed<ObservedCluster>, ProviderError> {
     let clients = &connected.clients;
     let Some(cluster) = get_cluster(clients).await? else {
         return Ok(Observed::nothing());
@@ -247,11 +247,7 @@ pub(super) async fn observe(
         Some(op) => get_operation(&clients.gke, &clients.calls, &clients.parent, &op.id).await?,
         None => None,
     };
-    Ok(Observed {
-        cluster: Some(cluster),
-        operation,
-        extra: (),
-    })
+    Ok(Observed::found(cluster, operation))
 }
 
 /// What only GKE reports of the cluster: `status.gke`.

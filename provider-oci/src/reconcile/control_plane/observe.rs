@@ -185,7 +185,7 @@ async fn managed(
 pub(super) async fn observe(
     connected: &At,
     look: Look<'_>,
-) -> Result<Observed<ObservedCluster, ()>, ProviderError> {
+) -> Result<Observed<ObservedCluster>, ProviderError> {
     let clients = &connected.clients;
     let shared = &clients.shared;
     let found = find(clients, &connected.name).await?;
@@ -205,11 +205,7 @@ pub(super) async fn observe(
         }
         None => None,
     };
-    Ok(Observed {
-        cluster: Some(cluster),
-        operation,
-        extra: (),
-    })
+    Ok(Observed::found(cluster, operation))
 }
 
 /// What only OKE reports of the cluster: `status.oke`.
