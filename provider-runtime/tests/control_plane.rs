@@ -305,13 +305,12 @@ impl ControlPlaneCloud for Xks {
         let Some(seen) = self.with(|s| s.look(&at.name)) else {
             return Ok(Observed::nothing());
         };
-        let running = seen.upgrading_to.is_some();
+        let state = match seen.upgrading_to {
+            Some(_) => OperationState::Running,
+            None => OperationState::Succeeded,
+        };
         let cluster = managed(&at.name, seen);
-        let operation = look.operation(&cluster).map(|_| match running {
-            true => OperationState::Running,
-            false => OperationState::Succeeded,
-        });
-        Ok(Observed::found(cluster, operation))
+        look.seen(cluster, |_| async { Ok(Some(state)) }).await
     }
     fn diff(&self, audit: &bool, cluster: &ManagedCluster<bool>) -> CloudStep<Audit> {
         (cluster.detail != *audit).then_some(Audit(*audit)).into()

@@ -246,6 +246,26 @@ impl<'a> Look<'a> {
         })
     }
 
+    /// What the look saw: `cluster`, with the state of the operation [`Look::operation`] names
+    /// for it, read by `state_of` (the cloud's operation read) only when there is one.
+    ///
+    /// # Errors
+    /// `state_of`'s.
+    pub async fn seen<D, E, F>(
+        &self,
+        cluster: ManagedCluster<D>,
+        state_of: impl FnOnce(&'a Operation) -> F,
+    ) -> Result<Observed<D>, E>
+    where
+        F: Future<Output = Result<Option<OperationState>, E>>,
+    {
+        let operation = match self.operation(&cluster) {
+            Some(op) => state_of(op).await?,
+            None => None,
+        };
+        Ok(Observed::found(cluster, operation))
+    }
+
     /// Whether to read what else the cloud compares: `cluster` is ours and running, and the
     /// operation's state (`state`, what the cloud said of [`Look::operation`]) is not running.
     pub fn idle<D>(&self, cluster: &ManagedCluster<D>, state: Option<&OperationState>) -> bool {

@@ -317,14 +317,11 @@ pub async fn observe(
     let Some(cluster) = describe(shared, connected).await? else {
         return Ok(Observed::nothing());
     };
-    let operation = match look.operation(&cluster) {
-        Some(op) => {
-            let clients = &connected.clients;
-            clients.arm.operation_state(&clients.calls, &op.id).await?
-        }
-        None => None,
-    };
-    Ok(Observed::found(cluster, operation))
+    let clients = &connected.clients;
+    look.seen(cluster, |op| {
+        clients.arm.operation_state(&clients.calls, &op.id)
+    })
+    .await
 }
 
 /// What only AKS reports of the cluster: `status.aks`.

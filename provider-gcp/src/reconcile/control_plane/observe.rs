@@ -243,11 +243,10 @@ pub(super) async fn observe(
     let Some(cluster) = get_cluster(clients).await? else {
         return Ok(Observed::nothing());
     };
-    let operation = match look.operation(&cluster) {
-        Some(op) => get_operation(&clients.gke, &clients.calls, &clients.parent, &op.id).await?,
-        None => None,
-    };
-    Ok(Observed::found(cluster, operation))
+    look.seen(cluster, |op| {
+        get_operation(&clients.gke, &clients.calls, &clients.parent, &op.id)
+    })
+    .await
 }
 
 /// What only GKE reports of the cluster: `status.gke`.

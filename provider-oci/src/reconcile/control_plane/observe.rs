@@ -196,16 +196,10 @@ pub(super) async fn observe(
         return Ok(Observed::nothing());
     };
     let cluster = managed(shared, clients, &connected.name, &c, seen).await;
-    let operation = match look.operation(&cluster) {
-        Some(op) => {
-            clients
-                .oci
-                .work_request_state(&clients.calls, &op.id)
-                .await?
-        }
-        None => None,
-    };
-    Ok(Observed::found(cluster, operation))
+    look.seen(cluster, |op| {
+        clients.oci.work_request_state(&clients.calls, &op.id)
+    })
+    .await
 }
 
 /// What only OKE reports of the cluster: `status.oke`.
