@@ -189,18 +189,11 @@ fn kind_attributes(args: &KindArgs, item: &ItemStruct) -> syn::Result<Tokens> {
         .iter()
         .map(Column::tokens)
         .collect::<Vec<_>>();
+    let derives = kind_derives();
     Ok(quote! {
         // kube's `printcolumn(..)` entries repeat `type_ = ..`, which clippy takes for duplicates.
         #[allow(clippy::duplicated_attributes)]
-        #[derive(
-            ::kube::CustomResource,
-            ::kube::KubeSchema,
-            ::serde::Serialize,
-            ::serde::Deserialize,
-            Clone,
-            Debug,
-            PartialEq
-        )]
+        #derives
         #[kube(
             group = #group,
             version = "v1alpha1",
@@ -609,17 +602,10 @@ fn template(prefix: &str, role: Role) -> Tokens {
             pub spec: #spec_type,
         },
     };
+    let derives = kind_derives();
     quote! {
         #[doc = #doc_kind]
-        #[derive(
-            ::kube::CustomResource,
-            ::kube::KubeSchema,
-            ::serde::Serialize,
-            ::serde::Deserialize,
-            Clone,
-            Debug,
-            PartialEq
-        )]
+        #derives
         #[kube(
             group = #group,
             version = "v1alpha1",
@@ -638,6 +624,21 @@ fn template(prefix: &str, role: Role) -> Tokens {
         pub struct #resource {
             #spec_field
         }
+    }
+}
+
+/// The derives of every kind made here.
+fn kind_derives() -> proc_macro2::TokenStream {
+    quote! {
+        #[derive(
+            ::kube::CustomResource,
+            ::kube::KubeSchema,
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Debug,
+            PartialEq
+        )]
     }
 }
 

@@ -154,6 +154,22 @@ fn struct_and_reconciler(
     }
 }
 
+/// `let profile = …;`: the role's profile of kind `kind`, with the fields every role's has (the
+/// cloud's name `p`, the tokens' limits and the create call's name, the provider's pacing), and
+/// the role's `own`.
+fn profile(kind: Tokens, p: &str, (tokens, create): (&Expr, &Expr), own: Tokens) -> Tokens {
+    quote! {
+        let profile = #kind {
+            cloud: #p,
+            token_limits: &#tokens,
+            create_call: #create,
+            poll: shared.pacing.poll,
+            rest: shared.pacing.rest,
+            #own
+        };
+    }
+}
+
 /// `infra_cluster!(GKE)`: the struct `GkeInfraCluster` (the provider's `Arc<scope::Shared>`),
 /// whose `InfraClusterCloud` impl the provider's `reconcile/cluster.rs` writes, and
 /// `reconciler(shared)`, the generic InfraCluster reconciler over it.
@@ -186,18 +202,14 @@ fn control_plane_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
     );
     let cp = quote!(::provider_runtime::control_plane);
     let error = quote!(::provider_runtime::ProviderError);
-    let profile = quote! {
-        let profile = #cp::ControlPlaneProfile {
-            cloud: #p,
-            // Every cloud here picks the patch of a minor itself (EKS, AKS and GKE pick it;
-            // OKE offers exact patches, and the newest of the minor is asked for).
-            minors_only: true,
-            token_limits: &#tokens,
-            create_call: #create,
-            poll: shared.pacing.poll,
-            rest: shared.pacing.rest,
-        };
-    };
+    let profile = profile(
+        quote!(#cp::ControlPlaneProfile),
+        &p,
+        (tokens, create),
+        // Every cloud here picks the patch of a minor itself (EKS, AKS and GKE pick it; OKE
+        // offers exact patches, and the newest of the minor is asked for).
+        quote!(minors_only: true),
+    );
     let reconciler = quote!(#cp::ControlPlaneReconciler);
     let made = struct_and_reconciler(&cloud, &doc, &object.to_string(), reconciler, Some(profile));
     Ok(quote! {
@@ -301,19 +313,13 @@ fn machine_pool_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
     };
     let mp = quote!(::provider_runtime::machine_pool);
     let error = quote!(::provider_runtime::ProviderError);
-    let profile = quote! {
-        let profile = #mp::MachinePoolProfile {
-            cloud: #p,
-            noun: #noun,
-            names: #names,
-            // Autoscaled replicas are the provider's to keep.
-            replicas_manager: crate::scope::PROVIDER,
-            token_limits: &#tokens,
-            create_call: #create,
-            poll: shared.pacing.poll,
-            rest: shared.pacing.rest,
-        };
-    };
+    let profile = profile(
+        quote!(#mp::MachinePoolProfile),
+        &p,
+        (tokens, create),
+        // Autoscaled replicas are the provider's to keep.
+        quote!(noun: #noun, names: #names, replicas_manager: crate::scope::PROVIDER),
+    );
     let reconciler = quote!(#mp::MachinePoolReconciler);
     let made = struct_and_reconciler(&cloud, &doc, &object.to_string(), reconciler, Some(profile));
     Ok(quote! {
