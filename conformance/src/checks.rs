@@ -12,7 +12,7 @@ use std::str::FromStr;
 macro_rules! check_ids {
     ($($id:ident),* $(,)?) => {
         /// The ID of one contract check. Its text ([`CheckId::as_str`], `Display`) is the
-        /// variant's name, `C01` … `C59`, as every report shows it.
+        /// variant's name, `C01` … `C60`, as every report shows it.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum CheckId {
             $(
@@ -25,7 +25,7 @@ macro_rules! check_ids {
             /// Every ID, in report order.
             pub const ALL: &'static [CheckId] = &[$(CheckId::$id),*];
 
-            /// `C01` … `C59`.
+            /// `C01` … `C60`.
             pub const fn as_str(self) -> &'static str {
                 match self {
                     $(CheckId::$id => stringify!($id),)*
@@ -38,7 +38,7 @@ macro_rules! check_ids {
 check_ids!(
     C01, C02, C03, C04, C05, C06, C07, C08, C09, C11, C12, C13, C14, C15, C16, C17, C18, C19, C20,
     C21, C22, C23, C24, C25, C26, C27, C28, C29, C30, C31, C32, C33, C34, C35, C36, C37, C38, C39,
-    C40, C41, C42, C43, C44, C46, C47, C48, C49, C50, C51, C52, C55, C56, C57, C58, C59,
+    C40, C41, C42, C43, C44, C46, C47, C48, C49, C50, C51, C52, C55, C56, C57, C58, C59, C60,
 );
 
 impl fmt::Display for CheckId {
@@ -54,7 +54,7 @@ pub struct UnknownCheck(pub String);
 
 impl fmt::Display for UnknownCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} is not a check (C01…C59)", self.0)
+        write!(f, "{} is not a check (C01…C60)", self.0)
     }
 }
 
@@ -364,6 +364,11 @@ pub const CATALOGUE: &[Check] = &[
         CheckId::C59,
         "clusterctl",
         "clusterctl move of a provisioned cluster succeeds; the target rebuilds status without creating anything new in the cloud",
+    ),
+    check(
+        CheckId::C60,
+        "deletion",
+        "once its Clusters are deleted, nothing the provider made is left in the cloud: the emulator's inventory holds nothing that was not there before the provider started",
     ),
 ];
 

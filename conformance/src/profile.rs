@@ -37,6 +37,10 @@ pub struct EmulatorSpec {
     /// JSON `{"instances": [{"providerID", "state"}]}` listing every node instance that exists,
     /// shutting-down ones included (C51).
     pub instances_url: Option<String>,
+    /// JSON `{"resources": [{"kind", "id", "name", "parent", "owner", "state"}]}`: every
+    /// resource the cloud holds, `owner` being the value of a provider's ownership tag (C60,
+    /// and the leak, duplicate and wrong-deletion oracles of `conformance faults`).
+    pub inventory_url: Option<String>,
 }
 
 /// How to render the release's templates.
@@ -103,9 +107,6 @@ impl Default for Timeouts {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FaultsSpec {
-    /// JSON `{"resources": [{"kind", "id", "name", "parent", "owner", "state"}]}`: every
-    /// resource the cloud holds, `owner` being the value of a provider's ownership tag.
-    pub inventory_url: Option<String>,
     /// The emulator's fault rules: POST one rule (JSON), DELETE clears them all.
     pub faults_url: Option<String>,
     /// JSON `{"early": [{"operation", "target", "earlyByMillis"}]}`: calls sent again before

@@ -53,6 +53,48 @@ pub struct Cluster {
     pub endpoint: Option<Endpoint>,
 }
 
+/// `POST /networks`: the network a Cluster's cloud cluster lives in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CreateNetwork {
+    /// Network name, unique in the cloud.
+    pub name: String,
+    /// Owner tags.
+    pub tags: Tags,
+}
+
+/// A network.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Network {
+    /// Name.
+    pub name: String,
+    /// Owner tags.
+    pub tags: Tags,
+}
+
+/// One resource the cloud holds, as `GET /inventory` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InventoryItem {
+    /// `toy:cluster`, `toy:pool` or `toy:network`.
+    pub kind: String,
+    /// The cloud's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The resource it lives in (a pool's cluster).
+    pub parent: String,
+    /// `<namespace>/<cluster>` of its owner tags.
+    pub owner: Option<String>,
+    /// Its state.
+    pub state: String,
+}
+
+/// `GET /inventory`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Inventory {
+    /// Every resource the cloud holds.
+    pub resources: Vec<InventoryItem>,
+}
+
 /// `POST /clusters/{name}/pools`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -107,7 +149,7 @@ pub struct ErrorBody {
 }
 
 /// Every operation the cloud counts in `emulator_calls_total`.
-pub const OPERATIONS: [&str; 12] = [
+pub const OPERATIONS: [&str; 15] = [
     "CreateCluster",
     "DescribeCluster",
     "ListClusters",
@@ -120,4 +162,7 @@ pub const OPERATIONS: [&str; 12] = [
     "UpdatePool",
     "DeletePool",
     "OutsideScale",
+    "CreateNetwork",
+    "DescribeNetwork",
+    "DeleteNetwork",
 ];

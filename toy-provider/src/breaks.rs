@@ -95,11 +95,13 @@ pub enum Break {
     NoScaling,
     /// The user kubeconfig Secret carries the static admin credential instead of an exec plugin.
     UserKubeconfigStatic,
+    /// The ToyCluster goes without deleting its cloud network.
+    LeaveNetwork,
 }
 
 impl Break {
     /// Every break, release breaks first.
-    pub const ALL: [Break; 41] = [
+    pub const ALL: [Break; 42] = [
         Break::CrdClusterScoped,
         Break::CrdBadPlural,
         Break::CrdNoContractLabel,
@@ -141,6 +143,7 @@ impl Break {
         Break::SecretBadCredentials,
         Break::NoScaling,
         Break::UserKubeconfigStatic,
+        Break::LeaveNetwork,
     ];
 
     /// The switch's name on the command line and in `TOY_BREAK`.
@@ -187,6 +190,7 @@ impl Break {
             Break::SecretBadCredentials => "secret-bad-credentials",
             Break::NoScaling => "no-scaling",
             Break::UserKubeconfigStatic => "user-kubeconfig-static",
+            Break::LeaveNetwork => "leave-network",
         }
     }
 
@@ -234,6 +238,7 @@ impl Break {
             Break::SecretBadCredentials => "C30,C31",
             Break::NoScaling => "C49",
             Break::UserKubeconfigStatic => "C34",
+            Break::LeaveNetwork => "C60",
         }
     }
 

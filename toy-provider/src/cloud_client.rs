@@ -234,6 +234,24 @@ impl CloudClient {
         }
     }
 
+    /// DescribeNetwork.
+    pub async fn describe_network(&self, name: &str) -> Result<Option<api::Network>> {
+        self.get_opt(&format!("/networks/{name}"), "DescribeNetwork")
+            .await
+    }
+
+    /// CreateNetwork: a taken name is a conflict.
+    pub async fn create_network(&self, req: &api::CreateNetwork) -> Result<Created<api::Network>> {
+        self.send(Method::POST, "/networks", req, "CreateNetwork")
+            .await
+    }
+
+    /// DeleteNetwork: `false` when it is already gone.
+    pub async fn delete_network(&self, name: &str) -> Result<bool> {
+        self.delete(&format!("/networks/{name}"), "DeleteNetwork")
+            .await
+    }
+
     /// ListClusters.
     pub async fn list_clusters(&self) -> Result<Vec<api::Cluster>> {
         Ok(self

@@ -24,9 +24,9 @@ pub(super) struct Sampled {
 
 impl FaultRun {
     pub(super) async fn start_inventory(&mut self) {
-        let Some(url) = self.url(|f| f.inventory_url.as_ref()) else {
+        let Some(url) = self.ctx.inventory_url() else {
             self.not_run.push(
-                "duplicates, leaks and wrong deletions: the profile has no faults.inventoryUrl"
+                "duplicates, leaks and wrong deletions: the profile has no emulator.inventoryUrl"
                     .into(),
             );
             return;
@@ -70,7 +70,7 @@ impl FaultRun {
     }
 
     pub(super) async fn final_inventory(&mut self) {
-        let Some(url) = self.url(|f| f.inventory_url.as_ref()) else {
+        let Some(url) = self.ctx.inventory_url() else {
             return;
         };
         if let Some(s) = self.sampler.take() {

@@ -156,7 +156,7 @@ impl FaultRun {
                 .push("a pool deleted behind the provider's back: the template has no pool".into());
             return Ok(());
         };
-        let inventory = self.url(|f| f.inventory_url.as_ref());
+        let inventory = self.ctx.inventory_url();
         let owned_before = match &inventory {
             Some(url) => owned_names(&read_inventory(url).await?),
             None => BTreeSet::new(),

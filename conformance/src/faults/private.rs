@@ -225,20 +225,15 @@ impl PrivateRun {
         })
     }
 
-    fn inventory_url(&self) -> Option<String> {
-        let url = self.ctx.profile.faults.inventory_url.as_ref()?;
-        self.ctx.vars.expand(url).ok()
-    }
-
     async fn all(&mut self, report: &mut PrivateReport) -> Result<()> {
         objects::ensure_namespace(&self.bed.client, NS).await?;
-        let inventory = self.inventory_url();
+        let inventory = self.ctx.inventory_url();
         let before = match &inventory {
             Some(url) => read_inventory(url).await?,
             None => {
                 report
                     .not_run
-                    .push("leaks: the profile has no faults.inventoryUrl".into());
+                    .push("leaks: the profile has no emulator.inventoryUrl".into());
                 Vec::new()
             }
         };

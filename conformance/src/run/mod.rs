@@ -10,7 +10,9 @@
 //! 5. [`lifecycle`]: a full cluster from the default flavor, judged once settled, then paused,
 //!    scaled, moved to a second plane (C59) and deleted; beside it [`control_plane_only`] (C17,
 //!    C52). Their steps record what they observe; the pure functions of [`judge`] turn each
-//!    record into outcomes.
+//!    record into outcomes;
+//! 6. once both are deleted, the cloud's inventory against the one read before the provider
+//!    started (C60).
 //!
 //! Every check that no step judged is reported as skipped with the reason.
 
@@ -112,6 +114,12 @@ impl Ctx {
         self.vars.expand(url).ok()
     }
 
+    /// The emulator's inventory URL, expanded.
+    pub fn inventory_url(&self) -> Option<String> {
+        let url = self.profile.emulator.as_ref()?.inventory_url.as_ref()?;
+        self.vars.expand(url).ok()
+    }
+
     /// Reads the emulator's counters, if it has them.
     pub async fn calls(&self) -> Option<crate::procs::Calls> {
         let url = self.calls_url()?;
@@ -184,6 +192,7 @@ pub const LIFECYCLE_IDS: &[CheckId] = &[
     CheckId::C50,
     CheckId::C51,
     CheckId::C59,
+    CheckId::C60,
 ];
 
 /// What every run of the suite starts from: the profile, a scratch directory, the variables

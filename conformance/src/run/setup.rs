@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::authorization::v1::{
@@ -12,9 +12,10 @@ use k8s_openapi::api::authorization::v1::{
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
-use super::{Bed, Ctx};
+use super::{Bed, Ctx, judge};
 use crate::checks::{CheckId, Outcome, Results, verdict};
 use crate::clusterctl::{CORE_NAMESPACE, CORE_SERVICE_ACCOUNT, Clusterctl};
+use crate::faults::oracle::{self, Item};
 use crate::objects::{self, Kinds, WATCH_FILTER_LABEL};
 use crate::procs::Running;
 use crate::profile::{Profile, Vars};
@@ -315,6 +316,11 @@ async fn scenarios(
     default_docs: Vec<Value>,
     results: &mut Results,
 ) -> Result<()> {
+    // What the cloud holds before the provider starts, for C60.
+    let inventory = match ctx.inventory_url() {
+        Some(url) if ctx.wants(&[CheckId::C60]) => Some((read_inventory(&url).await?, url)),
+        _ => None,
+    };
     eprintln!("conformance: starting the provider");
     let log = a.start_provider(ctx)?;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -351,7 +357,41 @@ async fn scenarios(
         results.record(id, outcome);
     }
     cp_only?;
-    main
+    main?;
+    if lifecycle_wanted {
+        match inventory {
+            Some((before, url)) => {
+                eprintln!("conformance: what the cloud holds now the Clusters are gone (C60)");
+                let after = settled_inventory(&url, &before).await?;
+                results.record(CheckId::C60, judge::deletion::nothing_left(&before, &after));
+            }
+            None if ctx.wants(&[CheckId::C60]) => results.record(
+                CheckId::C60,
+                Outcome::Skip("the profile has no emulator.inventoryUrl".into()),
+            ),
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// The cloud's inventory at `url`.
+async fn read_inventory(url: &str) -> Result<Vec<Item>> {
+    oracle::parse_inventory(&crate::procs::http_get(url).await?)
+        .with_context(|| format!("reading the cloud's inventory at {url}"))
+}
+
+/// The inventory at `url` once nothing is left of what was not in `before`, or after a minute
+/// (what the cloud is still deleting gets that long).
+async fn settled_inventory(url: &str, before: &[Item]) -> Result<Vec<Item>> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let items = read_inventory(url).await?;
+        if judge::deletion::left_behind(before, &items).is_empty() || Instant::now() > deadline {
+            return Ok(items);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// C57: every object of the components carries clusterctl's labels; the inventory has the

@@ -36,6 +36,12 @@ pub(super) fn router(cloud: Arc<Cloud>) -> Router {
         )
         .route("/pools/{namespace}/{cluster}/{pool}", post(outside_scale))
         .route("/instances", get(list_instances))
+        .route("/networks", post(create_network))
+        .route(
+            "/networks/{name}",
+            get(describe_network).delete(delete_network),
+        )
+        .route("/inventory", get(inventory))
         .layer(axum::middleware::from_fn_with_state(
             cloud.clone(),
             count_calls,
@@ -60,6 +66,9 @@ fn operation(method: &Method, path: &str) -> Option<&'static str> {
         (["clusters", _, "pools", _], "PATCH") => "UpdatePool",
         (["clusters", _, "pools", _], "DELETE") => "DeletePool",
         (["pools", _, _, _], "POST") => "OutsideScale",
+        (["networks"], "POST") => "CreateNetwork",
+        (["networks", _], "GET") => "DescribeNetwork",
+        (["networks", _], "DELETE") => "DeleteNetwork",
         _ => return None,
     })
 }
@@ -420,6 +429,87 @@ async fn delete_pool(
     (StatusCode::ACCEPTED, Json(view)).into_response()
 }
 
+async fn create_network(
+    Shared(cloud): Shared<Arc<Cloud>>,
+    Json(req): Json<api::CreateNetwork>,
+) -> Response {
+    let mut state = cloud.state();
+    if state.networks.contains_key(&req.name) {
+        return error(
+            StatusCode::CONFLICT,
+            format!("network {} already exists", req.name),
+        );
+    }
+    state.networks.insert(req.name.clone(), req.tags.clone());
+    let network = api::Network {
+        name: req.name,
+        tags: req.tags,
+    };
+    (StatusCode::CREATED, Json(network)).into_response()
+}
+
+async fn describe_network(
+    Shared(cloud): Shared<Arc<Cloud>>,
+    UrlPath(name): UrlPath<String>,
+) -> Response {
+    match cloud.state().networks.get(&name) {
+        Some(tags) => Json(api::Network {
+            name,
+            tags: tags.clone(),
+        })
+        .into_response(),
+        None => not_found(&format!("network {name}")),
+    }
+}
+
+async fn delete_network(
+    Shared(cloud): Shared<Arc<Cloud>>,
+    UrlPath(name): UrlPath<String>,
+) -> Response {
+    match cloud.state().networks.remove(&name) {
+        Some(_) => StatusCode::NO_CONTENT.into_response(),
+        None => not_found(&format!("network {name}")),
+    }
+}
+
+/// Every cluster, pool and network, for the conformance suite's leak check.
+async fn inventory(Shared(cloud): Shared<Arc<Cloud>>) -> Response {
+    let state = cloud.state();
+    let owner = |t: &api::Tags| Some(format!("{}/{}", t.namespace, t.cluster));
+    let mut resources = Vec::new();
+    for (name, c) in &state.clusters {
+        resources.push(api::InventoryItem {
+            kind: "toy:cluster".into(),
+            id: name.clone(),
+            name: name.clone(),
+            parent: String::new(),
+            owner: owner(&c.tags),
+            state: c.state.as_str().into(),
+        });
+        for (pool, p) in &c.pools {
+            resources.push(api::InventoryItem {
+                kind: "toy:pool".into(),
+                id: format!("{name}/{pool}"),
+                name: pool.clone(),
+                parent: name.clone(),
+                owner: owner(&c.tags),
+                state: pool_status(p).into(),
+            });
+        }
+    }
+    for (name, tags) in &state.networks {
+        resources.push(api::InventoryItem {
+            kind: "toy:network".into(),
+            id: name.clone(),
+            name: name.clone(),
+            parent: String::new(),
+            owner: owner(tags),
+            state: "AVAILABLE".into(),
+        });
+    }
+    Json(api::Inventory { resources }).into_response()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +529,11 @@ mod tests {
             operation(&Method::POST, "/pools/n/c/p"),
             Some("OutsideScale")
         );
+        assert_eq!(
+            operation(&Method::DELETE, "/networks/n"),
+            Some("DeleteNetwork")
+        );
         assert_eq!(operation(&Method::GET, "/metrics"), None);
+        assert_eq!(operation(&Method::GET, "/inventory"), None);
     }
 }

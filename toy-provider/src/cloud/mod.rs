@@ -96,6 +96,8 @@ struct ClusterRec {
 #[derive(Debug, Default)]
 struct State {
     clusters: BTreeMap<String, ClusterRec>,
+    /// Networks by name, with their owner tags (made and deleted at once).
+    networks: BTreeMap<String, api::Tags>,
     next_instance: u64,
 }
 

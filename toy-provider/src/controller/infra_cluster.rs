@@ -1,5 +1,6 @@
-//! ToyCluster: the toy's "network" exists at once; it reports provisioned and its failure
-//! domains and, being managed, never touches the endpoint.
+//! ToyCluster: the Cluster's network in the toy cloud, made at once and deleted with the
+//! ToyCluster; it reports provisioned and its failure domains and, being managed, never touches
+//! the endpoint.
 
 use anyhow::Result;
 use kube::api::DynamicObject;
@@ -7,7 +8,9 @@ use serde_json::{Map, json};
 
 use super::meta::{self, Cond};
 use super::{Ctx, Indexes};
+use crate::api;
 use crate::breaks::Break;
+use crate::cloud_client::Created;
 
 /// The toy's zones.
 pub const FAILURE_DOMAINS: [&str; 2] = ["toy-a", "toy-b"];
@@ -31,7 +34,13 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
         if ctx.pause(obj, cluster) {
             return ctx.report_paused(&api, obj, cluster).await;
         }
-        // Nothing in the cloud: the network is imaginary.
+        // The finalizer goes once the cloud says the network is gone.
+        if let Some(c) = &owner
+            && !ctx.broken(Break::LeaveNetwork)
+            && ctx.cloud.delete_network(&network_name(&ns, c)).await?
+        {
+            return Ok(());
+        }
         return meta::remove_finalizer(&api, obj).await;
     }
     if owner.is_none() && !ctx.broken(Break::NoOwnerGate) {
@@ -45,6 +54,9 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
     }
     ctx.ensure_finalizer(&api, obj, "/status/initialization/provisioned")
         .await?;
+    if let Some(c) = &owner {
+        ensure_network(ctx, &ns, c).await?;
+    }
 
     if ctx.broken(Break::EndpointOnInfra)
         && meta::str_at(obj, "/spec/controlPlaneEndpoint/host").is_empty()
@@ -94,5 +106,32 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
     };
     ctx.write_status(&api, obj, cluster, fields, conds, meta::generation(obj))
         .await?;
+    Ok(())
+}
+
+/// The cloud name of the network of Cluster `cluster` in `namespace`.
+fn network_name(namespace: &str, cluster: &str) -> String {
+    format!("{namespace}-{cluster}")
+}
+
+/// The Cluster's network, made when the cloud has none of its name.
+async fn ensure_network(ctx: &Ctx, namespace: &str, cluster: &str) -> Result<()> {
+    let name = network_name(namespace, cluster);
+    if ctx.cloud.describe_network(&name).await?.is_some() {
+        return Ok(());
+    }
+    let tags = api::Tags {
+        namespace: namespace.to_string(),
+        cluster: cluster.to_string(),
+    };
+    match ctx
+        .cloud
+        .create_network(&api::CreateNetwork { name, tags })
+        .await?
+    {
+        Created::Created(n) => tracing::info!(network = %n.name, "created cloud network"),
+        // Made by a pass a moment ago.
+        Created::Conflict(_) => {}
+    }
     Ok(())
 }

@@ -1,13 +1,14 @@
 //! Deletion of the cluster: the control plane goes after the pools (C40), the InfraCluster
 //! after the control plane and the Cluster last (C41), each object keeps its finalizer until
 //! the cloud confirms the deletion (C42), the kubeconfig Secret is collected with its owner
-//! (C32), and C43, which managed node pools cannot show.
+//! (C32), C43, which managed node pools cannot show, and nothing is left in the cloud (C60).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::Verdicts;
 use crate::checks::{CheckId, Outcome, verdict};
+use crate::faults::oracle::Item;
 use crate::objects::{Recorded, rv};
 use crate::procs::Calls;
 use crate::run::lifecycle::{CLUSTER, Names};
@@ -198,6 +199,36 @@ fn finalizers_held(seen: &Deletion) -> Outcome {
             )
         } else {
             problems.join("; ")
+        },
+    )
+}
+
+/// What the cloud holds now (`after`) that it did not hold before the provider started
+/// (`before`), by the cloud's ids.
+pub(crate) fn left_behind(before: &[Item], after: &[Item]) -> Vec<String> {
+    let there: BTreeSet<&str> = before.iter().map(|i| i.id.as_str()).collect();
+    after
+        .iter()
+        .filter(|i| !there.contains(i.id.as_str()))
+        .map(Item::describe)
+        .collect()
+}
+
+/// C60: once every Cluster of the run is gone, the cloud holds nothing that it did not hold
+/// before the provider started.
+pub(crate) fn nothing_left(before: &[Item], after: &[Item]) -> Outcome {
+    let left = left_behind(before, after);
+    verdict(
+        left.is_empty(),
+        match left.is_empty() {
+            true => format!(
+                "the cloud holds {} resources, all there before the provider started",
+                after.len()
+            ),
+            false => format!(
+                "left in the cloud after the Clusters were deleted: {}",
+                left.join("; ")
+            ),
         },
     )
 }

@@ -430,3 +430,46 @@ fn an_object_gone_without_a_not_found_fails_c42() {
         .insert((INFRA.into(), "conf".into()), Some(ok_only));
     assert_eq!(failed(&deletion::deletion(&record)), [CheckId::C42]);
 }
+
+fn item(kind: &str, id: &str, owner: Option<&str>) -> crate::faults::oracle::Item {
+    crate::faults::oracle::Item {
+        kind: kind.into(),
+        id: id.into(),
+        name: String::new(),
+        parent: String::new(),
+        owner: owner.map(str::to_string),
+        state: "available".into(),
+    }
+}
+
+#[test]
+fn a_cloud_back_to_what_it_held_passes_c60_and_anything_new_left_fails_it() {
+    let theirs = item("ec2:vpc", "vpc-theirs", None);
+    let before = vec![theirs.clone()];
+    assert!(matches!(
+        deletion::nothing_left(&before, &before),
+        Outcome::Pass(_)
+    ));
+    // Ours or not, tagged or not: what was not there before is left behind.
+    let left = vec![
+        theirs,
+        item("ec2:subnet", "subnet-1", Some("toy/default/conf")),
+        item("ec2:security-group", "sg-1", None),
+    ];
+    assert_eq!(
+        deletion::left_behind(&before, &left),
+        [
+            "ec2:subnet subnet-1 [available]",
+            "ec2:security-group sg-1 [available]"
+        ]
+    );
+    assert!(matches!(
+        deletion::nothing_left(&before, &left),
+        Outcome::Fail(m) if m.contains("subnet-1") && m.contains("sg-1")
+    ));
+    // What was there and went is not this check's (the fault suite's wrong-deletion oracle).
+    assert!(matches!(
+        deletion::nothing_left(&before, &[]),
+        Outcome::Pass(_)
+    ));
+}
