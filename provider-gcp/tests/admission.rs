@@ -52,6 +52,17 @@ const GKE_BAD: &[(Role, &str, &str)] = &[
         r#"{"network":{"cidrBlock":"10.0.0.0/26"}}"#,
         "spec.network.cidrBlock must be an IPv4 block from /8 to /24 on GKE",
     ),
+    // A zone of another region, and a name that only starts like one of this region's.
+    (
+        Role::InfraCluster,
+        r#"{"gke":{"project":"capi-project-1","zones":["us-central1-a","europe-west1-b"]}}"#,
+        "spec.gke.zones must be zones of spec.region on GKE",
+    ),
+    (
+        Role::InfraCluster,
+        r#"{"gke":{"project":"capi-project-1","zones":["us-central1-ab"]}}"#,
+        "spec.gke.zones must be zones of spec.region on GKE",
+    ),
     (
         Role::ControlPlane,
         r#"{"cloudName":"cccccccccccccccccccccccccccccccccccccccccc"}"#,
@@ -156,5 +167,16 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         no_taints: None,
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    // Zones of the cluster's region are admitted.
+    let zoned =
+        json!({"gke": {"project": "capi-project-1", "zones": ["us-central1-a", "us-central1-f"]}});
+    kinds
+        .api(&client, Role::InfraCluster)
+        .create(
+            &kube::api::PostParams::default(),
+            &kinds.object(Role::InfraCluster, "zoned", &zoned),
+        )
+        .await
+        .expect("zones of the cluster's region are admitted");
     plane.stop().await;
 }

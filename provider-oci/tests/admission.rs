@@ -140,6 +140,31 @@ const OKE_BAD: &[(Role, &str, &str)] = &[
     ),
     (
         Role::MachinePool,
+        r#"{"machineType":"VM.Standard.E4.Flex","oke":{"ocpus":2,"memoryGB":200}}"#,
+        "spec.oke.memoryGB must be from 1 to 64 GB per OCPU on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"machineType":"VM.Standard.E4.Flex","oke":{"ocpus":4,"memoryGB":2}}"#,
+        "spec.oke.memoryGB must be from 1 to 64 GB per OCPU on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"oke":{"sshPublicKey":"my laptop key"}}"#,
+        "spec.oke.sshPublicKey must be one OpenSSH public key on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"oke":{"sshPublicKey":"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"}}"#,
+        "spec.oke.sshPublicKey must be one OpenSSH public key on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"oke":{"sshPublicKey":"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA a@b\nssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ c@d"}}"#,
+        "spec.oke.sshPublicKey must be one OpenSSH public key on OKE",
+    ),
+    (
+        Role::MachinePool,
         r#"{"diskSizeGB":20}"#,
         "spec.diskSizeGB must be from 50 to 32768 on OKE",
     ),
@@ -272,5 +297,26 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         no_taints: Some(NO_TAINTS),
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    // A flexible shape's memory within 1 to 64 GB per OCPU, and SSH keys as users paste them
+    // (one line, or with the newline a YAML block leaves), are admitted.
+    let keys = [
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx1c2VyQGV4YW1wbGU user@laptop",
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7==\n",
+        "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTY=",
+    ];
+    for (i, key) in keys.iter().enumerate() {
+        let pool = json!({
+            "machineType": "VM.Standard.E4.Flex",
+            "oke": {"ocpus": 2, "memoryGB": 2 + 62 * i, "sshPublicKey": key}
+        });
+        kinds
+            .api(&client, Role::MachinePool)
+            .create(
+                &kube::api::PostParams::default(),
+                &kinds.object(Role::MachinePool, &format!("flex-{i}"), &pool),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{pool} was refused: {e}"));
+    }
     plane.stop().await;
 }

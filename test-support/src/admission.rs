@@ -44,7 +44,8 @@ impl Kinds {
         }
     }
 
-    fn object(&self, role: Role, name: &str, spec: &Value) -> DynamicObject {
+    /// An object of `role` named `name`: the base spec with `spec` merged over it.
+    pub fn object(&self, role: Role, name: &str, spec: &Value) -> DynamicObject {
         let (group, kind) = self.kind_of(role);
         let mut full = (self.base)(role);
         merge(&mut full, spec);
@@ -55,7 +56,8 @@ impl Kinds {
         .unwrap()
     }
 
-    fn api(&self, client: &kube::Client, role: Role) -> Api<DynamicObject> {
+    /// The API of `role`'s kind in `default`.
+    pub fn api(&self, client: &kube::Client, role: Role) -> Api<DynamicObject> {
         let (group, kind) = self.kind_of(role);
         Api::namespaced_with(
             client.clone(),
