@@ -164,7 +164,7 @@ impl FaultRun {
 }
 
 /// The cloud's inventory at `url`.
-pub(super) async fn read_inventory(url: &str) -> Result<Vec<Item>> {
+pub(crate) async fn read_inventory(url: &str) -> Result<Vec<Item>> {
     oracle::parse_inventory(&http_get(url).await?)
 }
 
@@ -183,12 +183,21 @@ pub(super) async fn after_deletion(
     url: &str,
     owners: &BTreeSet<String>,
 ) -> Result<(Vec<String>, Vec<Item>)> {
+    settled(url, |items| oracle::leaks(items, owners)).await
+}
+
+/// What `left` finds in the inventory at `url` once it finds nothing, or after a minute (what
+/// the cloud still deletes gets that long), and the inventory then.
+pub(crate) async fn settled(
+    url: &str,
+    left: impl Fn(&[Item]) -> Vec<String>,
+) -> Result<(Vec<String>, Vec<Item>)> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let items = read_inventory(url).await?;
-        let leaks = oracle::leaks(&items, owners);
-        if leaks.is_empty() || Instant::now() > deadline {
-            return Ok((leaks, items));
+        let found = left(&items);
+        if found.is_empty() || Instant::now() > deadline {
+            return Ok((found, items));
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }

@@ -33,7 +33,7 @@
 //! their timing), [`leader`] (two replicas and a takeover), [`cloud`] (the inventory and the
 //! `Retry-After` oracle) and [`security`] (RBAC and the secret search).
 
-mod cloud;
+pub(crate) mod cloud;
 mod harness;
 mod injection;
 mod leader;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::authorization::v1::{
@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use super::{Bed, Ctx, judge};
 use crate::checks::{CheckId, Outcome, Results, verdict};
 use crate::clusterctl::{CORE_NAMESPACE, CORE_SERVICE_ACCOUNT, Clusterctl};
-use crate::faults::oracle::{self, Item};
+use crate::faults::cloud::{read_inventory, settled};
+use crate::faults::oracle::Item;
 use crate::objects::{self, Kinds, WATCH_FILTER_LABEL};
 use crate::procs::Running;
 use crate::profile::{Profile, Vars};
@@ -318,7 +319,12 @@ async fn scenarios(
 ) -> Result<()> {
     // What the cloud holds before the provider starts, for C60.
     let inventory = match ctx.inventory_url() {
-        Some(url) if ctx.wants(&[CheckId::C60]) => Some((read_inventory(&url).await?, url)),
+        Some(url) if ctx.wants(&[CheckId::C60]) => {
+            let before = read_inventory(&url)
+                .await
+                .with_context(|| format!("reading the cloud's inventory at {url}"))?;
+            Some((before, url))
+        }
         _ => None,
     };
     eprintln!("conformance: starting the provider");
@@ -362,7 +368,10 @@ async fn scenarios(
         match inventory {
             Some((before, url)) => {
                 eprintln!("conformance: what the cloud holds now the Clusters are gone (C60)");
-                let after = settled_inventory(&url, &before).await?;
+                let left = |items: &[Item]| judge::deletion::left_behind(&before, items);
+                let (_, after) = settled(&url, left)
+                    .await
+                    .with_context(|| format!("reading the cloud's inventory at {url}"))?;
                 results.record(CheckId::C60, judge::deletion::nothing_left(&before, &after));
             }
             None if ctx.wants(&[CheckId::C60]) => results.record(
@@ -373,25 +382,6 @@ async fn scenarios(
         }
     }
     Ok(())
-}
-
-/// The cloud's inventory at `url`.
-async fn read_inventory(url: &str) -> Result<Vec<Item>> {
-    oracle::parse_inventory(&crate::procs::http_get(url).await?)
-        .with_context(|| format!("reading the cloud's inventory at {url}"))
-}
-
-/// The inventory at `url` once nothing is left of what was not in `before`, or after a minute
-/// (what the cloud is still deleting gets that long).
-async fn settled_inventory(url: &str, before: &[Item]) -> Result<Vec<Item>> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let items = read_inventory(url).await?;
-        if judge::deletion::left_behind(before, &items).is_empty() || Instant::now() > deadline {
-            return Ok(items);
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
 }
 
 /// C57: every object of the components carries clusterctl's labels; the inventory has the
