@@ -475,37 +475,28 @@ async fn delete_network(
 /// Every cluster, pool and network, for the conformance suite's leak check.
 async fn inventory(Shared(cloud): Shared<Arc<Cloud>>) -> Response {
     let state = cloud.state();
-    let owner = |t: &api::Tags| Some(format!("{}/{}", t.namespace, t.cluster));
+    // A pool's id is `<cluster>/<pool>`; a cluster's and a network's, their name.
+    let item =
+        |kind: &str, parent: &str, name: &str, tags: &api::Tags, state: &str| api::InventoryItem {
+            kind: kind.into(),
+            id: match parent {
+                "" => name.to_string(),
+                _ => format!("{parent}/{name}"),
+            },
+            name: name.into(),
+            parent: parent.into(),
+            owner: Some(format!("{}/{}", tags.namespace, tags.cluster)),
+            state: state.into(),
+        };
     let mut resources = Vec::new();
     for (name, c) in &state.clusters {
-        resources.push(api::InventoryItem {
-            kind: "toy:cluster".into(),
-            id: name.clone(),
-            name: name.clone(),
-            parent: String::new(),
-            owner: owner(&c.tags),
-            state: c.state.as_str().into(),
-        });
+        resources.push(item("toy:cluster", "", name, &c.tags, c.state.as_str()));
         for (pool, p) in &c.pools {
-            resources.push(api::InventoryItem {
-                kind: "toy:pool".into(),
-                id: format!("{name}/{pool}"),
-                name: pool.clone(),
-                parent: name.clone(),
-                owner: owner(&c.tags),
-                state: pool_status(p).into(),
-            });
+            resources.push(item("toy:pool", name, pool, &c.tags, pool_status(p)));
         }
     }
     for (name, tags) in &state.networks {
-        resources.push(api::InventoryItem {
-            kind: "toy:network".into(),
-            id: name.clone(),
-            name: name.clone(),
-            parent: String::new(),
-            owner: owner(tags),
-            state: "AVAILABLE".into(),
-        });
+        resources.push(item("toy:network", "", name, tags, "AVAILABLE"));
     }
     Json(api::Inventory { resources }).into_response()
 }

@@ -6,6 +6,7 @@ use anyhow::Result;
 use kube::api::DynamicObject;
 use serde_json::{Map, json};
 
+use super::control_plane::cloud_name;
 use super::meta::{self, Cond};
 use super::{Ctx, Indexes};
 use crate::api;
@@ -37,7 +38,7 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
         // The finalizer goes once the cloud says the network is gone.
         if let Some(c) = &owner
             && !ctx.broken(Break::LeaveNetwork)
-            && ctx.cloud.delete_network(&network_name(&ns, c)).await?
+            && ctx.cloud.delete_network(&cloud_name(&ns, c)).await?
         {
             return Ok(());
         }
@@ -109,14 +110,10 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
     Ok(())
 }
 
-/// The cloud name of the network of Cluster `cluster` in `namespace`.
-fn network_name(namespace: &str, cluster: &str) -> String {
-    format!("{namespace}-{cluster}")
-}
-
-/// The Cluster's network, made when the cloud has none of its name.
+/// The Cluster's network (named as its cloud cluster is), made when the cloud has none of that
+/// name.
 async fn ensure_network(ctx: &Ctx, namespace: &str, cluster: &str) -> Result<()> {
-    let name = network_name(namespace, cluster);
+    let name = cloud_name(namespace, cluster);
     if ctx.cloud.describe_network(&name).await?.is_some() {
         return Ok(());
     }
