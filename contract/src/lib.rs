@@ -25,6 +25,7 @@
 //! Nothing here performs I/O or reads the clock: time is always an argument.
 #![warn(missing_docs)]
 
+pub mod adoption;
 pub mod api;
 pub mod capi;
 pub mod cidr;

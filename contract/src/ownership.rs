@@ -8,8 +8,8 @@
 //!
 //! - tagged for this Cluster by this provider: [`Ownership::Ours`], carry on (idempotent restart);
 //! - tagged by this provider for *another* Cluster: [`Ownership::Conflict`] naming that owner,
-//!   whatever `spec.adopt` says (adoption takes a stranger's resource, never a sibling's);
-//! - untagged, or tagged by someone else, with `spec.adopt: true`: [`Ownership::Adopt`] (the
+//!   whatever `spec.adoption` says (adoption takes a stranger's resource, never a sibling's);
+//! - untagged, or tagged by someone else, with `spec.adoption`: [`Ownership::Adopt`] (the
 //!   provider tags it and manages it from then on);
 //! - otherwise [`Ownership::Conflict`] with no owner.
 //!
@@ -55,7 +55,7 @@ impl Conflict {
                 "The {what} {name} already exists and belongs to another cluster (ownership tag {owner}); nothing was changed. Set spec.cloudName to use another name."
             ),
             None => format!(
-                "The {what} {name} already exists and was not created by this provider; nothing was changed. Set spec.adopt: true to take it over, or spec.cloudName to use another name."
+                "The {what} {name} already exists and was not created by this provider; nothing was changed. Set spec.adoption to take it over, or spec.cloudName to use another name."
             ),
         }
     }
@@ -217,7 +217,7 @@ mod tests {
         assert!(m.starts_with("The EKS cluster ns-c1 already exists"), "{m}");
         assert!(m.contains("ns_c2") && !m.contains("adopt"), "{m}");
         let stranger = Conflict { owner: None }.message("EKS node group", "ng");
-        assert!(stranger.contains("spec.adopt: true"), "{stranger}");
+        assert!(stranger.contains("spec.adoption"), "{stranger}");
         assert!(stranger.ends_with('.'), "{stranger}");
     }
 }

@@ -276,6 +276,10 @@ fn control_plane_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
             ) -> <Self::Object as #cp::ManagedControlPlane>::Observed {
                 observe::report(cluster)
             }
+
+            fn as_spec(&self, cluster: &Self::Detail) -> ::serde_json::Value {
+                diff::as_spec(cluster)
+            }
         }
     })
 }
@@ -376,6 +380,7 @@ fn machine_pool_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
                 match step {
                     #mp::PoolStep::Create { want, version } => act::create(at, #mp::PoolCreate { want, version, request }).await,
                     #mp::PoolStep::Tag { id, tags } => act::tag(at, id, tags).await,
+                    #mp::PoolStep::Untag { id, key } => act::untag(at, id, key).await,
                     #mp::PoolStep::Upgrade { to } => act::upgrade(at, to).await,
                     #mp::PoolStep::Update { change } => act::update(at, change).await,
                     #mp::PoolStep::Delete => act::delete(at).await,
@@ -388,6 +393,10 @@ fn machine_pool_role(args: &RoleArgs) -> Result<Tokens, Tokens> {
                 pool: &Self::Detail,
             ) -> <Self::Object as #mp::ManagedMachinePool>::Observed {
                 #report
+            }
+
+            fn as_spec(&self, pool: &Self::Detail) -> ::serde_json::Value {
+                diff::as_spec(pool)
             }
         }
     })

@@ -109,6 +109,7 @@ fn terminal_category(reason: Reason) -> &'static str {
         Reason::QuotaExceeded => "quota_exceeded",
         Reason::Unauthorized => "unauthorized",
         Reason::NotFound => "not_found",
+        Reason::AdoptionRefused => "adoption_refused",
         _ => "terminal",
     }
 }

@@ -51,6 +51,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod adoption;
 pub mod cloud_error;
 pub mod cluster_objects;
 pub mod control_plane;

@@ -5,7 +5,7 @@
 //! clusters take a pass to create and to upgrade, with logging as its one change of its own. The
 //! kernel does the rest: ownership (a same-named cluster that is not ours is left alone), one
 //! minor at a time, status, conditions, the kubeconfig Secrets, `spec.controlPlaneEndpoint`,
-//! and deletion.
+//! deletion, and adoption: its plan before any write, accepting it, and orphaning on delete.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use contract::api::{
-    ControlPlaneSpecCommon, ControlPlaneStatusCommon, Endpoint, EndpointName,
+    AdoptionPhase, ControlPlaneSpecCommon, ControlPlaneStatusCommon, Endpoint, EndpointName,
     RequestOverridesStatus,
 };
 use contract::capi::Cluster;
@@ -325,6 +325,9 @@ impl ControlPlaneCloud for Xks {
         Ok(self.with(|s| match step {
             Step::Create { desired, version } => s.create(name, *version, tags, *desired),
             Step::Tag { .. } => s.change(format!("adopt {name}"), name, |c| c.tags.extend(tags)),
+            Step::Untag { key, .. } => s.change(format!("untag {name}"), name, |c| {
+                c.tags.remove(key);
+            }),
             Step::Upgrade { to } => {
                 s.change(format!("upgrade {name} {to}"), name, |c| c.upgrade(*to));
                 Started::Operation(format!("op-{to}"))
@@ -338,6 +341,9 @@ impl ControlPlaneCloud for Xks {
         }))
     }
     fn report(&self, _: &bool) {}
+    fn as_spec(&self, audit: &bool) -> serde_json::Value {
+        json!({"logging": {"audit": audit}})
+    }
 }
 
 type At = Connected<(), XksTokens>;
@@ -571,6 +577,202 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_control_plane_contract() {
             s.writes
         );
     });
+
+    provider.stop().await;
+    drop(plane);
+}
+
+/// A cluster made outside Cluster API: v1.31, audit logs on, someone else's tag.
+fn legacy() -> XksCluster {
+    XksCluster {
+        version: KubeVersion::new(1, 31),
+        lifecycle: Lifecycle::Running,
+        tags: BTreeMap::from([("team".into(), "other".into())]),
+        audit_logs: true,
+        upgrading_to: None,
+    }
+}
+
+/// A control plane adopting the cloud cluster `cloud_name`, with `adoption` as its block.
+fn adopting(
+    name: &str,
+    version: &str,
+    cloud_name: &str,
+    adoption: serde_json::Value,
+) -> XKSControlPlane {
+    let mut cp = control_plane(name, version, Some(cloud_name));
+    cp.spec.common.adoption = Some(serde_json::from_value(adoption).unwrap());
+    cp
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adoption_shows_its_plan_writes_only_once_accepted_and_orphan_leaves_the_cluster() {
+    let (plane, client) = support::plane_with(XKSControlPlane::crd(), NS).await;
+    let cps: Api<XKSControlPlane> = Api::namespaced(client.clone(), NS);
+    let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
+    let xks = Xks::default();
+    xks.with(|s| s.clusters.insert("legacy".into(), legacy()));
+    let provider = support::run(PROVIDER, &client, |operator| {
+        operator.controller::<XKSControlPlane, _>(ControlPlaneReconciler::new(
+            PROVIDER,
+            PROFILE,
+            xks.clone(),
+        ))
+    });
+    let writes = || xks.with(|s| s.writes.clone());
+    let ready_as = |name: &'static str, want: &'static str| {
+        let cps = cps.clone();
+        eventually(want, Duration::from_secs(60), move || {
+            let cps = cps.clone();
+            async move {
+                let cp = cps.get(name).await.ok()?;
+                (reason_of(&cp, "Ready") == want).then_some(cp)
+            }
+        })
+    };
+
+    // The plan: the version the spec asks for; the audit logs nobody set are kept. Nothing
+    // is written.
+    cps.create(
+        &PostParams::default(),
+        &adopting("cp3", "v1.32", "legacy", json!({})),
+    )
+    .await
+    .unwrap();
+    clusters
+        .create(&PostParams::default(), &cluster("c3", "cp3"))
+        .await
+        .unwrap();
+    let planned = ready_as("cp3", "False/AdoptionPlanned").await;
+    let message = condition(&planned, "Ready").unwrap().message.clone();
+    let adoption = planned.status.unwrap().common.adoption.unwrap();
+    assert_eq!(adoption.phase, AdoptionPhase::Planned);
+    assert_eq!(adoption.cloud_id.as_deref(), Some("xks://legacy"));
+    let rows: Vec<_> = adoption
+        .changes
+        .iter()
+        .map(|c| (c.field.as_str(), c.cloud.as_str(), c.spec.as_str()))
+        .collect();
+    assert_eq!(rows, [("spec.version", "v1.31", "v1.32")]);
+    assert_eq!(adoption.kept, ["spec.logging.audit"]);
+    assert!(
+        message.contains("spec.version v1.31 → v1.32")
+            && message.contains("spec.adoption.accept: true"),
+        "{message}"
+    );
+    assert!(writes().is_empty(), "a plan writes nothing: {:?}", writes());
+
+    // Accepted: the kept field lands in the spec, then the cluster is tagged and converged;
+    // audit logs stay on.
+    let accept = json!({"spec": {"adoption": {"accept": true}}});
+    cps.patch("cp3", &PatchParams::default(), &Patch::Merge(&accept))
+        .await
+        .unwrap();
+    let adopted = ready_as("cp3", "True/Ready").await;
+    assert!(
+        adopted.spec.common.logging.audit,
+        "the cloud's value is kept in the spec"
+    );
+    assert_eq!(
+        adopted.status.unwrap().common.adoption.unwrap().phase,
+        AdoptionPhase::Adopted
+    );
+    assert_eq!(writes(), ["adopt legacy", "upgrade legacy v1.32"]);
+    let ours = naming::ownership_tag(PROVIDER, NS, "c3");
+    xks.with(|s| {
+        let c = &s.clusters["legacy"];
+        assert!(c.audit_logs);
+        assert_eq!(c.tags.get(&ours.0), Some(&ours.1));
+    });
+
+    // Orphan: the cluster stays, without our tag, and nothing else changed.
+    let orphan = json!({"spec": {"deletionPolicy": "Orphan"}});
+    cps.patch("cp3", &PatchParams::default(), &Patch::Merge(&orphan))
+        .await
+        .unwrap();
+    clusters
+        .delete("c3", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("cp3 is gone", Duration::from_secs(60), || async {
+        cps.get_opt("cp3").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    assert_eq!(
+        writes(),
+        ["adopt legacy", "upgrade legacy v1.32", "untag legacy"]
+    );
+    xks.with(|s| {
+        let c = &s.clusters["legacy"];
+        assert!(!c.tags.contains_key(&ours.0), "{:?}", c.tags);
+        assert_eq!(c.tags.get("team").map(String::as_str), Some("other"));
+    });
+
+    // Adopted again by another Cluster, accepted from the start.
+    cps.create(
+        &PostParams::default(),
+        &adopting(
+            "cp4",
+            "v1.32",
+            "legacy",
+            json!({"id": "XKS://legacy", "accept": true}),
+        ),
+    )
+    .await
+    .unwrap();
+    clusters
+        .create(&PostParams::default(), &cluster("c4", "cp4"))
+        .await
+        .unwrap();
+    ready_as("cp4", "True/Ready").await;
+    let again = naming::ownership_tag(PROVIDER, NS, "c4");
+    xks.with(|s| assert_eq!(s.clusters["legacy"].tags.get(&again.0), Some(&again.1)));
+
+    // Refused, with nothing written: another Cluster's, another identity, nothing by that name.
+    let before = writes();
+    for (cp, cluster_name, cloud_name, adoption, says) in [
+        (
+            "cp5",
+            "c5",
+            "legacy",
+            json!({"accept": true}),
+            "belongs to another cluster",
+        ),
+        (
+            "cp6",
+            "c6",
+            "legacy",
+            json!({"id": "xks://elsewhere"}),
+            "not spec.adoption.id xks://elsewhere",
+        ),
+        (
+            "cp7",
+            "c7",
+            "missing",
+            json!({"accept": true}),
+            "There is no XKS cluster named missing",
+        ),
+    ] {
+        cps.create(
+            &PostParams::default(),
+            &adopting(cp, "v1.32", cloud_name, adoption),
+        )
+        .await
+        .unwrap();
+        clusters
+            .create(&PostParams::default(), &cluster(cluster_name, cp))
+            .await
+            .unwrap();
+        let refused = eventually(says, Duration::from_secs(60), || async {
+            let cp = cps.get(cp).await.ok()?;
+            let ready = condition(&cp, "Ready")?;
+            (ready.status == "False" && ready.message.contains(says)).then_some(cp)
+        })
+        .await;
+        let adoption = refused.status.unwrap().common.adoption.unwrap();
+        assert_eq!(adoption.phase, AdoptionPhase::Refused, "{cp}");
+    }
+    assert_eq!(writes(), before, "a refused adoption writes nothing");
 
     provider.stop().await;
     drop(plane);

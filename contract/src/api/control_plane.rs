@@ -7,27 +7,37 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ApiEndpoint, Endpoint, EndpointAccess, Operation, Version, is_false};
+use super::{
+    Adoption, AdoptionStatus, ApiEndpoint, DeletionPolicy, Endpoint, EndpointAccess, Operation,
+    Version, is_false,
+};
 
 /// Control plane log types the cloud ships to its logging service.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Logging {
     /// Ship API server logs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub api_server: bool,
     /// Ship audit logs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub audit: bool,
     /// Ship authenticator logs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub authenticator: bool,
     /// Ship controller manager logs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub controller_manager: bool,
     /// Ship scheduler logs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub scheduler: bool,
+}
+
+impl Logging {
+    /// Whether no log type is shipped (the default, which a client need not send).
+    pub fn is_off(&self) -> bool {
+        *self == Logging::default()
+    }
 }
 
 /// Envelope encryption of Kubernetes Secrets with a key from the cloud's key management service.
@@ -81,10 +91,10 @@ pub struct ControlPlaneSpecCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_plane_endpoint: Option<ApiEndpoint>,
     /// Public and private reachability of the API server.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "EndpointAccess::is_default")]
     pub endpoint_access: EndpointAccess,
     /// Control plane logs shipped to the cloud's logging service.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Logging::is_off")]
     pub logging: Logging,
     /// Envelope encryption of Secrets with a cloud KMS key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,10 +112,14 @@ pub struct ControlPlaneSpecCommon {
     #[schemars(length(min = 1, max = 255))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.cloudName is immutable"))]
     pub cloud_name: Option<String>,
-    /// Adopt an existing cloud cluster of the same name that is not tagged as ours, instead of
-    /// stopping with NameConflict.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub adopt: bool,
+    /// Adopt an existing cloud cluster that is not tagged as ours, after reviewing the plan in
+    /// `status.adoption`, instead of creating one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<Adoption>,
+    /// What deleting this control plane does to the cloud cluster: `Delete` (default) or
+    /// `Orphan` (leave it running, without our ownership tag).
+    #[serde(default, skip_serializing_if = "DeletionPolicy::is_delete")]
+    pub deletion_policy: DeletionPolicy,
 }
 
 /// The state of the `<cluster>-kubeconfig` Secret's credential.
@@ -186,6 +200,9 @@ pub struct ControlPlaneStatusCommon {
     /// The state of the kubeconfig Secret's credential.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig: Option<KubeconfigStatus>,
+    /// The adoption plan, while `spec.adoption` asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<AdoptionStatus>,
     /// Conditions: Ready, Available, KubeconfigReady, Upgrading, Paused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
@@ -218,6 +235,7 @@ impl Default for ControlPlaneStatusCommon {
             cloud_name: None,
             operation: None,
             kubeconfig: None,
+            adoption: None,
             conditions: Vec::new(),
         }
     }

@@ -9,7 +9,7 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Operation, is_false};
+use super::{Adoption, AdoptionStatus, DeletionPolicy, Operation, is_false};
 
 /// Autoscaling bounds; when present the cloud's autoscaler owns the node count.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +34,33 @@ pub enum TaintEffect {
     PreferNoSchedule,
     /// Pods that do not tolerate the taint are evicted.
     NoExecute,
+}
+
+impl TaintEffect {
+    /// Every effect.
+    pub const ALL: [TaintEffect; 3] = [
+        TaintEffect::NoSchedule,
+        TaintEffect::PreferNoSchedule,
+        TaintEffect::NoExecute,
+    ];
+
+    /// The effect whose spelling in a cloud's terms `is` the one the cloud wrote (`is` holds
+    /// the cloud's own mapping); `None` for a spelling of none of them.
+    pub fn spelled(is: impl Fn(TaintEffect) -> bool) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| is(*e))
+    }
+}
+
+impl Taint {
+    /// A taint a cloud reports: its key, value (empty is none) and the effect whose spelling
+    /// `is` the cloud's ([`TaintEffect::spelled`]); `None` when it is none of Kubernetes'.
+    pub fn from_cloud(key: &str, value: &str, is: impl Fn(TaintEffect) -> bool) -> Option<Self> {
+        Some(Taint {
+            key: key.to_string(),
+            value: (!value.is_empty()).then(|| value.to_string()),
+            effect: TaintEffect::spelled(is)?,
+        })
+    }
 }
 
 /// The syntax of a Kubernetes qualified name (label keys, taint keys): an optional DNS
@@ -146,9 +173,15 @@ pub struct MachinePoolSpecCommon {
     #[schemars(length(min = 1, max = 255))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("spec.cloudName is immutable"))]
     pub cloud_name: Option<String>,
-    /// Adopt an existing node pool of the same name that is not tagged as ours.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub adopt: bool,
+    /// Adopt an existing node pool that is not tagged as ours, after reviewing the plan in
+    /// `status.adoption`, instead of creating one. `id` is the cloud's id of the node pool (the
+    /// node group ARN, agent pool resource ID, node pool self link or OCID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<Adoption>,
+    /// What deleting this pool does to the cloud node pool: `Delete` (default) or `Orphan`
+    /// (leave it running, without our ownership tag).
+    #[serde(default, skip_serializing_if = "DeletionPolicy::is_delete")]
+    pub deletion_policy: DeletionPolicy,
     /// Written by the provider: the provider IDs of the pool's nodes, exactly as the cloud
     /// writes them into Node.spec.providerID.
     #[serde(
@@ -198,6 +231,9 @@ pub struct MachinePoolStatusCommon {
     /// The cloud operation in flight, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
+    /// The adoption plan, while `spec.adoption` asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<AdoptionStatus>,
     /// Conditions: Ready, Upgrading, NodesVisible (whether Cluster API core reaches the workload API
     /// server to see the nodes: False for a private-only cluster, never part of Ready), Paused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -21,11 +21,13 @@
 //! Every item is re-exported here, so `contract::api::X` is the path to use:
 //! - [`endpoints`]: the API server's endpoints and their reachability;
 //! - [`infra_cluster`]: region, network, identity, tags and the InfraCluster status;
+//! - [`adoption`]: adopting a cloud resource, its plan, and the deletion policy;
 //! - [`control_plane`]: the ControlPlane spec and status blocks;
 //! - [`machine_pool`]: node shape, labels, taints, scaling, updates and the pool status;
 //! - [`version`]: `spec.version` and its admission rules;
 //! - [`operation`]: the cloud operation in flight and the `requestOverrides` record.
 
+pub mod adoption;
 pub mod control_plane;
 pub mod endpoints;
 pub mod infra_cluster;
@@ -33,6 +35,7 @@ pub mod machine_pool;
 pub mod operation;
 pub mod version;
 
+pub use adoption::{Adoption, AdoptionPhase, AdoptionStatus, DeletionPolicy, PlannedChange};
 pub use control_plane::{
     Addon, ControlPlaneInitialization, ControlPlaneSpecCommon, ControlPlaneStatusCommon,
     Encryption, KubeconfigStatus, Logging, OidcIssuer, VersionReplicas,
@@ -55,6 +58,10 @@ pub use version::{VERSION_FORM_RULE, VERSION_NO_DOWNGRADE_RULE, VERSION_PREFIX_R
 
 fn default_true() -> bool {
     true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn is_false(value: &bool) -> bool {

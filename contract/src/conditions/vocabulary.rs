@@ -138,11 +138,17 @@ pub enum Reason {
     /// Added here: used with `NodesVisible` `False`: Cluster API core cannot reach the workload
     /// API server (the Cluster's `RemoteConnectionProbe` is `False`).
     WorkloadUnreachable,
+    /// Added here: `spec.adoption` asks to adopt a cloud resource; the plan of what adopting
+    /// changes is in `status.adoption` and nothing is written until it is accepted.
+    AdoptionPlanned,
+    /// Added here: `spec.adoption` names nothing this provider can adopt (no resource of that
+    /// name, or one with another identity than `spec.adoption.id`); nothing was written.
+    AdoptionRefused,
 }
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 19] = [
+    pub const ALL: [Reason; 21] = [
         Reason::Creating,
         Reason::Updating,
         Reason::Upgrading,
@@ -162,6 +168,8 @@ impl Reason {
         Reason::NotFound,
         Reason::Unauthorized,
         Reason::WorkloadUnreachable,
+        Reason::AdoptionPlanned,
+        Reason::AdoptionRefused,
     ];
 
     /// The value written into `condition.reason`.
@@ -186,6 +194,8 @@ impl Reason {
             Reason::NotFound => "NotFound",
             Reason::Unauthorized => "Unauthorized",
             Reason::WorkloadUnreachable => "WorkloadUnreachable",
+            Reason::AdoptionPlanned => "AdoptionPlanned",
+            Reason::AdoptionRefused => "AdoptionRefused",
         }
     }
 

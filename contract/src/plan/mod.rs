@@ -119,11 +119,18 @@ impl<C> From<Option<C>> for CloudStep<C> {
 pub enum Plan<C> {
     /// Nothing of that name: create it.
     Create,
-    /// Not ours, and `spec.adopt`: tag it as ours.
+    /// Not ours, and the adoption is accepted: tag it as ours.
     Adopt {
         /// The cloud's id of it.
         id: String,
     },
+    /// Not ours, and `spec.adoption` is not accepted yet: show the plan, write nothing.
+    AdoptionPlanned {
+        /// The cloud's id of it.
+        id: String,
+    },
+    /// `spec.adoption` names nothing to adopt; the message says why. Nothing is written.
+    AdoptionRefused(String),
     /// Something of that name exists and is not ours: touch nothing.
     NameConflict {
         /// The cloud's id of it.
@@ -161,7 +168,13 @@ impl<C> Plan<C> {
 
     /// Whether the thing observed is ours to report on (not a conflict, not yet adopted).
     pub fn reports_on_it(&self) -> bool {
-        !matches!(self, Plan::NameConflict { .. } | Plan::Adopt { .. })
+        !matches!(
+            self,
+            Plan::NameConflict { .. }
+                | Plan::Adopt { .. }
+                | Plan::AdoptionPlanned { .. }
+                | Plan::AdoptionRefused(_)
+        )
     }
 }
 
@@ -188,12 +201,21 @@ pub struct ControlPlaneIntent<'a> {
     pub name: &'a str,
     /// The Cluster the cloud cluster must belong to.
     pub owner: &'a Owner,
-    /// Take over a same-named cluster that is not ours.
-    pub adopt: bool,
+    /// `spec.adoption`: take over a same-named cluster that is not ours, after its plan.
+    pub adoption: Option<Adopting<'a>>,
     /// `spec.version`.
     pub version: KubeVersion,
     /// The cloud picks patch versions itself: only a new minor is a step to ask for.
     pub minors_only: bool,
+}
+
+/// What `spec.adoption` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adopting<'a> {
+    /// The identity the cluster found by name must have (`spec.adoption.id`).
+    pub id: Option<&'a str>,
+    /// The plan is accepted.
+    pub accept: bool,
 }
 
 /// Decides the next step of a control plane: ownership, the cluster's state, the tracked
@@ -206,12 +228,15 @@ pub fn control_plane<C>(
     diff: CloudStep<C>,
 ) -> Plan<C> {
     let (cloud, name) = (intent.cloud, intent.name);
+    let what = format!("{cloud} cluster named {name}");
+    let place = "where the spec's infrastructure points (its account, region and project)";
+    let found = observed.map(|c| (c.id, c.tags));
+    if let Some(step) = adoption_step(intent.owner, intent.adoption, found, (&what, place)) {
+        return step;
+    }
     let Some(cluster) = observed else {
         return Plan::Create;
     };
-    if let Some(step) = ownership_step(intent.owner, cluster.tags, intent.adopt, cluster.id) {
-        return step;
-    }
     let upgrading = tracked.is_some_and(|t| t.kind == OperationKind::Upgrade);
     match cluster.lifecycle {
         Lifecycle::Running | Lifecycle::Degraded => {}
@@ -254,6 +279,41 @@ pub fn control_plane<C>(
         CloudStep::Failed(message) => Plan::Failed(message),
         CloudStep::Invalid(message) => Plan::Invalid(message),
         CloudStep::Nothing => Plan::Nothing,
+    }
+}
+
+/// The step ownership and `spec.adoption` decide for the resource found (its id and tags), if
+/// any: `None` when it is ours, or when there is none and none is to be adopted. An adoption
+/// never creates, and never takes a resource of another identity than the one it names; until
+/// accepted it is a plan. `what` names the resource (`EKS cluster named c1`), `place` where it
+/// was looked for.
+fn adoption_step<C>(
+    owner: &Owner,
+    adoption: Option<Adopting<'_>>,
+    found: Option<(&str, &BTreeMap<String, String>)>,
+    (what, place): (&str, &str),
+) -> Option<Plan<C>> {
+    let Some((id, tags)) = found else {
+        return adoption.map(|_| {
+            Plan::AdoptionRefused(format!(
+                "There is no {what} {place}; nothing was created. Set spec.cloudName to the name of the one to adopt, or remove spec.adoption to create one"
+            ))
+        });
+    };
+    if let Some(Adopting {
+        id: Some(wanted), ..
+    }) = adoption
+        && !crate::adoption::same_identity(wanted, id)
+    {
+        return Some(Plan::AdoptionRefused(format!(
+            "The {what} {place} is {id}, not spec.adoption.id {wanted}: the identity names one elsewhere (another account, subscription, project, compartment, region or cluster than the spec's); nothing was changed"
+        )));
+    }
+    match ownership_step(owner, tags, adoption.is_some(), id) {
+        Some(Plan::Adopt { id }) if !adoption.is_some_and(|a| a.accept) => {
+            Some(Plan::AdoptionPlanned { id })
+        }
+        step => step,
     }
 }
 
@@ -320,7 +380,8 @@ pub struct ControlPlaneFacts<'a> {
     pub kubeconfig_ready: bool,
     /// The cloud refused the version step until the node pools catch up, in its words.
     pub blocked_on_pools: Option<&'a str>,
-    /// What the cloud's own change of this pass does, in the user's terms ([`Plan::Update`]).
+    /// What the cloud's own change of this pass does, in the user's terms ([`Plan::Update`]),
+    /// or what adopting would change ([`Plan::AdoptionPlanned`]).
     pub change: Option<String>,
 }
 
@@ -432,6 +493,17 @@ fn progress<C>(
             Reason::Updating,
             format!("Adopting {id}: tagging it as ours"),
         ),
+        Plan::AdoptionPlanned { id } => (
+            Reason::AdoptionPlanned,
+            format!(
+                "{cloud} cluster {id} is not ours yet: {}. Nothing was written; set spec.adoption.accept: true to adopt it (status.adoption lists the plan)",
+                facts
+                    .change
+                    .as_deref()
+                    .unwrap_or("adopting changes nothing in the cloud")
+            ),
+        ),
+        Plan::AdoptionRefused(m) => (Reason::AdoptionRefused, m.clone()),
         Plan::Tag(_) => (Reason::Updating, format!("Tagging cluster {name}")),
         Plan::Wait(Wait::Deleting) => (
             Reason::Deleting,

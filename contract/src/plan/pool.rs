@@ -9,7 +9,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use super::{
-    CloudStep, Lifecycle, OperationState, Plan, Tracked, Wait, ownership_step, tracked_step,
+    Adopting, CloudStep, Lifecycle, OperationState, Plan, Tracked, Wait, adoption_step,
+    tracked_step,
 };
 use crate::api::OperationKind;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -48,8 +49,8 @@ pub struct PoolIntent<'a> {
     pub name: &'a str,
     /// The Cluster it must belong to.
     pub owner: &'a Owner,
-    /// `spec.adopt`.
-    pub adopt: bool,
+    /// `spec.adoption`: take over a same-named pool that is not ours, after its plan.
+    pub adoption: Option<Adopting<'a>>,
     /// Every tag the pool must carry (the user's and the ownership tag).
     pub tags: &'a BTreeMap<String, String>,
     /// `MachinePool.spec.template.spec.version`, at minor granularity.
@@ -68,6 +69,18 @@ pub fn pool<C>(
     diff: CloudStep<C>,
 ) -> Plan<C> {
     let (cloud, noun, name) = (intent.cloud, intent.noun, intent.name);
+    let what = format!("{cloud} {noun} named {name}");
+    let tagged = observed.as_ref().map(|p| (p.id, p.tags));
+    if !create_pending
+        && let Some(step) = adoption_step(
+            intent.owner,
+            intent.adoption,
+            tagged,
+            (&what, "in the cluster"),
+        )
+    {
+        return step;
+    }
     let Some(found) = observed else {
         return if create_pending {
             Plan::Wait(Wait::Creating)
@@ -75,9 +88,6 @@ pub fn pool<C>(
             Plan::Create
         };
     };
-    if let Some(step) = ownership_step(intent.owner, found.tags, intent.adopt, found.id) {
-        return step;
-    }
     if let Some(step) = tracked_step(tracked, &format!("{cloud} {{what}} of {noun} {name}")) {
         return step;
     }
@@ -300,8 +310,19 @@ fn readiness<C>(plan: &Plan<C>, report: &PoolReport<'_>) -> (DesiredCondition, b
         Plan::Create => busy(Reason::Creating, format!("Creating {noun} {name}")),
         Plan::Adopt { .. } => busy(
             Reason::Updating,
-            format!("Adopting {noun} {name} (spec.adopt): tagging it as ours"),
+            format!("Adopting {noun} {name} (spec.adoption): tagging it as ours"),
         ),
+        Plan::AdoptionPlanned { id } => busy(
+            Reason::AdoptionPlanned,
+            format!(
+                "{cloud} {noun} {id} is not ours yet: {}. Nothing was written; set spec.adoption.accept: true to adopt it (status.adoption lists the plan)",
+                report
+                    .change
+                    .as_deref()
+                    .unwrap_or("adopting changes nothing in the cloud")
+            ),
+        ),
+        Plan::AdoptionRefused(m) => busy(Reason::AdoptionRefused, m.clone()),
         Plan::Tag(_) => busy(Reason::Updating, format!("Tagging {noun} {name}")),
         Plan::Update(_) => busy(
             Reason::Updating,
@@ -431,7 +452,7 @@ mod tests {
             noun: "node pool",
             name: NAME,
             owner,
-            adopt: false,
+            adoption: None,
             tags,
             version: Some(KubeVersion::new(1, 32)),
             control_plane_version: Some(KubeVersion::new(1, 32)),
@@ -567,7 +588,7 @@ mod tests {
                 noun: "node group",
                 name: "ng",
                 owner: &owner,
-                adopt: false,
+                adoption: None,
                 tags: &tags,
                 version: None,
                 control_plane_version: None,

@@ -21,7 +21,7 @@ fn intent<'a>(owner: &'a Owner, version: KubeVersion, minors_only: bool) -> Cont
         cloud: "XKS",
         name: NAME,
         owner,
-        adopt: false,
+        adoption: None,
         version,
         minors_only,
     }
@@ -66,7 +66,10 @@ fn ownership_decides_first() {
     );
 
     let adopting = ControlPlaneIntent {
-        adopt: true,
+        adoption: Some(Adopting {
+            id: None,
+            accept: true,
+        }),
         ..intent(&owner, v131, true)
     };
     let plan = plan_of(Lifecycle::Failed, "1.31", &foreign, None, &adopting);
@@ -76,6 +79,92 @@ fn ownership_decides_first() {
     let sibling = Owner::new("test", "team-a", "other").tags(&BTreeMap::new());
     let plan = plan_of(Lifecycle::Running, "1.31", &sibling, None, &adopting);
     assert!(matches!(plan, Plan::NameConflict { .. }), "{plan:?}");
+}
+
+#[test]
+fn an_adoption_is_a_plan_until_accepted_and_never_creates() {
+    let owner = owner();
+    let v131 = KubeVersion::new(1, 31);
+    let foreign = BTreeMap::from([("team".to_string(), "b".to_string())]);
+    let asking = |id, accept| ControlPlaneIntent {
+        adoption: Some(Adopting { id, accept }),
+        ..intent(&owner, v131, true)
+    };
+    let plan = plan_of(
+        Lifecycle::Running,
+        "1.31",
+        &foreign,
+        None,
+        &asking(None, false),
+    );
+    assert_eq!(plan, Plan::AdoptionPlanned { id: "id-1".into() });
+    assert!(!plan.reports_on_it());
+
+    // Nothing of that name: refused, never created.
+    let absent: Plan<Logging> = control_plane(None, None, &asking(None, true), CloudStep::Nothing);
+    assert!(
+        matches!(&absent, Plan::AdoptionRefused(m) if m.contains("no XKS cluster named team-a-c1") && m.contains("nothing was created")),
+        "{absent:?}"
+    );
+
+    // The identity must be the one found, even once accepted, even when ours.
+    for tags in [&foreign, &ours()] {
+        let plan = plan_of(
+            Lifecycle::Running,
+            "1.31",
+            tags,
+            None,
+            &asking(Some("id-2"), true),
+        );
+        assert!(
+            matches!(&plan, Plan::AdoptionRefused(m) if m.contains("is id-1, not spec.adoption.id id-2")),
+            "{plan:?}"
+        );
+    }
+    let plan = plan_of(
+        Lifecycle::Running,
+        "1.31",
+        &foreign,
+        None,
+        &asking(Some("ID-1"), true),
+    );
+    assert_eq!(plan, Plan::Adopt { id: "id-1".into() });
+
+    // Once ours, an adoption goes on as any cluster of ours.
+    let plan = plan_of(
+        Lifecycle::Running,
+        "1.31",
+        &ours(),
+        None,
+        &asking(None, false),
+    );
+    assert_eq!(plan, Plan::Nothing);
+}
+
+#[test]
+fn a_planned_adoption_says_what_it_would_change_and_how_to_accept() {
+    let owner = owner();
+    let i = intent(&owner, KubeVersion::new(1, 31), true);
+    let facts = ControlPlaneFacts {
+        cloud: "XKS",
+        name: NAME,
+        desired: i.version,
+        current: None,
+        serving: false,
+        kubeconfig_ready: false,
+        blocked_on_pools: None,
+        change: Some("adopting changes spec.logging.audit false → true".into()),
+    };
+    let plan: Plan<Logging> = Plan::AdoptionPlanned { id: "id-1".into() };
+    let conditions = control_plane_conditions(&plan, &facts);
+    let ready = &conditions[0];
+    assert_eq!(ready.reason, Reason::AdoptionPlanned.as_str());
+    assert!(
+        ready.message.contains("spec.logging.audit false → true")
+            && ready.message.contains("spec.adoption.accept: true"),
+        "{}",
+        ready.message
+    );
 }
 
 #[test]

@@ -211,7 +211,7 @@ fn a_name_conflict_message_says_how_to_resolve_it() {
     };
     assert_eq!(
         message(with(|p| p.tags.clear())),
-        "The XKS node pool team-a-pool already exists and was not created by this provider; nothing was changed. Set spec.adopt: true to take it over, or spec.cloudName to use another name."
+        "The XKS node pool team-a-pool already exists and was not created by this provider; nothing was changed. Set spec.adoption to take it over, or spec.cloudName to use another name."
     );
     assert_eq!(
         message(with(|p| p.tags = siblings_tags())),

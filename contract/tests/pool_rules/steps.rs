@@ -54,9 +54,9 @@ fn ownership_is_decided_before_anything_else() {
             ..Case::default()
         },
         Case {
-            name: "a pool another of our clusters owns is never adopted, even with spec.adopt",
+            name: "a pool another of our clusters owns is never adopted, even with spec.adoption",
             pool: with(|p| p.tags = siblings_tags()),
-            adopt: true,
+            adoption: Some(true),
             expect: Plan::NameConflict {
                 id: ID.into(),
                 conflict: siblings(),
@@ -64,10 +64,24 @@ fn ownership_is_decided_before_anything_else() {
             ..Case::default()
         },
         Case {
-            name: "an untagged pool is adopted when spec.adopt asks for it",
+            name: "an untagged pool is adopted once spec.adoption is accepted",
             pool: with(|p| p.tags.clear()),
-            adopt: true,
+            adoption: Some(true),
             expect: Plan::Adopt { id: ID.into() },
+            ..Case::default()
+        },
+        Case {
+            name: "an untagged pool's adoption is a plan until accepted",
+            pool: with(|p| p.tags.clear()),
+            adoption: Some(false),
+            expect: Plan::AdoptionPlanned { id: ID.into() },
+            ..Case::default()
+        },
+        Case {
+            name: "an adoption never creates a pool",
+            pool: None,
+            adoption: Some(true),
+            expect: Plan::AdoptionRefused("There is no XKS node pool named team-a-pool in the cluster; nothing was created. Set spec.cloudName to the name of the one to adopt, or remove spec.adoption to create one".into()),
             ..Case::default()
         },
         Case {

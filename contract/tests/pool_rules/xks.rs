@@ -6,8 +6,8 @@ pub use contract::api::OperationKind;
 pub use contract::conditions::DesiredCondition;
 pub use contract::ownership::{Conflict, Owner};
 pub use contract::plan::{
-    self, CloudStep, Lifecycle, OperationState, Plan, PoolFacts, PoolIntent, PoolReport, Tracked,
-    Wait,
+    self, Adopting, CloudStep, Lifecycle, OperationState, Plan, PoolFacts, PoolIntent, PoolReport,
+    Tracked, Wait,
 };
 pub use contract::version::KubeVersion;
 
@@ -105,7 +105,8 @@ pub struct Case {
     pub version: Option<KubeVersion>,
     pub control_plane: Option<KubeVersion>,
     pub tags: BTreeMap<String, String>,
-    pub adopt: bool,
+    /// `spec.adoption`: `Some(accept)`.
+    pub adoption: Option<bool>,
     pub expect: Plan<Change>,
 }
 
@@ -120,7 +121,7 @@ impl Default for Case {
             version: Some(minor(31)),
             control_plane: Some(patch(31, 9)),
             tags: ours(),
-            adopt: false,
+            adoption: None,
             expect: Plan::Nothing,
         }
     }
@@ -132,7 +133,7 @@ pub fn intent<'a>(case: &'a Case, owner: &'a Owner) -> PoolIntent<'a> {
         noun: "node pool",
         name: NAME,
         owner,
-        adopt: case.adopt,
+        adoption: case.adoption.map(|accept| Adopting { id: None, accept }),
         tags: &case.tags,
         version: case.version,
         control_plane_version: case.control_plane,

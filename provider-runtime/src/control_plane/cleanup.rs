@@ -1,7 +1,9 @@
 //! Deleting a control plane's cluster: locate it even when the Cluster is gone, look once,
 //! delete only what is ours (a cluster that is not is left in place with a warning event),
-//! and wait for the cloud.
+//! and wait for the cloud; or, with `spec.deletionPolicy: Orphan`, remove our ownership tag
+//! and leave the cluster running.
 
+use contract::api::DeletionPolicy;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use contract::plan::Lifecycle;
@@ -82,6 +84,30 @@ impl<C: ControlPlaneCloud> super::ControlPlaneReconciler<C> {
                 .await;
             return Ok(Cleanup::Done);
         }
+        let request = Request::new(
+            owner.tags(&connected.tags),
+            ctx.now,
+            cp.uid().unwrap_or_default(),
+            cp.meta().generation,
+            profile.token_limits,
+        );
+        if cp.spec_common().deletion_policy == DeletionPolicy::Orphan {
+            let (key, _) = owner.tag();
+            let id = found.id.as_str();
+            self.cloud
+                .act(&connected, Step::Untag { id, key: &key }, &request)
+                .await?;
+            ctx.events
+                .normal(
+                    "Orphaned",
+                    "Delete",
+                    format!(
+                        "The {what} {name} ({id}) was left running without this Cluster's ownership tag (spec.deletionPolicy: Orphan); it can be adopted again"
+                    ),
+                )
+                .await;
+            return Ok(Cleanup::Done);
+        }
         let deleting = || {
             Cleanup::pending(
                 profile.poll,
@@ -91,13 +117,6 @@ impl<C: ControlPlaneCloud> super::ControlPlaneReconciler<C> {
         if found.lifecycle == Lifecycle::Deleting {
             return Ok(deleting());
         }
-        let request = Request::new(
-            owner.tags(&connected.tags),
-            ctx.now,
-            cp.uid().unwrap_or_default(),
-            cp.meta().generation,
-            profile.token_limits,
-        );
         match self.cloud.act(&connected, Step::Delete, &request).await? {
             Started::Gone => Ok(Cleanup::Done),
             Started::Busy(message) => Ok(Cleanup::pending(

@@ -70,7 +70,7 @@ pub trait ManagedControlPlane: ProviderObject {
     type Status: Serialize + Send + Sync;
     /// How the cloud's cluster is named when `spec.cloudName` is not set.
     const CLUSTER_NAMES: &'static NameLimits;
-    /// The shared spec block (version, endpoint access, add-ons, cloud name, adopt, …).
+    /// The shared spec block (version, endpoint access, add-ons, cloud name, adoption, …).
     fn spec_common(&self) -> &ControlPlaneSpecCommon;
     /// The shared status block, when there is a status.
     fn status_common(&self) -> Option<&ControlPlaneStatusCommon>;
@@ -217,6 +217,7 @@ pub struct Look<'a> {
     owner: &'a Owner,
     operation: Option<&'a Operation>,
     deleting: bool,
+    adopting: bool,
 }
 
 impl<'a> Look<'a> {
@@ -225,15 +226,21 @@ impl<'a> Look<'a> {
             owner,
             operation,
             deleting: false,
+            adopting: false,
         }
     }
 
     pub(crate) fn for_delete(owner: &'a Owner) -> Self {
         Self {
-            owner,
-            operation: None,
             deleting: true,
+            ..Self::new(owner, None)
         }
+    }
+
+    /// A look for an adoption's plan: the extras of a cluster that is not ours yet are read
+    /// too (reads only).
+    pub(crate) fn adopting(self, adopting: bool) -> Self {
+        Self { adopting, ..self }
     }
 
     /// The update or upgrade whose state to ask the cloud for: the one `status.operation`
@@ -266,11 +273,12 @@ impl<'a> Look<'a> {
         Ok(Observed::found(cluster, operation))
     }
 
-    /// Whether to read what else the cloud compares: `cluster` is ours and running, and the
-    /// operation's state (`state`, what the cloud said of [`Look::operation`]) is not running.
+    /// Whether to read what else the cloud compares: `cluster` is ours (or being adopted) and
+    /// running, and the operation's state (`state`, what the cloud said of [`Look::operation`])
+    /// is not running.
     pub fn idle<D>(&self, cluster: &ManagedCluster<D>, state: Option<&OperationState>) -> bool {
         !self.deleting
-            && self.owner.owns(&cluster.tags)
+            && (self.adopting || self.owner.owns(&cluster.tags))
             && cluster.lifecycle == Lifecycle::Running
             && !matches!(state, Some(OperationState::Running))
     }
@@ -383,6 +391,14 @@ pub enum Step<'a, Desired, Change> {
     Tag {
         /// The cloud's id of it.
         id: &'a str,
+    },
+    /// Remove our ownership tag (`key`) from the cluster `id`, leaving it running
+    /// (`spec.deletionPolicy: Orphan`).
+    Untag {
+        /// The cloud's id of it.
+        id: &'a str,
+        /// The ownership tag's key.
+        key: &'a str,
     },
     /// The version step to `to`.
     Upgrade {
@@ -512,6 +528,12 @@ pub trait ControlPlaneCloud: Send + Sync + 'static {
 
     /// What only this cloud reports of `cluster` (its status block). Pure.
     fn report(&self, cluster: &Self::Detail) -> <Self::Object as ManagedControlPlane>::Observed;
+
+    /// `cluster` as this control plane's spec would ask for it: a JSON object shaped like the
+    /// spec (the shared fields and the cloud's block, without `version`), `null` where the
+    /// cloud has nothing. What an adoption plan compares the spec with
+    /// ([`contract::adoption`]). Pure.
+    fn as_spec(&self, cluster: &Self::Detail) -> serde_json::Value;
 }
 
 #[cfg(test)]

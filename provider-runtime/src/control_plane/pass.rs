@@ -4,15 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use contract::adoption::AdoptionPlan;
 use contract::api::{
     ControlPlaneInitialization, ControlPlaneStatusCommon, KubeconfigStatus, Operation,
-    OperationKind, RequestOverridesStatus, VersionReplicas,
+    OperationKind, PlannedChange, RequestOverridesStatus, VersionReplicas,
 };
 use contract::conditions::{ConditionRole, Reason, waiting_set};
 use contract::endpoint::EndpointChoice;
 use contract::ownership::Owner;
 use contract::plan::{
-    self, CloudStep, ClusterFacts, ControlPlaneFacts, ControlPlaneIntent, Plan, Tracked, Wait,
+    self, Adopting, CloudStep, ClusterFacts, ControlPlaneFacts, ControlPlaneIntent, Plan, Tracked,
+    Wait,
 };
 use contract::version::{KubeVersion, normalize};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -169,6 +171,26 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
         plan::control_plane(facts, tracked.as_ref(), intent, diff)
     }
 
+    /// What adopting `cluster` would change, for the object `cp` asking for `version`: the
+    /// version first, then every field the cloud's [`ControlPlaneCloud::as_spec`] gives.
+    fn adoption_plan(
+        &self,
+        cp: &C::Object,
+        cluster: &ManagedCluster<C::Detail>,
+        version: &KubeVersion,
+    ) -> Result<AdoptionPlan, ProviderError> {
+        let current = KubeVersion::parse(&normalize(&cluster.version)).ok();
+        let differs = current.is_none_or(|current| {
+            !(current.same_minor(version) && (self.profile.minors_only || current == *version))
+        });
+        let row = differs.then(|| PlannedChange {
+            field: "spec.version".into(),
+            cloud: normalize(&cluster.version),
+            spec: version.to_string(),
+        });
+        crate::adoption::plan_of(cp, &self.cloud.as_spec(&cluster.detail), row)
+    }
+
     async fn act(
         &self,
         plan: &Plan<C::Change>,
@@ -242,6 +264,12 @@ impl<C: ControlPlaneCloud> ControlPlaneReconciler<C> {
             }
             Plan::Invalid(message) => Acted::failed(ProviderError::terminal(
                 Reason::InvalidSpec,
+                message.clone(),
+            )),
+            // Nothing is written until the plan is accepted; the cloud may change meanwhile.
+            Plan::AdoptionPlanned { .. } => Acted::new(OperationChange::Clear).requeue(p.poll),
+            Plan::AdoptionRefused(message) => Acted::failed(ProviderError::terminal(
+                Reason::AdoptionRefused,
                 message.clone(),
             )),
             Plan::Upgrade { to } => ask(Step::Upgrade { to }, OperationKind::Upgrade).await,
@@ -364,7 +392,10 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             cloud: profile.cloud,
             name: &name,
             owner: &owner,
-            adopt: spec.adopt,
+            adoption: spec.adoption.as_ref().map(|a| Adopting {
+                id: a.id.as_deref(),
+                accept: a.accept,
+            }),
             version,
             minors_only: profile.minors_only,
         };
@@ -391,7 +422,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         let (plan, observed, look_age) = match reused {
             Some((plan, observed, age)) => (plan, observed, Some(age)),
             None => {
-                let look = Look::new(&owner, tracked);
+                let look = Look::new(&owner, tracked).adopting(spec.adoption.is_some());
                 let observed = Arc::new(self.cloud.observe(&connected, look).await?);
                 (
                     self.plan(&observed, tracked, &intent, &desired),
@@ -401,6 +432,17 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             }
         };
 
+        // An adoption's plan, from the same look. Once accepted, the fields nobody set take
+        // the cloud's values first (written into the spec), and the cluster is tagged on the
+        // next pass, so a restart in between tags nothing the spec would change back.
+        let adoption_plan = match (&plan, &observed.cluster) {
+            (Plan::AdoptionPlanned { .. } | Plan::Adopt { .. }, Some(c)) => {
+                Some(self.adoption_plan(&cp, c, &version)?)
+            }
+            _ => None,
+        };
+        let keep = crate::adoption::keep(&plan, adoption_plan.as_ref());
+
         // Act.
         let request = Request::new(
             owner.tags(&connected.tags),
@@ -409,8 +451,10 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             generation,
             profile.token_limits,
         );
-        let acted = self
-            .act(
+        let acted = if keep.is_some() {
+            Acted::new(OperationChange::Clear).requeue(Duration::from_secs(1))
+        } else {
+            self.act(
                 &plan,
                 &connected,
                 tracked,
@@ -421,7 +465,8 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
                 },
                 &request,
             )
-            .await;
+            .await
+        };
 
         // Report, on the cluster only when it is ours.
         let cluster = acted
@@ -512,6 +557,10 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             kubeconfig: expires_at.map(|e| KubeconfigStatus {
                 expires_at: Some(Time(e)),
             }),
+            adoption: spec.adoption.as_ref().map(|_| {
+                let id = observed.cluster.as_ref().map(|c| c.id.as_str());
+                crate::adoption::status(&plan, adoption_plan.as_ref(), id)
+            }),
             conditions: Vec::new(),
         };
         let status = C::Object::status_of(
@@ -523,7 +572,7 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
         let current = cluster.and_then(|c| KubeVersion::parse(&normalize(&c.version)).ok());
         let change = match &plan {
             Plan::Update(change) => Some(change.describe(&name)),
-            _ => None,
+            _ => crate::adoption::summary(&plan, adoption_plan.as_ref()),
         };
         let facts = ControlPlaneFacts {
             cloud: profile.cloud,
@@ -540,6 +589,9 @@ impl<C: ControlPlaneCloud> Reconciler<C::Object> for ControlPlaneReconciler<C> {
             .conditions(plan::control_plane_conditions(&plan, &facts));
         if let Some(endpoint) = endpoint.to_publish() {
             pass = pass.spec_fields(&json!({ "controlPlaneEndpoint": endpoint }));
+        }
+        if let Some(fields) = keep {
+            pass = pass.spec_from_cloud(fields);
         }
         let mut requeue = acted.requeue.unwrap_or(if matches!(plan, Plan::Nothing) {
             // The next look when the last one's rest interval is over.

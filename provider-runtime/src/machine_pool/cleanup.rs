@@ -1,7 +1,9 @@
 //! Deleting a pool: found by the Cluster's name even when the Cluster is gone; released when
 //! nothing is left to reach; only a pool tagged as ours is deleted (one that is not is left in
-//! place with a warning event).
+//! place with a warning event); with `spec.deletionPolicy: Orphan` our ownership tag is removed
+//! and the pool left running.
 
+use contract::api::DeletionPolicy;
 use contract::conditions::Reason;
 use contract::ownership::Owner;
 use contract::plan::Lifecycle;
@@ -85,6 +87,31 @@ impl<C: MachinePoolCloud> super::MachinePoolReconciler<C> {
                 .await;
             return Ok(Cleanup::Done);
         }
+        let request = Request::new(
+            owner.tags(&at.tags),
+            ctx.now,
+            obj.uid().unwrap_or_default(),
+            obj.meta().generation,
+            profile.token_limits,
+        );
+        if obj.spec_common().deletion_policy == DeletionPolicy::Orphan {
+            let (key, _) = owner.tag();
+            let id = found.id.as_str();
+            self.cloud
+                .act(&at, PoolStep::Untag { id, key: &key }, &request)
+                .await?;
+            ctx.events
+                .normal(
+                    "Orphaned",
+                    "Delete",
+                    format!(
+                        "The {} {} {name} ({id}) was left running without this Cluster's ownership tag (spec.deletionPolicy: Orphan); it can be adopted again",
+                        profile.cloud, profile.noun
+                    ),
+                )
+                .await;
+            return Ok(Cleanup::Done);
+        }
         let deleting = || {
             Cleanup::pending(
                 profile.poll,
@@ -94,13 +121,6 @@ impl<C: MachinePoolCloud> super::MachinePoolReconciler<C> {
         if found.lifecycle == Lifecycle::Deleting {
             return Ok(deleting());
         }
-        let request = Request::new(
-            owner.tags(&at.tags),
-            ctx.now,
-            obj.uid().unwrap_or_default(),
-            obj.meta().generation,
-            profile.token_limits,
-        );
         match self.cloud.act(&at, PoolStep::Delete, &request).await? {
             Started::Gone => Ok(Cleanup::Done),
             Started::Busy(message) => Ok(Cleanup::pending(

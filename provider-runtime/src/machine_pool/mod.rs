@@ -59,7 +59,7 @@ pub trait ManagedMachinePool: ProviderObject {
     type Observed: Send + Sync;
     /// The kind's status.
     type Status: Serialize + Send + Sync;
-    /// The shared spec block (machine type, scaling, labels, taints, cloud name, adopt, …).
+    /// The shared spec block (machine type, scaling, labels, taints, cloud name, adoption, …).
     fn spec_common(&self) -> &MachinePoolSpecCommon;
     /// The shared status block, when there is a status.
     fn status_common(&self) -> Option<&MachinePoolStatusCommon>;
@@ -346,6 +346,14 @@ pub enum PoolStep<'a, D, C> {
         /// The tags to put.
         tags: &'a BTreeMap<String, String>,
     },
+    /// Remove our ownership tag (`key`) from the pool `id`, leaving it running
+    /// (`spec.deletionPolicy: Orphan`).
+    Untag {
+        /// The cloud's id of it.
+        id: &'a str,
+        /// The ownership tag's key.
+        key: &'a str,
+    },
     /// The version step to `to`.
     Upgrade {
         /// The version to ask for.
@@ -434,6 +442,11 @@ pub trait MachinePoolCloud: Send + Sync + 'static {
 
     /// What only this cloud reports of `pool` (its status block). Pure.
     fn report(&self, pool: &Self::Detail) -> <Self::Object as ManagedMachinePool>::Observed;
+
+    /// `pool` as this pool's spec would ask for it: a JSON object shaped like the spec (the
+    /// shared fields and the cloud's block), `null` where the cloud has nothing. What an
+    /// adoption plan compares the spec with ([`contract::adoption`]). Pure.
+    fn as_spec(&self, pool: &Self::Detail) -> serde_json::Value;
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 
 use std::sync::Arc;
 
+use contract::adoption::AdoptionPlan;
 use contract::api::{
-    MachinePoolInitialization, MachinePoolStatusCommon, Operation, OperationKind,
+    MachinePoolInitialization, MachinePoolStatusCommon, Operation, OperationKind, PlannedChange,
     RequestOverridesStatus,
 };
 use contract::capi::MachinePool;
 use contract::conditions::{ConditionRole, ConditionStatus, Reason, sentence, waiting_set};
 use contract::ownership::Owner;
-use contract::plan::{self, CloudStep, Plan, PoolIntent, PoolReport, Tracked};
+use contract::plan::{self, Adopting, CloudStep, Plan, PoolIntent, PoolReport, Tracked};
 use contract::scaling::{self, ScalingIntent};
 use contract::version::{KubeVersion, normalize};
 use kube::api::{Patch, PatchParams};
@@ -267,8 +268,49 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
                 Reason::InvalidSpec,
                 message.clone(),
             )),
-            Plan::Wait(_) | Plan::Nothing => Acted::default(),
+            Plan::AdoptionRefused(message) => Acted::failed(ProviderError::terminal(
+                Reason::AdoptionRefused,
+                message.clone(),
+            )),
+            Plan::AdoptionPlanned { .. } | Plan::Wait(_) | Plan::Nothing => Acted::default(),
         }
+    }
+}
+
+impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
+    /// What adopting `pool` would change: the MachinePool's version and size first (core's
+    /// fields), then every field the cloud's [`MachinePoolCloud::as_spec`] gives.
+    fn adoption_plan(
+        &self,
+        obj: &C::Object,
+        pool: &ManagedPool<C::Detail>,
+        version: Option<KubeVersion>,
+        scaling: ScalingIntent,
+        machine_pool: &MachinePool,
+    ) -> Result<AdoptionPlan, ProviderError> {
+        let mut first = Vec::new();
+        if let (Some(have), Some(want)) = (pool.minor(), version)
+            && !have.same_minor(&want)
+        {
+            first.push(PlannedChange {
+                field: "MachinePool spec.template.spec.version".into(),
+                cloud: have.to_string(),
+                spec: want.to_string(),
+            });
+        }
+        if let (false, Some(have), Some(want)) = (
+            scaling.is_autoscaled(),
+            pool.desired_size,
+            machine_pool.spec.replicas,
+        ) && have != want
+        {
+            first.push(PlannedChange {
+                field: "MachinePool spec.replicas".into(),
+                cloud: have.to_string(),
+                spec: want.to_string(),
+            });
+        }
+        crate::adoption::plan_of(obj, &self.cloud.as_spec(&pool.detail), first)
     }
 }
 
@@ -377,7 +419,10 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             noun: profile.noun,
             name: &name,
             owner: &owner,
-            adopt: common.adopt,
+            adoption: common.adoption.as_ref().map(|a| Adopting {
+                id: a.id.as_deref(),
+                accept: a.accept,
+            }),
             tags: &tags,
             version,
             control_plane_version,
@@ -396,15 +441,28 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
         );
         tracing::debug!(pool = %name, ?plan, "planned");
 
+        // An adoption's plan, from the same look; once accepted, the fields nobody set take the
+        // cloud's values before anything is tagged (as for a control plane).
+        let adoption_plan = match (&plan, &found) {
+            (Plan::AdoptionPlanned { .. } | Plan::Adopt { .. }, Some(p)) => {
+                Some(self.adoption_plan(&obj, p, version, intent, &machine_pool)?)
+            }
+            _ => None,
+        };
+        let keep = crate::adoption::keep(&plan, adoption_plan.as_ref());
+
         // Act: at most one write.
         let versions = Versions {
             wanted: version,
             control_plane: control_plane_version,
         };
         let found_id = found.as_ref().map(|p| p.id.as_str());
-        let acted = self
-            .act(&plan, &at, want, found_id, versions, &request)
-            .await;
+        let acted = if keep.is_some() {
+            Acted::default()
+        } else {
+            self.act(&plan, &at, want, found_id, versions, &request)
+                .await
+        };
 
         // Report.
         let view = acted
@@ -432,6 +490,10 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
             cloud_id: view.map(|p| p.id.clone()).filter(|id| !id.is_empty()),
             cloud_name: Some(name.clone()),
             operation: acted.operation.clone().or(carried),
+            adoption: common.adoption.as_ref().map(|_| {
+                let id = found.as_ref().map(|p| p.id.as_str());
+                crate::adoption::status(&plan, adoption_plan.as_ref(), id)
+            }),
             conditions: Vec::new(),
         };
         // While the cloud works on an operation: soon after it started, then later and later,
@@ -458,7 +520,7 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
 
         let change = match &plan {
             Plan::Update(change) => Some(change.describe(found.as_ref())),
-            _ => None,
+            _ => crate::adoption::summary(&plan, adoption_plan.as_ref()),
         };
         let report = PoolReport {
             intent: pool_intent,
@@ -492,11 +554,16 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
         } else {
             busy
         };
-        let pass = Pass::new()
+        let mut pass = Pass::new()
             .spec_fields(&scaling::provider_id_fields(&ids, &common.provider_id_list))
             .status(&status)
             .conditions(conditions)
             .requeue_after(requeue);
+        if let Some(fields) = keep {
+            pass = pass
+                .spec_from_cloud(fields)
+                .requeue_after(std::time::Duration::from_secs(1));
+        }
         Ok(match acted.error {
             Some(error) => pass.with_error(error),
             None => pass,

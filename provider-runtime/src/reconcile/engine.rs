@@ -527,7 +527,13 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
         if let Some(spec) = pass.spec.take() {
             let spec = spec
                 .map_err(|e| EngineError::Internal(format!("spec fields do not serialise: {e}")))?;
-            if let Some(new_generation) = self.apply_spec(&obj, spec).await? {
+            if let Some(new_generation) = self.apply_spec(&obj, spec, self.env.provider).await? {
+                generation = Some(new_generation);
+            }
+        }
+        if let Some(fields) = pass.adopted_spec.take() {
+            let manager = format!("{}-adoption", self.env.provider);
+            if let Some(new_generation) = self.apply_spec(&obj, fields, &manager).await? {
                 generation = Some(new_generation);
             }
         }
@@ -677,7 +683,12 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
     }
 
     /// Applies the provider's spec fields when they differ; returns the new generation.
-    async fn apply_spec(&self, obj: &K, fields: Value) -> Result<Option<i64>, EngineError> {
+    async fn apply_spec(
+        &self,
+        obj: &K,
+        fields: Value,
+        manager: &str,
+    ) -> Result<Option<i64>, EngineError> {
         let current = serde_json::to_value(obj)
             .map_err(|e| EngineError::Internal(format!("object does not serialise: {e}")))?;
         if spec_fields_match(current.get("spec"), &fields) {
@@ -696,11 +707,11 @@ impl<K: ProviderObject, R: Reconciler<K>> Engine<K, R> {
         let updated = api
             .patch(
                 &obj.name_any(),
-                &PatchParams::apply(self.env.provider).force(),
+                &PatchParams::apply(manager).force(),
                 &Patch::Apply(&body),
             )
             .await?;
-        tracing::debug!("spec fields written");
+        tracing::debug!(manager, "spec fields written");
         Ok(updated.meta().generation)
     }
 }

@@ -121,6 +121,7 @@ pub trait Reconciler<K: ProviderObject>: Send + Sync + 'static {
 pub struct Pass {
     pub(crate) status: Option<Result<Value, String>>,
     pub(crate) spec: Option<Result<Value, String>>,
+    pub(crate) adopted_spec: Option<Value>,
     pub(crate) conditions: Vec<DesiredCondition>,
     pub(crate) requeue_after: Option<Duration>,
     pub(crate) error: Option<ProviderError>,
@@ -148,6 +149,14 @@ impl Pass {
     /// Send the same set of fields every pass: a field the provider stops sending is removed.
     pub fn spec_fields<T: Serialize>(mut self, fields: &T) -> Self {
         self.spec = Some(serde_json::to_value(fields).map_err(|e| e.to_string()));
+        self
+    }
+
+    /// Spec fields an accepted adoption takes from the cloud (the ones nobody set), applied
+    /// once with their own field manager (`<provider>-adoption`), so that the provider's
+    /// [`Pass::spec_fields`] never remove them and the user can take them over.
+    pub fn spec_from_cloud(mut self, fields: Value) -> Self {
+        self.adopted_spec = Some(fields);
         self
     }
 

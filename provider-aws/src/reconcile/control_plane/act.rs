@@ -1,4 +1,4 @@
-//! The EKS calls that change something: create, tag (adopt), upgrade, update (configuration,
+//! The EKS calls that change something: create, tag (adopt), untag (orphan), upgrade, update (configuration,
 //! add-ons, access entries), delete, the request pieces they send, and `act`, which asks for
 //! the one [`Step`] of a pass. Version and configuration updates answer an update id the kernel
 //! tracks; EKS refuses a version step while node groups lag behind, which is a wait.
@@ -33,6 +33,10 @@ pub(super) async fn act(
         Step::Create { desired, version } => create(&api, desired, version, request).await,
         Step::Tag { id } => {
             api.tag(id, tags(request)).await?;
+            Ok(Started::Done)
+        }
+        Step::Untag { id, key } => {
+            api.untag(id, key).await?;
             Ok(Started::Done)
         }
         Step::Upgrade { to } => upgrade(&api, to, request).await,
@@ -289,6 +293,21 @@ impl EksApi<'_> {
                 .tag_resource()
                 .resource_arn(arn)
                 .set_tags(Some(tags))
+                .send(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn untag(&self, arn: &str, key: &str) -> Result<(), CloudError> {
+        counted(
+            self.calls,
+            "UntagResource",
+            self.name,
+            self.client
+                .untag_resource()
+                .resource_arn(arn)
+                .tag_keys(key)
                 .send(),
         )
         .await?;

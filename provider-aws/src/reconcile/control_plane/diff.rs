@@ -12,8 +12,9 @@ use std::collections::BTreeSet;
 use contract::api::{Addon, EndpointAccess};
 use contract::plan::CloudStep;
 use provider_runtime::control_plane::DescribeChange;
+use serde_json::{Value, json};
 
-use super::desired::{DesiredCluster, authentication_mode_name};
+use super::desired::{DesiredCluster, LogKind, authentication_mode_name};
 use super::observe::{AddonState, ObservedAddon, ObservedCluster};
 use crate::api::{AccessEntry, AuthenticationMode};
 
@@ -124,6 +125,44 @@ pub fn diff(desired: &DesiredCluster, cluster: &ObservedCluster) -> CloudStep<Cl
         )),
         None => CloudStep::Nothing,
     }
+}
+
+/// The EKS cluster as an EKSControlPlane's spec would ask for it, for an adoption's plan:
+/// endpoint access, logging, encryption, the add-ons the spec names, the authentication mode.
+/// Access entries are not compared (EKS lists them per principal; the spec's are created when
+/// missing once the cluster is ours).
+pub fn as_spec(cluster: &ObservedCluster) -> Value {
+    let any = cluster.public_cidrs.iter().all(|c| c == ANY_IPV4);
+    let cidrs = if any {
+        &[][..]
+    } else {
+        &cluster.public_cidrs[..]
+    };
+    let on = |kind| cluster.logging.contains(&kind);
+    let addons: Vec<Value> = cluster
+        .extras
+        .addons
+        .iter()
+        .map(|(name, a)| json!({"name": name, "version": a.version, "configuration": a.configuration}))
+        .collect();
+    // Written out field by field: the API types leave their defaults out when serialised.
+    json!({
+        "endpointAccess": {
+            "public": cluster.public_access,
+            "private": cluster.private_access,
+            "publicCIDRs": cidrs,
+        },
+        "logging": {
+            "apiServer": on(LogKind::ApiServer),
+            "audit": on(LogKind::Audit),
+            "authenticator": on(LogKind::Authenticator),
+            "controllerManager": on(LogKind::ControllerManager),
+            "scheduler": on(LogKind::Scheduler),
+        },
+        "encryption": cluster.kms_key_id.as_ref().map(|k| json!({"kmsKeyID": k})),
+        "addons": addons,
+        "eks": {"access": {"authenticationMode": cluster.authentication_mode}},
+    })
 }
 
 /// EKS moves authentication modes one way only: CONFIG_MAP → API_AND_CONFIG_MAP → API.
@@ -253,6 +292,7 @@ mod tests {
             logging: BTreeSet::new(),
             authentication_mode: Some("API".into()),
             oidc_issuer: None,
+            kms_key_id: None,
             tags: BTreeMap::new(),
             extras: ClusterExtras::default(),
         }
@@ -602,6 +642,68 @@ mod tests {
         assert!(
             !endpoint_access_differs(&c, &private),
             "CIDRs do not matter without a public endpoint"
+        );
+    }
+
+    #[test]
+    fn an_adoption_plan_lists_what_the_spec_changes_and_keeps_what_it_leaves_unset() {
+        use contract::adoption::{SetFields, plan};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+
+        let mut found = cluster();
+        found.logging = BTreeSet::from([LogKind::Audit]);
+        found.kms_key_id = Some("arn:aws:kms:us-west-2:123456789012:key/k1".into());
+        found.extras.addons.insert(
+            "coredns".into(),
+            ObservedAddon {
+                state: AddonState::Settled,
+                version: Some("v1.11.1-eksbuild.1".into()),
+                configuration: None,
+            },
+        );
+        let cloud = as_spec(&found);
+        assert_eq!(cloud["endpointAccess"]["publicCIDRs"], json!([]));
+        assert_eq!(cloud["eks"]["access"]["authenticationMode"], json!("API"));
+
+        let spec = json!({
+            "logging": {"apiServer": true, "audit": false, "authenticator": false,
+                        "controllerManager": false, "scheduler": false},
+            "endpointAccess": {"public": true, "private": false},
+            "addons": [{"name": "coredns"}, {"name": "vpc-cni"}],
+        });
+        let set = SetFields::from_managed(&[ManagedFieldsEntry {
+            manager: Some("kubectl".into()),
+            fields_v1: Some(FieldsV1(json!({"f:spec": {
+                "f:logging": {"f:apiServer": {}},
+                "f:addons": {},
+            }}))),
+            ..ManagedFieldsEntry::default()
+        }]);
+        let plan = plan(&spec, &set, &cloud);
+        let rows: Vec<(&str, &str)> = plan
+            .changes
+            .iter()
+            .map(|c| (c.field.as_str(), c.cloud.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (
+                    "spec.addons",
+                    r#"[{"configuration":null,"name":"coredns","version":"v1.11.1-eksbuild.1"}]"#
+                ),
+                ("spec.logging.apiServer", "false")
+            ]
+        );
+        let mut kept = plan.kept_fields();
+        kept.sort();
+        assert_eq!(
+            kept,
+            vec![
+                "spec.eks.access.authenticationMode",
+                "spec.encryption.kmsKeyID",
+                "spec.logging.audit",
+            ]
         );
     }
 }

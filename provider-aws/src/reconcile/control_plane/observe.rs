@@ -47,6 +47,8 @@ pub struct ObservedCluster {
     pub authentication_mode: Option<String>,
     /// The OIDC issuer URL.
     pub oidc_issuer: Option<String>,
+    /// The KMS key ARN encrypting Secrets, when EKS has one.
+    pub kms_key_id: Option<String>,
     /// The cluster's tags.
     pub tags: BTreeMap<String, String>,
     /// What EKS compares besides the cluster, read only when it is ours and idle (empty
@@ -108,6 +110,12 @@ pub fn observed_cluster(c: &eks::Cluster) -> ObservedCluster {
             .identity()
             .and_then(|i| i.oidc())
             .and_then(|o| o.issuer())
+            .map(str::to_string),
+        kms_key_id: c
+            .encryption_config()
+            .iter()
+            .filter_map(|e| e.provider().and_then(|p| p.key_arn()))
+            .next()
             .map(str::to_string),
         tags: c
             .tags()

@@ -38,6 +38,12 @@ pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> A
     Ok(Started::Done)
 }
 
+/// UntagResource of our ownership tag.
+pub(super) async fn untag(at: &At, id: &str, key: &str) -> Answered {
+    NodegroupApi::of(at).untag(id, key).await?;
+    Ok(Started::Done)
+}
+
 /// UpdateNodegroupVersion to `to`.
 pub(super) async fn upgrade(at: &At, to: &KubeVersion) -> Answered {
     let update = NodegroupApi::of(at).update_version(to).await?;
@@ -291,6 +297,22 @@ impl NodegroupApi<'_> {
             .map_err(classify)
             .map(|_| ());
         Self::count(sent, "TagResource", result)
+    }
+
+    /// UntagResource.
+    async fn untag(&self, arn: &str, key: &str) -> Result<(), CloudError> {
+        let sent = self.calls.admit("eks", format!("UntagResource {arn}"))?;
+        let result = self
+            .clients
+            .eks
+            .untag_resource()
+            .resource_arn(arn)
+            .tag_keys(key)
+            .send()
+            .await
+            .map_err(classify)
+            .map(|_| ());
+        Self::count(sent, "UntagResource", result)
     }
 
     /// DeleteNodegroup; `None` when it is already gone.

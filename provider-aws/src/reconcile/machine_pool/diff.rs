@@ -6,11 +6,15 @@
 
 use std::collections::BTreeMap;
 
+use contract::api::{NodeScaling, Taint};
 use contract::plan::CloudStep;
 use contract::scaling::ScalingIntent;
 use provider_runtime::machine_pool::{DescribePoolChange, ManagedPool};
+use serde_json::{Value, json};
 
-use super::desired::{EksTaint, PoolSpec, Scaling, UpdateConfig, creation_scaling, fixed_scaling};
+use super::desired::{
+    EksTaint, PoolSpec, Scaling, UpdateConfig, creation_scaling, eks_taint_effect, fixed_scaling,
+};
 use super::observe::ObservedPool;
 
 /// The change an UpdateNodegroupConfig makes.
@@ -76,6 +80,27 @@ pub fn diff(ng: &ObservedPool, spec: &PoolSpec, scaling: ScalingIntent) -> Cloud
     } else {
         CloudStep::Change(change)
     }
+}
+
+/// The node group as an EKSMachinePool's spec would ask for it, for an adoption's plan: its
+/// labels, its taints, and the autoscaler's range when its bounds differ.
+pub fn as_spec(ng: &ObservedPool) -> Value {
+    let taints: Vec<Taint> = ng
+        .taints
+        .iter()
+        .filter_map(|t| {
+            let value = t.value.as_deref().unwrap_or_default();
+            Taint::from_cloud(&t.key, value, |e| eks_taint_effect(e) == t.effect)
+        })
+        .collect();
+    let scaling = ng
+        .scaling
+        .filter(|s| s.min_size != s.max_size)
+        .map(|s| NodeScaling {
+            min_replicas: s.min_size,
+            max_replicas: s.max_size,
+        });
+    json!({"labels": ng.labels, "taints": taints, "scaling": scaling})
 }
 
 /// The scaling to ask for when the node group reports `observed`, or `None` when it already

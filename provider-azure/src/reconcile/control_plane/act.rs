@@ -2,6 +2,8 @@
 //! ours, upgrade it, change its settings or its System pool, delete it; and the dispatch of the
 //! kernel's [`Step`] to them. A change PUTs the cluster as just read, guarded by its `eTag`.
 
+use std::collections::BTreeMap;
+
 use provider_runtime::control_plane::{ManagedCluster, Request, Started, Step};
 use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
@@ -37,7 +39,15 @@ pub async fn act(
         Step::Create { desired, version } => {
             create(connected, desired, &aks_version(version), request).await
         }
-        Step::Tag { .. } => tag(shared, connected, request).await,
+        Step::Tag { .. } => {
+            retag(shared, connected, |tags| tags.extend(request.tags.clone())).await
+        }
+        Step::Untag { key, .. } => {
+            retag(shared, connected, |tags| {
+                tags.remove(key);
+            })
+            .await
+        }
         Step::Upgrade { to } => upgrade(shared, connected, &aks_version(to)).await,
         Step::Update { desired, change } => update(shared, connected, desired, change).await,
         Step::Delete => delete(connected).await,
@@ -216,14 +226,16 @@ async fn current(
 }
 
 /// Adds our tags to the cluster's (adopting it, or putting them back).
-async fn tag(
+/// Replaces the cluster's tags with the current ones as `change` leaves them (ARM's tags
+/// PATCH takes the whole map).
+async fn retag(
     shared: &Shared,
     connected: &At,
-    request: &Request,
+    change: impl FnOnce(&mut BTreeMap<String, String>),
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let current = current(shared, connected).await?;
     let mut tags = current.tags.clone();
-    tags.extend(request.tags.clone());
+    change(&mut tags);
     let clients = &connected.clients;
     clients
         .arm

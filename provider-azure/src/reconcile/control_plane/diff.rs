@@ -5,6 +5,7 @@
 use contract::plan::CloudStep;
 use contract::version::{KubeVersion, normalize};
 use provider_runtime::control_plane::DescribeChange;
+use serde_json::{Value, json};
 
 use super::SYSTEM_POOL;
 use super::desired::DesiredCluster;
@@ -21,6 +22,24 @@ pub enum ClusterChange {
     SystemPoolVersion(String),
     /// The System pool gets this many nodes.
     SystemPoolCount(i64),
+}
+
+/// The managed cluster as an AKSControlPlane's spec would ask for it, for an adoption's plan:
+/// the settings the diff compares and the System pool's size. What AKS cannot change after
+/// creation (network plugin, DNS prefix, the System pool's VM size) is not compared.
+pub fn as_spec(o: &ObservedCluster) -> Value {
+    json!({
+        "endpointAccess": {"publicCIDRs": o.authorized},
+        "oidcIssuer": {"enabled": o.oidc && o.workload_identity},
+        "encryption": (!o.kms_key.is_empty()).then(|| json!({"kmsKeyID": o.kms_key})),
+        "aks": {
+            "sku": o.sku,
+            "azureRBAC": o.azure_rbac,
+            "adminGroupObjectIDs": o.admin_groups,
+            "localAccounts": !o.local_disabled,
+            "systemPool": {"count": o.system_pool.as_ref().map(|p| p.count)},
+        },
+    })
 }
 
 /// The first difference between `o` and `want`.

@@ -245,13 +245,26 @@ pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
 
 /// Adopting, or putting missing tags back: `tags` merged into the pool's own.
 pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    retag(at, id, |t| t.extend(tags.clone())).await
+}
+
+/// Removes our ownership tag (`key`).
+pub(super) async fn untag(at: &At, id: &str, key: &str) -> Answered {
+    retag(at, id, |t| {
+        t.remove(key);
+    })
+    .await
+}
+
+/// PUTs the pool back with its tags as `change` leaves them.
+async fn retag(at: &At, id: &str, change: impl FnOnce(&mut BTreeMap<String, String>)) -> Answered {
     let clients = &at.clients;
     let name = last_segment(id);
     let pool = current(clients, name).await?;
     let mut props = as_read(&pool.detail.props);
-    let mut merged = pool.tags.clone();
-    merged.extend(tags.clone());
-    props["tags"] = json!(merged);
+    let mut tags = pool.tags.clone();
+    change(&mut tags);
+    props["tags"] = json!(tags);
     put(clients, name, &props, pool.detail.etag.as_deref()).await?;
     Ok(Started::Done)
 }

@@ -46,7 +46,7 @@ pub(super) fn invalid(message: impl Into<String>) -> ProviderError {
     ProviderError::terminal(Reason::InvalidSpec, message)
 }
 
-fn effect(e: TaintEffect) -> &'static str {
+pub(super) fn effect(e: TaintEffect) -> &'static str {
     match e {
         TaintEffect::NoSchedule => "NoSchedule",
         TaintEffect::PreferNoSchedule => "PreferNoSchedule",

@@ -4,11 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use contract::api::{NodeScaling, Taint};
 use contract::plan::CloudStep;
 use contract::scaling::ScalingIntent;
 use provider_runtime::machine_pool::{DescribePoolChange, ManagedPool};
+use serde_json::{Value, json};
 
-use super::desired::PoolSpec;
+use super::desired::{PoolSpec, effect};
 use super::observe::ObservedPool;
 
 /// One difference, one PUT of the pool.
@@ -29,6 +31,25 @@ pub enum PoolChange {
         /// New upgrade settings, when they differ.
         upgrade: Option<(Option<String>, Option<String>)>,
     },
+}
+
+/// The agent pool as an AKSMachinePool's spec would ask for it, for an adoption's plan: its
+/// labels, its taints (`key=value:Effect`), and the autoscaler's range when it is on.
+pub fn as_spec(pool: &ObservedPool) -> Value {
+    let taints: Vec<Taint> = pool
+        .taints
+        .iter()
+        .filter_map(|t| {
+            let (key_value, written) = t.rsplit_once(':')?;
+            let (key, value) = key_value.split_once('=').unwrap_or((key_value, ""));
+            Taint::from_cloud(key, value, |e| effect(e) == written)
+        })
+        .collect();
+    let scaling = pool.autoscaling.map(|(min, max)| NodeScaling {
+        min_replicas: min,
+        max_replicas: max,
+    });
+    json!({"labels": pool.labels, "taints": taints, "scaling": scaling})
 }
 
 /// The first difference (pure): the count's owner first, then the count, then the settings.

@@ -3,6 +3,8 @@
 //! whose name the kernel tracks; GKE runs one operation per cluster at a time and refuses
 //! others with FAILED_PRECONDITION, which is a wait, not a failure.
 
+use std::collections::BTreeMap;
+
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
 use google_cloud_container_v1::model as gke;
@@ -31,7 +33,15 @@ pub(super) async fn act(
         Step::Create { desired, version } => {
             create(clients, &connected.name, desired, version, request).await
         }
-        Step::Tag { .. } => tag(clients, &connected.name, request).await,
+        Step::Tag { .. } => {
+            relabel(clients, &connected.name, |l| l.extend(request.tags.clone())).await
+        }
+        Step::Untag { key, .. } => {
+            relabel(clients, &connected.name, |l| {
+                l.remove(key);
+            })
+            .await
+        }
         Step::Upgrade { to } => upgrade(clients, to).await,
         Step::Update { desired, change } => update(clients, desired, change).await,
         Step::Delete => delete(clients).await,
@@ -193,16 +203,18 @@ async fn create(
 
 /// Adopting, or putting our labels back: the cluster's labels with ours laid over, at the
 /// fingerprint just read.
-async fn tag(
+/// SetLabels with the current labels as `change` leaves them (GKE takes the whole map, with
+/// the fingerprint of the labels it was read with).
+async fn relabel(
     clients: &Clients,
     name: &str,
-    request: &Request,
+    change: impl FnOnce(&mut BTreeMap<String, String>),
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let Some(current) = get_cluster(clients).await? else {
         return Err(CloudError::NotFound(format!("GKE cluster {name} is gone")).into());
     };
     let mut labels = current.tags.clone();
-    labels.extend(request.tags.clone());
+    change(&mut labels);
     counted(
         &clients.calls,
         SERVICE,

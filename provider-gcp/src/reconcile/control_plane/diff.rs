@@ -3,11 +3,14 @@
 //! `ClusterUpdate` carries one field, so each difference is its own step.
 
 use contract::plan::CloudStep;
+use google_cloud_container_v1::model as gke;
 use provider_runtime::control_plane::DescribeChange;
+use serde_json::{Value, json};
 
 use super::BOOTSTRAP_POOL;
 use super::desired::DesiredCluster;
 use super::observe::ObservedCluster;
+use crate::api::ReleaseChannel;
 
 /// One difference, one GKE call.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +28,47 @@ pub enum ClusterChange {
     Encryption,
     /// `desiredReleaseChannel`.
     ReleaseChannel,
+}
+
+/// The GKE cluster as a GKEControlPlane's spec would ask for it, for an adoption's plan:
+/// endpoint access and authorized networks (a named network is one of `spec.gke`'s, an unnamed
+/// one a public CIDR), the logging GKE has, workload identity, encryption, the release channel.
+pub fn as_spec(cluster: &ObservedCluster) -> Value {
+    use gke::logging_component_config::Component;
+    let (named, unnamed): (Vec<_>, Vec<_>) = cluster
+        .authorized
+        .iter()
+        .partition(|(_, name)| !name.is_empty());
+    let networks: Vec<Value> = named
+        .iter()
+        .map(|(cidr, name)| json!({"cidrBlock": cidr, "displayName": name}))
+        .collect();
+    let cidrs: Vec<&String> = unnamed.iter().map(|(cidr, _)| cidr).collect();
+    let logs = |c: Component| cluster.logging.contains(&c);
+    let channel = match cluster.channel {
+        gke::release_channel::Channel::Rapid => Some(ReleaseChannel::Rapid),
+        gke::release_channel::Channel::Regular => Some(ReleaseChannel::Regular),
+        gke::release_channel::Channel::Stable => Some(ReleaseChannel::Stable),
+        gke::release_channel::Channel::Extended => Some(ReleaseChannel::Extended),
+        _ => None,
+    };
+    let pool = &cluster.workload_pool;
+    json!({
+        "endpointAccess": {"public": cluster.public, "publicCIDRs": cidrs},
+        "logging": {
+            "apiServer": logs(Component::Apiserver),
+            "controllerManager": logs(Component::ControllerManager),
+            "scheduler": logs(Component::Scheduler),
+        },
+        "oidcIssuer": {"enabled": !pool.is_empty()},
+        "encryption": (!cluster.kms_key.is_empty()).then(|| json!({"kmsKeyID": cluster.kms_key})),
+        "gke": {
+            "authorizedNetworks": networks,
+            "releaseChannel": channel,
+            "workloadIdentityPool": (!pool.is_empty()).then_some(pool),
+            "dnsEndpointExternalTraffic": cluster.dns_external,
+        },
+    })
 }
 
 /// The first difference between `want` and `cluster`.

@@ -14,11 +14,12 @@ use provider_runtime::machine_pool::{ManagedPool, PoolCreate, PoolWant};
 
 use super::desired::{PoolSpec, Taint, invalid, per_zone, pool_zones};
 use super::diff::PoolChange;
-use super::observe::ObservedPool;
+use super::observe::{ObservedPool, get_node_pool};
 use super::{At, PoolClients, SERVICE};
 use crate::client::counted;
 use crate::reconcile::gke_version;
 use crate::scope;
+use provider_runtime::CloudError;
 use provider_runtime::overrides::overridden;
 
 /// What a step answers.
@@ -147,12 +148,37 @@ fn name_of(id: &str) -> Option<&str> {
     id.rsplit_once("/nodePools/").map(|(_, n)| n)
 }
 
-/// Adopting, or putting our labels back: `tags` as the pool's resource labels.
+/// Adopting, or putting our labels back: `tags` added to the pool's resource labels.
 pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    relabel(at, id, |l| l.extend(tags.clone())).await
+}
+
+/// Removes our ownership label (`key`).
+pub(super) async fn untag(at: &At, id: &str, key: &str) -> Answered {
+    relabel(at, id, |l| {
+        l.remove(key);
+    })
+    .await
+}
+
+/// UpdateNodePool with the pool's resource labels as `change` leaves them (GKE replaces the
+/// whole map).
+async fn relabel(
+    at: &At,
+    id: &str,
+    change: impl FnOnce(&mut BTreeMap<String, String>),
+) -> Answered {
     let clients = &at.clients;
     let name =
         name_of(id).ok_or_else(|| invalid("the node pool's name cannot be read from its id"))?;
-    let labels = gke::ResourceLabels::new().set_labels(tags.clone());
+    let Some(current) = get_node_pool(clients, name).await? else {
+        return Err(CloudError::NotFound(format!("GKE node pool {name} is gone")).into());
+    };
+    let mut labels: BTreeMap<String, String> = current
+        .config
+        .map(|c| c.resource_labels.into_iter().collect())
+        .unwrap_or_default();
+    change(&mut labels);
     counted(
         &clients.calls,
         SERVICE,
@@ -162,7 +188,7 @@ pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> A
             .container
             .update_node_pool()
             .set_name(clients.pool_path(name))
-            .set_resource_labels(labels)
+            .set_resource_labels(gke::ResourceLabels::new().set_labels(labels))
             .send(),
     )
     .await?;

@@ -45,7 +45,7 @@ pub(super) fn invalid(message: impl Into<String>) -> ProviderError {
     ProviderError::terminal(Reason::InvalidSpec, message)
 }
 
-fn effect(e: TaintEffect) -> gke::node_taint::Effect {
+pub(super) fn effect(e: TaintEffect) -> gke::node_taint::Effect {
     match e {
         TaintEffect::NoSchedule => gke::node_taint::Effect::NoSchedule,
         TaintEffect::PreferNoSchedule => gke::node_taint::Effect::PreferNoSchedule,

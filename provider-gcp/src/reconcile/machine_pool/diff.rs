@@ -5,11 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use contract::api::NodeScaling;
 use contract::plan::CloudStep;
 use contract::scaling::ScalingIntent;
 use provider_runtime::machine_pool::{DescribePoolChange, ManagedPool};
+use serde_json::{Value, json};
 
-use super::desired::{PoolSpec, Taint, per_zone};
+use super::desired::{PoolSpec, Taint, effect, per_zone};
 use super::observe::ObservedPool;
 
 /// One difference, one GKE call.
@@ -28,6 +30,24 @@ pub enum PoolChange {
         /// New upgrade settings, when they differ.
         upgrade: Option<(i32, i32)>,
     },
+}
+
+/// The node pool as a GKEMachinePool's spec would ask for it, for an adoption's plan: its
+/// labels, its taints, and the autoscaler's range over all its zones when it is on.
+pub fn as_spec(pool: &ObservedPool) -> Value {
+    let taints: Vec<contract::api::Taint> = pool
+        .taints
+        .iter()
+        .filter_map(|(key, value, written)| {
+            contract::api::Taint::from_cloud(key, value, |e| effect(e) == *written)
+        })
+        .collect();
+    let zones = i32::try_from(pool.zones.len().max(1)).unwrap_or(1);
+    let scaling = pool.autoscaling.map(|(min, max)| NodeScaling {
+        min_replicas: min.saturating_mul(zones),
+        max_replicas: max.saturating_mul(zones),
+    });
+    json!({"labels": pool.labels, "taints": taints, "scaling": scaling})
 }
 
 /// The first difference between `spec` (with `scaling`) and the pool GKE has, or what makes

@@ -63,7 +63,7 @@ pub(super) async fn observe(
 }
 
 /// The node pool `name` as GKE has it, `None` when GKE has none.
-async fn get_node_pool(
+pub(super) async fn get_node_pool(
     clients: &PoolClients,
     name: &str,
 ) -> Result<Option<gke::NodePool>, ProviderError> {

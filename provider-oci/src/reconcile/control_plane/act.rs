@@ -3,6 +3,8 @@
 //! request the kernel tracks. A change of the cluster uses the OCID (and ETag, tags) the pass's
 //! look saw; with none kept, it looks the cluster up itself.
 
+use std::collections::BTreeMap;
+
 use contract::conditions::Reason;
 use contract::version::KubeVersion;
 use provider_runtime::control_plane::ManagedCluster;
@@ -34,7 +36,13 @@ pub(super) async fn act(
     let (clients, name) = (&connected.clients, connected.name.as_str());
     match step {
         Step::Create { desired, version } => create(clients, name, desired, version, request).await,
-        Step::Tag { id } => tag(clients, name, id, request).await,
+        Step::Tag { id } => retag(clients, name, id, |t| t.extend(request.tags.clone())).await,
+        Step::Untag { id, key } => {
+            retag(clients, name, id, |t| {
+                t.remove(key);
+            })
+            .await
+        }
         Step::Upgrade { to } => upgrade(clients, name, to).await,
         Step::Update { change, .. } => update(clients, name, change).await,
         Step::Delete => delete(clients, name).await,
@@ -180,11 +188,13 @@ async fn create(
 }
 
 /// Puts our tags on the cluster `id` (adopting it, or putting them back), keeping its others.
-async fn tag(
+/// UpdateCluster with the cluster's freeform tags as `change` leaves them (OKE replaces the
+/// whole map).
+async fn retag(
     clients: &Clients,
     name: &str,
     id: &str,
-    request: &Request,
+    change_tags: impl FnOnce(&mut BTreeMap<String, String>),
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let seen = match clients.seen.get().filter(|s| s.id == id) {
         Some(seen) => Some(seen),
@@ -207,7 +217,7 @@ async fn tag(
         return Err(CloudError::NotFound(format!("OKE cluster {name} is gone")).into());
     };
     let mut tags = seen.tags;
-    tags.extend(request.tags.clone());
+    change_tags(&mut tags);
     change(
         clients,
         "UpdateCluster",

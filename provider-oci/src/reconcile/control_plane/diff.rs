@@ -4,9 +4,11 @@
 
 use contract::plan::CloudStep;
 use provider_runtime::control_plane::DescribeChange;
+use serde_json::{Value, json};
 
 use super::desired::DesiredCluster;
 use super::observe::ObservedCluster;
+use crate::api::ClusterType;
 
 /// One difference, one OKE call.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +19,21 @@ pub enum ClusterChange {
     Enhanced,
     /// OIDC discovery on or off (UpdateCluster options).
     OidcDiscovery(bool),
+}
+
+/// The OKE cluster as an OKEControlPlane's spec would ask for it, for an adoption's plan: the
+/// public endpoint, the cluster type and OIDC discovery.
+pub fn as_spec(o: &ObservedCluster) -> Value {
+    let cluster_type = match o.cluster_type.as_str() {
+        "ENHANCED_CLUSTER" => Some(ClusterType::Enhanced),
+        "BASIC_CLUSTER" => Some(ClusterType::Basic),
+        _ => None,
+    };
+    json!({
+        "endpointAccess": {"public": o.public},
+        "oidcIssuer": {"enabled": o.oidc_discovery},
+        "oke": {"clusterType": cluster_type},
+    })
 }
 
 /// The first difference (pure).

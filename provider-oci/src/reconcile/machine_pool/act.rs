@@ -315,6 +315,24 @@ pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
 
 /// Puts `tags` on the pool `id` (adopting it, or putting ours back), keeping its others.
 pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> Answered {
+    retag(at, id, |t| t.extend(tags.clone())).await
+}
+
+/// Removes our ownership tag (`key`) from the pool's freeform tags.
+pub(super) async fn untag(at: &At, id: &str, key: &str) -> Answered {
+    retag(at, id, |t| {
+        t.remove(key);
+    })
+    .await
+}
+
+/// UpdateNodePool with the pool's freeform tags as `change_tags` leaves them (OKE replaces the
+/// whole map).
+async fn retag(
+    at: &At,
+    id: &str,
+    change_tags: impl FnOnce(&mut BTreeMap<String, String>),
+) -> Answered {
     let clients = &at.clients;
     let seen = match clients.seen().filter(|s| s.id == id) {
         Some(seen) => Some(seen),
@@ -336,9 +354,9 @@ pub(super) async fn tag(at: &At, id: &str, tags: &BTreeMap<String, String>) -> A
     let Some(seen) = seen else {
         return Err(CloudError::NotFound(format!("node pool {id} is gone")).into());
     };
-    let mut merged = seen.tags.clone();
-    merged.extend(tags.clone());
-    let body = json!({ "freeformTags": merged });
+    let mut tags = seen.tags.clone();
+    change_tags(&mut tags);
+    let body = json!({ "freeformTags": tags });
     change(clients, &seen, &body).await?;
     Ok(Started::Done)
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use contract::plan::CloudStep;
 use contract::scaling::ScalingIntent;
 use provider_runtime::machine_pool::{DescribePoolChange, ManagedPool};
+use serde_json::{Value, json};
 
 use super::desired::PoolSpec;
 use super::observe::ObservedPool;
@@ -26,6 +27,12 @@ pub enum PoolChange {
         /// New node cycling.
         cycling: Option<(String, String)>,
     },
+}
+
+/// The node pool as an OKEMachinePool's spec would ask for it, for an adoption's plan: its
+/// initial node labels (OKE has no taints, and its autoscaler is not a pool setting).
+pub fn as_spec(pool: &ObservedPool) -> Value {
+    json!({"labels": pool.labels})
 }
 
 /// The first difference (pure): the size first, then the settings.
