@@ -12,7 +12,7 @@ use std::str::FromStr;
 macro_rules! check_ids {
     ($($id:ident),* $(,)?) => {
         /// The ID of one contract check. Its text ([`CheckId::as_str`], `Display`) is the
-        /// variant's name, `C01` … `C60`, as every report shows it.
+        /// variant's name, `C01` … `C65`, as every report shows it.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum CheckId {
             $(
@@ -25,7 +25,7 @@ macro_rules! check_ids {
             /// Every ID, in report order.
             pub const ALL: &'static [CheckId] = &[$(CheckId::$id),*];
 
-            /// `C01` … `C60`.
+            /// `C01` … `C65`.
             pub const fn as_str(self) -> &'static str {
                 match self {
                     $(CheckId::$id => stringify!($id),)*
@@ -38,7 +38,8 @@ macro_rules! check_ids {
 check_ids!(
     C01, C02, C03, C04, C05, C06, C07, C08, C09, C11, C12, C13, C14, C15, C16, C17, C18, C19, C20,
     C21, C22, C23, C24, C25, C26, C27, C28, C29, C30, C31, C32, C33, C34, C35, C36, C37, C38, C39,
-    C40, C41, C42, C43, C44, C46, C47, C48, C49, C50, C51, C52, C55, C56, C57, C58, C59, C60,
+    C40, C41, C42, C43, C44, C46, C47, C48, C49, C50, C51, C52, C55, C56, C57, C58, C59, C60, C61,
+    C62, C63, C64, C65,
 );
 
 impl fmt::Display for CheckId {
@@ -54,7 +55,7 @@ pub struct UnknownCheck(pub String);
 
 impl fmt::Display for UnknownCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} is not a check (C01…C60)", self.0)
+        write!(f, "{} is not a check (C01…C65)", self.0)
     }
 }
 
@@ -369,6 +370,31 @@ pub const CATALOGUE: &[Check] = &[
         CheckId::C60,
         "deletion",
         "once its Clusters are deleted, nothing the provider made is left in the cloud: the emulator's inventory holds nothing that was not there before the provider started",
+    ),
+    check(
+        CheckId::C61,
+        "adoption",
+        "a control plane asked to adopt a cloud cluster (spec.adoption, not accepted) reports the plan in status.adoption (phase Planned) and writes nothing in the cloud",
+    ),
+    check(
+        CheckId::C62,
+        "adoption",
+        "accepting the plan (spec.adoption.accept: true) tags the cloud cluster as the Cluster's and brings the control plane to Ready (status.adoption.phase Adopted)",
+    ),
+    check(
+        CheckId::C63,
+        "adoption",
+        "deleting a Cluster whose control plane has deletionPolicy: Orphan leaves every cloud resource it owned running and removes its ownership tag from each",
+    ),
+    check(
+        CheckId::C64,
+        "adoption",
+        "a Cluster asking to adopt a cloud cluster another Cluster owns is refused (Ready False, AdoptionRefused or NameConflict) and nothing changes in the cloud",
+    ),
+    check(
+        CheckId::C65,
+        "adoption",
+        "the cloud cluster an orphaned Cluster left is adopted again by another Cluster: the same cloud cluster, initialized, with its kubeconfig Secret",
     ),
 ];
 

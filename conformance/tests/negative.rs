@@ -21,6 +21,7 @@ const PROVISION: &str = "C09,C12,C13,C14,C15,C16,C18,C19,C20,C21,C22,C23,C25,C26
 const PAUSE: &str = "C35,C36,C37,C49,C51";
 const DELETE: &str = "C40,C41,C42,C60";
 const CONTROL_PLANE_ONLY: &str = "C17,C52";
+const ADOPTION: &str = "C61,C62,C63,C64,C65";
 
 /// (failed, skipped) check IDs of one run, and its output.
 fn judge(only: Option<&str>, set: &[String]) -> (Vec<String>, Vec<String>, String) {
@@ -189,6 +190,14 @@ breaks! {
 
     // Control-plane-only Clusters.
     breaking_override_cluster_endpoint: "override-cluster-endpoint", run, CONTROL_PLANE_ONLY => ["C17"];
+
+    // Adoption and orphaning. A cluster deleted or left tagged on orphaning cannot be adopted
+    // again, so those breaks fail the adoption checks too.
+    breaking_plan_writes: "plan-writes", run, ADOPTION => ["C61"];
+    breaking_accept_ignored: "accept-ignored", run, ADOPTION => ["C62", "C65"];
+    breaking_orphan_deletes: "orphan-deletes", run, ADOPTION => ["C61", "C62", "C63", "C65"];
+    breaking_adopts_siblings: "adopts-siblings", run, ADOPTION => ["C64"];
+    breaking_orphan_keeps_tag: "orphan-keeps-tag", run, ADOPTION => ["C61", "C62", "C63", "C65"];
 }
 
 /// C33 on the real EKS provider: the emulator accepts tokens for 60 s, but the provider is told

@@ -2,13 +2,30 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Who a cloud cluster belongs to (the Cluster API cluster it serves).
+/// Who a cloud cluster belongs to (the Cluster API cluster it serves); both empty when it
+/// belongs to no Cluster (made outside Cluster API, or let go with `deletionPolicy: Orphan`).
+/// `PUT /clusters/{name}/tags` replaces them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tags {
     /// Namespace of the Cluster.
     pub namespace: String,
     /// Name of the Cluster.
     pub cluster: String,
+}
+
+impl Tags {
+    /// No owner.
+    pub fn none() -> Self {
+        Tags {
+            namespace: String::new(),
+            cluster: String::new(),
+        }
+    }
+
+    /// Whether the cluster belongs to no Cluster.
+    pub fn is_none(&self) -> bool {
+        self.namespace.is_empty() && self.cluster.is_empty()
+    }
 }
 
 /// Where a cluster's API server listens.
@@ -149,12 +166,13 @@ pub struct ErrorBody {
 }
 
 /// Every operation the cloud counts in `emulator_calls_total`.
-pub const OPERATIONS: [&str; 15] = [
+pub const OPERATIONS: [&str; 16] = [
     "CreateCluster",
     "DescribeCluster",
     "ListClusters",
     "UpdateCluster",
     "DeleteCluster",
+    "TagCluster",
     "GetCredentials",
     "CreatePool",
     "DescribePool",

@@ -97,11 +97,21 @@ pub enum Break {
     UserKubeconfigStatic,
     /// The ToyCluster goes without deleting its cloud network.
     LeaveNetwork,
+    /// An adoption tags the cloud cluster at once, before its plan is accepted.
+    PlanWrites,
+    /// An accepted adoption is never carried out: the cluster is never tagged.
+    AcceptIgnored,
+    /// `deletionPolicy: Orphan` is ignored: the cloud cluster is deleted.
+    OrphanDeletes,
+    /// A cloud cluster another Cluster owns is adopted when asked.
+    AdoptsSiblings,
+    /// `deletionPolicy: Orphan` leaves the cluster with its ownership tag.
+    OrphanKeepsTag,
 }
 
 impl Break {
     /// Every break, release breaks first.
-    pub const ALL: [Break; 42] = [
+    pub const ALL: [Break; 47] = [
         Break::CrdClusterScoped,
         Break::CrdBadPlural,
         Break::CrdNoContractLabel,
@@ -144,6 +154,11 @@ impl Break {
         Break::NoScaling,
         Break::UserKubeconfigStatic,
         Break::LeaveNetwork,
+        Break::PlanWrites,
+        Break::AcceptIgnored,
+        Break::OrphanDeletes,
+        Break::AdoptsSiblings,
+        Break::OrphanKeepsTag,
     ];
 
     /// The switch's name on the command line and in `TOY_BREAK`.
@@ -191,6 +206,11 @@ impl Break {
             Break::NoScaling => "no-scaling",
             Break::UserKubeconfigStatic => "user-kubeconfig-static",
             Break::LeaveNetwork => "leave-network",
+            Break::PlanWrites => "plan-writes",
+            Break::AcceptIgnored => "accept-ignored",
+            Break::OrphanDeletes => "orphan-deletes",
+            Break::AdoptsSiblings => "adopts-siblings",
+            Break::OrphanKeepsTag => "orphan-keeps-tag",
         }
     }
 
@@ -239,6 +259,11 @@ impl Break {
             Break::NoScaling => "C49",
             Break::UserKubeconfigStatic => "C34",
             Break::LeaveNetwork => "C60",
+            Break::PlanWrites => "C61",
+            Break::AcceptIgnored => "C62",
+            Break::OrphanDeletes => "C63",
+            Break::AdoptsSiblings => "C64",
+            Break::OrphanKeepsTag => "C65",
         }
     }
 

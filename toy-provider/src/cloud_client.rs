@@ -150,6 +150,22 @@ impl CloudClient {
         }
     }
 
+    /// TagCluster: replaces the cluster's owner tags (`Tags::none()` lets it go).
+    pub async fn tag_cluster(&self, name: &str, tags: &api::Tags) -> Result<()> {
+        match self
+            .send::<_, api::Cluster>(
+                Method::PUT,
+                &format!("/clusters/{name}/tags"),
+                tags,
+                "TagCluster",
+            )
+            .await?
+        {
+            Created::Created(_) => Ok(()),
+            Created::Conflict(msg) => bail!("TagCluster: {msg}"),
+        }
+    }
+
     /// DeleteCluster: `false` when it is already gone.
     pub async fn delete_cluster(&self, name: &str) -> Result<bool> {
         self.delete(&format!("/clusters/{name}"), "DeleteCluster")

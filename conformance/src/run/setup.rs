@@ -339,6 +339,7 @@ async fn scenarios(
     }
     let lifecycle_wanted = ctx.wants(super::LIFECYCLE_IDS);
     let cp_only_wanted = ctx.wants(&[CheckId::C17, CheckId::C52]);
+    let adoption_wanted = ctx.wants(super::adoption::IDS);
     let mut side = Results::default();
     let client = a.client.clone();
     let kubeconfig = a.kubeconfig().to_path_buf();
@@ -353,10 +354,12 @@ async fn scenarios(
         async {
             if cp_only_wanted {
                 super::control_plane_only::control_plane_only(ctx, &client, &kubeconfig, &mut side)
-                    .await
-            } else {
-                Ok(())
+                    .await?;
             }
+            if adoption_wanted {
+                super::adoption::adoption(ctx, &client, &kubeconfig, &mut side).await?;
+            }
+            anyhow::Ok(())
         }
     );
     for (id, outcome) in side.into_entries() {

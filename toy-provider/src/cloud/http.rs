@@ -11,7 +11,7 @@ use axum::extract::{Path as UrlPath, State as Shared};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use tokio::time::Instant;
 
 use super::lifecycle::{new_instances, pool_status, resize};
@@ -28,6 +28,7 @@ pub(super) fn router(cloud: Arc<Cloud>) -> Router {
                 .patch(update_cluster)
                 .delete(delete_cluster),
         )
+        .route("/clusters/{name}/tags", put(tag_cluster))
         .route("/clusters/{name}/credentials", get(credentials))
         .route("/clusters/{name}/pools", get(list_pools).post(create_pool))
         .route(
@@ -59,6 +60,7 @@ fn operation(method: &Method, path: &str) -> Option<&'static str> {
         (["clusters", _], "GET") => "DescribeCluster",
         (["clusters", _], "PATCH") => "UpdateCluster",
         (["clusters", _], "DELETE") => "DeleteCluster",
+        (["clusters", _, "tags"], "PUT") => "TagCluster",
         (["clusters", _, "credentials"], "GET") => "GetCredentials",
         (["clusters", _, "pools"], "GET") => "ListPools",
         (["clusters", _, "pools"], "POST") => "CreatePool",
@@ -245,6 +247,19 @@ async fn delete_cluster(
         Json(cluster_view(&name, c, &cloud.endpoint)),
     )
         .into_response()
+}
+
+async fn tag_cluster(
+    Shared(cloud): Shared<Arc<Cloud>>,
+    UrlPath(name): UrlPath<String>,
+    Json(tags): Json<api::Tags>,
+) -> Response {
+    let mut state = cloud.state();
+    let Some(c) = state.clusters.get_mut(&name) else {
+        return not_found(&format!("cluster {name}"));
+    };
+    c.tags = tags;
+    Json(cluster_view(&name, c, &cloud.endpoint)).into_response()
 }
 
 async fn credentials(
@@ -485,7 +500,7 @@ async fn inventory(Shared(cloud): Shared<Arc<Cloud>>) -> Response {
             },
             name: name.into(),
             parent: parent.into(),
-            owner: Some(format!("{}/{}", tags.namespace, tags.cluster)),
+            owner: (!tags.is_none()).then(|| format!("{}/{}", tags.namespace, tags.cluster)),
             state: state.into(),
         };
     let mut resources = Vec::new();

@@ -100,13 +100,22 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
             None,
         )
     } else {
-        let target = cloud_name(&ns, &cluster_name);
+        let target = match meta::str_at(obj, "/spec/cloudName") {
+            "" => cloud_name(&ns, &cluster_name),
+            named => named.to_string(),
+        };
         let found = ctx.cloud.describe_cluster(&target).await?;
         (target, found)
     };
+    let adoption = meta::at(obj, "/spec/adoption").filter(|a| a.is_object());
+    let cloud_id = format!("toy://{target}");
 
     let cc = match found {
         Some(cc) => cc,
+        None if adoption.is_some() => {
+            let message = format!("there is no cloud cluster named {target}; nothing was created");
+            return adoption_refused(ctx, &api, obj, cluster, &message, generation).await;
+        }
         None => {
             let req = api::CreateCluster {
                 name: target.clone(),
@@ -134,6 +143,47 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
             return Ok(());
         }
     };
+    if let Some(adoption) = adoption
+        && cc.tags != tags
+    {
+        let wanted = adoption["id"].as_str().unwrap_or(&cloud_id);
+        if wanted != cloud_id {
+            let message = format!(
+                "cloud cluster {target} is {cloud_id}, not spec.adoption.id {wanted}; nothing was changed"
+            );
+            return adoption_refused(ctx, &api, obj, cluster, &message, generation).await;
+        }
+        if !cc.tags.is_none() && !ctx.broken(Break::AdoptsSiblings) {
+            let message = format!(
+                "cloud cluster {target} belongs to {}/{}; nothing was changed",
+                cc.tags.namespace, cc.tags.cluster
+            );
+            return adoption_refused(ctx, &api, obj, cluster, &message, generation).await;
+        }
+        let accepted = adoption["accept"] == true || ctx.broken(Break::PlanWrites);
+        if accepted && !ctx.broken(Break::AcceptIgnored) {
+            ctx.cloud.tag_cluster(&target, &tags).await?;
+            tracing::info!(namespace = %ns, name = %name, cloud_cluster = %target, "adopted cloud cluster");
+            return Ok(());
+        }
+        let changes: Vec<Value> = (!version.is_empty() && cc.version != version)
+            .then(|| json!({"field": "spec.version", "cloud": cc.version, "spec": version}))
+            .into_iter()
+            .collect();
+        let mut fields = Map::new();
+        fields.insert(
+            "adoption".into(),
+            json!({"phase": "Planned", "cloudID": cloud_id, "changes": changes}),
+        );
+        let message = format!(
+            "cloud cluster {target} is not ours yet: {} change(s) planned; nothing was written. Set spec.adoption.accept: true to adopt it",
+            changes.len()
+        );
+        let conds = waiting("AdoptionPlanned", message);
+        ctx.write_status(&api, obj, cluster, fields, conds, generation)
+            .await?;
+        return Ok(());
+    }
     if cc.tags != tags {
         let conds = waiting(
             "CloudClusterNotOwned",
@@ -148,6 +198,14 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
     }
     let mut fields = Map::new();
     fields.insert("cloudClusterName".into(), json!(target));
+    fields.insert("cloudName".into(), json!(target));
+    fields.insert("cloudID".into(), json!(cloud_id));
+    if adoption.is_some() {
+        fields.insert(
+            "adoption".into(),
+            json!({"phase": "Adopted", "cloudID": cloud_id}),
+        );
+    }
     let endpoint = match (cc.status.as_str(), cc.endpoint.clone()) {
         ("CREATING", _) | (_, None) => {
             let conds = waiting(
@@ -259,6 +317,23 @@ pub async fn reconcile(ctx: &Ctx, obj: &DynamicObject, idx: &Indexes) -> Result<
         Cond::new("Ready", true, ready_reason, ""),
     ];
     ctx.write_status(&api, obj, cluster, fields, conds, generation)
+        .await?;
+    Ok(())
+}
+
+/// An adoption that cannot go on: said in status and conditions, nothing written in the cloud.
+async fn adoption_refused(
+    ctx: &Ctx,
+    api: &Api<DynamicObject>,
+    obj: &DynamicObject,
+    cluster: Option<&DynamicObject>,
+    message: &str,
+    generation: i64,
+) -> Result<()> {
+    let mut fields = Map::new();
+    fields.insert("adoption".into(), json!({"phase": "Refused"}));
+    let conds = waiting("AdoptionRefused", message);
+    ctx.write_status(api, obj, cluster, fields, conds, generation)
         .await?;
     Ok(())
 }
@@ -453,6 +528,13 @@ async fn delete(
     };
     if cc.tags.namespace != ns || cc.tags.cluster != cluster_name {
         // Not ours: never delete someone else's cluster.
+        return meta::remove_finalizer(api, obj).await;
+    }
+    if meta::str_at(obj, "/spec/deletionPolicy") == "Orphan" && !ctx.broken(Break::OrphanDeletes) {
+        if !ctx.broken(Break::OrphanKeepsTag) {
+            ctx.cloud.tag_cluster(target, &api::Tags::none()).await?;
+        }
+        tracing::info!(namespace = %ns, cloud_cluster = %target, "left the cloud cluster running (deletionPolicy: Orphan)");
         return meta::remove_finalizer(api, obj).await;
     }
     if cc.status != "DELETING" {

@@ -8,6 +8,7 @@
 //! [`control_plane::control_plane`], [`kubeconfig::kubeconfig`] and [`pools::pools`]. The later
 //! steps each record their own, beside their judge.
 
+pub(crate) mod adoption;
 pub(crate) mod clusterctl;
 pub(crate) mod control_plane;
 pub(crate) mod control_plane_only;
