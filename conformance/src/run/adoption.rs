@@ -87,7 +87,7 @@ impl Scenario<'_> {
         );
         self.apply(ORPHANED, json!({"deletionPolicy": "Orphan"}))
             .await?;
-        seen.made = self.wait(ORPHANED, provision, |cp| ready(cp)).await?;
+        seen.made = self.wait(ORPHANED, provision, ready).await?;
         let items = read_inventory(&self.url).await?;
         seen.owned = items
             .into_iter()
