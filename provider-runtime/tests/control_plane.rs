@@ -593,16 +593,24 @@ fn legacy() -> XksCluster {
     }
 }
 
-/// A control plane adopting the cloud cluster `cloud_name`, with `adoption` as its block.
-fn adopting(
+/// Creates a control plane adopting the cloud cluster `cloud_name`, with `adoption` as its
+/// block, as a user's YAML would: only the fields given are sent (a typed object would send
+/// every default, and a field sent is a field set).
+async fn adopting(
+    cps: &Api<XKSControlPlane>,
     name: &str,
-    version: &str,
     cloud_name: &str,
     adoption: serde_json::Value,
-) -> XKSControlPlane {
-    let mut cp = control_plane(name, version, Some(cloud_name));
-    cp.spec.common.adoption = Some(serde_json::from_value(adoption).unwrap());
-    cp
+) {
+    let body = json!({
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1alpha1",
+        "kind": "XKSControlPlane",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"version": "v1.32", "cloudName": cloud_name, "adoption": adoption},
+    });
+    cps.patch(name, &PatchParams::apply("user"), &Patch::Apply(&body))
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -633,12 +641,7 @@ async fn an_adoption_shows_its_plan_writes_only_once_accepted_and_orphan_leaves_
 
     // The plan: the version the spec asks for; the audit logs nobody set are kept. Nothing
     // is written.
-    cps.create(
-        &PostParams::default(),
-        &adopting("cp3", "v1.32", "legacy", json!({})),
-    )
-    .await
-    .unwrap();
+    adopting(&cps, "cp3", "legacy", json!({})).await;
     clusters
         .create(&PostParams::default(), &cluster("c3", "cp3"))
         .await
@@ -709,17 +712,13 @@ async fn an_adoption_shows_its_plan_writes_only_once_accepted_and_orphan_leaves_
     });
 
     // Adopted again by another Cluster, accepted from the start.
-    cps.create(
-        &PostParams::default(),
-        &adopting(
-            "cp4",
-            "v1.32",
-            "legacy",
-            json!({"id": "XKS://legacy", "accept": true}),
-        ),
+    adopting(
+        &cps,
+        "cp4",
+        "legacy",
+        json!({"id": "XKS://legacy", "accept": true}),
     )
-    .await
-    .unwrap();
+    .await;
     clusters
         .create(&PostParams::default(), &cluster("c4", "cp4"))
         .await
@@ -753,12 +752,7 @@ async fn an_adoption_shows_its_plan_writes_only_once_accepted_and_orphan_leaves_
             "There is no XKS cluster named missing",
         ),
     ] {
-        cps.create(
-            &PostParams::default(),
-            &adopting(cp, "v1.32", cloud_name, adoption),
-        )
-        .await
-        .unwrap();
+        adopting(&cps, cp, cloud_name, adoption).await;
         clusters
             .create(&PostParams::default(), &cluster(cluster_name, cp))
             .await

@@ -17,27 +17,20 @@ use super::{
 #[serde(rename_all = "camelCase")]
 pub struct Logging {
     /// Ship API server logs.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub api_server: bool,
     /// Ship audit logs.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub audit: bool,
     /// Ship authenticator logs.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub authenticator: bool,
     /// Ship controller manager logs.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub controller_manager: bool,
     /// Ship scheduler logs.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub scheduler: bool,
-}
-
-impl Logging {
-    /// Whether no log type is shipped (the default, which a client need not send).
-    pub fn is_off(&self) -> bool {
-        *self == Logging::default()
-    }
 }
 
 /// Envelope encryption of Kubernetes Secrets with a key from the cloud's key management service.
@@ -91,10 +84,10 @@ pub struct ControlPlaneSpecCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_plane_endpoint: Option<ApiEndpoint>,
     /// Public and private reachability of the API server.
-    #[serde(default, skip_serializing_if = "EndpointAccess::is_default")]
+    #[serde(default)]
     pub endpoint_access: EndpointAccess,
     /// Control plane logs shipped to the cloud's logging service.
-    #[serde(default, skip_serializing_if = "Logging::is_off")]
+    #[serde(default)]
     pub logging: Logging,
     /// Envelope encryption of Secrets with a cloud KMS key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

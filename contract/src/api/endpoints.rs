@@ -5,7 +5,7 @@ use kube::KubeSchema;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
-use super::{default_true, is_false, is_true};
+use super::default_true;
 
 /// Maximum number of CIDR blocks in `endpointAccess.publicCIDRs`.
 pub const MAX_PUBLIC_CIDRS: usize = 40;
@@ -85,10 +85,10 @@ impl EndpointPreference {
 )]
 pub struct EndpointAccess {
     /// Expose the API server on a public endpoint. Default true.
-    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    #[serde(default = "default_true")]
     pub public: bool,
     /// Expose the API server on a private endpoint inside the cluster's network. Default false.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub private: bool,
     /// CIDR blocks allowed to reach the public endpoint; empty allows any address.
     #[serde(default, rename = "publicCIDRs", skip_serializing_if = "Vec::is_empty")]
@@ -101,13 +101,6 @@ pub struct EndpointAccess {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "preferred_schema")]
     pub preferred: Option<EndpointPreference>,
-}
-
-impl EndpointAccess {
-    /// Whether this is the default (public only, from anywhere), which a client need not send.
-    pub fn is_default(&self) -> bool {
-        *self == EndpointAccess::default()
-    }
 }
 
 impl Default for EndpointAccess {

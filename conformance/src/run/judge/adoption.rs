@@ -29,7 +29,9 @@ pub(crate) fn owned_by(item: &Item, ns: &str, cluster: &str) -> bool {
         .is_some_and(|o| o.contains(ns) && o.ends_with(cluster))
 }
 
-/// The cloud cluster `control_plane` reports (`status.cloudID`, or `status.cloudName`).
+/// The cloud cluster `control_plane` reports: the item whose id is `status.cloudID`, or else
+/// the one named `status.cloudName` whose kind is a cluster (`eks:cluster`,
+/// `container:cluster`, …).
 pub(crate) fn cloud_cluster<'a>(items: &'a [Item], control_plane: &Value) -> Option<&'a Item> {
     let id = control_plane["status"]["cloudID"]
         .as_str()
@@ -41,9 +43,11 @@ pub(crate) fn cloud_cluster<'a>(items: &'a [Item], control_plane: &Value) -> Opt
         .iter()
         .find(|i| !id.is_empty() && i.id.eq_ignore_ascii_case(id))
         .or_else(|| {
-            items
-                .iter()
-                .find(|i| !name.is_empty() && i.name == name && i.parent.is_empty())
+            items.iter().find(|i| {
+                !name.is_empty()
+                    && i.name == name
+                    && i.kind.to_ascii_lowercase().ends_with("cluster")
+            })
         })
 }
 
@@ -86,6 +90,24 @@ fn reason(obj: &Value) -> String {
             )
         },
     )
+}
+
+/// A plan's rows in one line: `field cloud → spec; …`, or `nothing`.
+fn changes(cp: &Value) -> String {
+    let rows: Vec<String> = cp["status"]["adoption"]["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            format!("{} {} → {}", text("field"), text("cloud"), text("spec"))
+        })
+        .collect();
+    if rows.is_empty() {
+        "nothing".into()
+    } else {
+        rows.join("; ")
+    }
 }
 
 fn ready(obj: &Value) -> bool {
@@ -192,10 +214,8 @@ fn planned(seen: &Adoption, ns: &str, cluster: Option<Item>) -> Outcome {
         problems.is_empty(),
         if problems.is_empty() {
             format!(
-                "the plan is in status.adoption ({} change(s)) and nothing was written in the cloud",
-                seen.planned["status"]["adoption"]["changes"]
-                    .as_array()
-                    .map_or(0, Vec::len)
+                "the plan is in status.adoption and nothing was written in the cloud; it changes {}",
+                changes(&seen.planned)
             )
         } else {
             problems.join("; ")
