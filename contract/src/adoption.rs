@@ -167,6 +167,16 @@ pub fn summary(changes: &[PlannedChange]) -> String {
     format!("adopting changes {}", rows.join("; "))
 }
 
+/// The name a cloud identity ends in, where it carries one: the segment after its last `/` (an
+/// EKS cluster ARN, an ARM resource ID, a GKE resource name or self link); `None` for one that
+/// does not (an OCID).
+pub fn name_in_identity(id: &str) -> Option<&str> {
+    id.trim_end_matches('/')
+        .rsplit_once('/')
+        .map(|(_, name)| name)
+        .filter(|name| !name.is_empty())
+}
+
 /// Whether two cloud identities name the same resource: equal ignoring ASCII case, with a URL's
 /// scheme, host and API version left out (a GKE self link and its resource name are one
 /// identity).
@@ -282,6 +292,19 @@ mod tests {
         let plan = plan(&spec, &set, &json!({"encryption": null}));
         assert_eq!(plan.changes[0].cloud, "(none)");
         assert_eq!(plan.changes[0].spec, r#"{"kmsKeyID":"k1"}"#);
+    }
+
+    #[test]
+    fn the_name_of_an_identity_is_its_last_segment_where_it_has_one() {
+        assert_eq!(
+            name_in_identity("arn:aws:eks:us-west-2:123456789012:cluster/prod"),
+            Some("prod")
+        );
+        assert_eq!(
+            name_in_identity("projects/p/locations/l/clusters/prod"),
+            Some("prod")
+        );
+        assert_eq!(name_in_identity("ocid1.cluster.oc1.iad.aaaa"), None);
     }
 
     #[test]

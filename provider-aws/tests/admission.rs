@@ -69,6 +69,27 @@ const EKS_BAD: &[(Role, &str, &str)] = &[
         r#"{"taints":[{"key":"example.com/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk","effect":"NoSchedule"}]}"#,
         "spec.taints[].key must be at most 63 characters on EKS",
     ),
+    // spec.adoption.id of another form, or of another resource than spec.cloudName.
+    (
+        Role::ControlPlane,
+        r#"{"adoption":{"id":"prod"}}"#,
+        "spec.adoption.id must be an EKS cluster ARN on EKS",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"cloudName":"prod","adoption":{"id":"arn:aws:eks:us-west-2:123456789012:cluster/other"}}"#,
+        "spec.adoption.id must be the ARN of the cluster spec.cloudName names",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"infrastructure":{"region":"us-east-1"},"adoption":{"id":"arn:aws:eks:us-west-2:123456789012:cluster/prod"}}"#,
+        "spec.adoption.id names a cluster in another region than spec.infrastructure.region",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"adoption":{"id":"arn:aws:eks:us-west-2:123456789012:cluster/prod"}}"#,
+        "spec.adoption.id must be an EKS node group ARN on EKS",
+    ),
 ];
 
 #[tokio::test]
@@ -100,5 +121,13 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         no_taints: None,
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    // Identities of the right form (and, where the spec names the resource, of that resource).
+    kinds
+        .admits(&client, Role::ControlPlane, "adopting-0", &json!({"cloudName":"prod","adoption":{"id":"arn:aws:eks:us-west-2:123456789012:cluster/prod","accept":true},"deletionPolicy":"Orphan"}), "an EKS cluster ARN")
+        .await;
+    kinds
+        .admits(&client, Role::MachinePool, "adopting-1", &json!({"cloudName":"ng","adoption":{"id":"arn:aws:eks:us-west-2:123456789012:nodegroup/prod/ng/0ac5e1f4-7f2b-4f0e-9c0e-3d1f2e3a4b5c"}}), "an EKS node group ARN")
+        .await;
+
     plane.stop().await;
 }

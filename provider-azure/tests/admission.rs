@@ -153,6 +153,22 @@ const AKS_BAD: &[(Role, &str, &str)] = &[
         r#"{"aks":{"mode":"Infra"}}"#,
         "spec.aks.mode",
     ),
+    // spec.adoption.id of another form, or of another resource than spec.cloudName.
+    (
+        Role::ControlPlane,
+        r#"{"adoption":{"id":"prod"}}"#,
+        "spec.adoption.id must be an AKS resource ID on AKS",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"cloudName":"prod","adoption":{"id":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/other"}}"#,
+        "spec.adoption.id must be the resource ID of the cluster spec.cloudName names",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"adoption":{"id":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod"}}"#,
+        "spec.adoption.id must be an AKS agent pool resource ID on AKS",
+    ),
 ];
 
 #[tokio::test]
@@ -182,5 +198,13 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         no_taints: None,
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    // Identities of the right form (and, where the spec names the resource, of that resource).
+    kinds
+        .admits(&client, Role::ControlPlane, "adopting-0", &json!({"cloudName":"prod","adoption":{"id":"/subscriptions/s/resourcegroups/rg/providers/Microsoft.ContainerService/managedClusters/Prod"}}), "an AKS resource ID (ARM IDs are case-insensitive)")
+        .await;
+    kinds
+        .admits(&client, Role::MachinePool, "adopting-1", &json!({"cloudName":"pool1","adoption":{"id":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod/agentPools/pool1"}}), "an AKS agent pool ID")
+        .await;
+
     plane.stop().await;
 }

@@ -138,6 +138,22 @@ const GKE_BAD: &[(Role, &str, &str)] = &[
         r#"{"cloudName":"pool_1"}"#,
         "spec.cloudName must be a valid GKE node pool name",
     ),
+    // spec.adoption.id of another form, or of another resource than spec.cloudName.
+    (
+        Role::ControlPlane,
+        r#"{"adoption":{"id":"prod"}}"#,
+        "spec.adoption.id must be a GKE cluster on GKE",
+    ),
+    (
+        Role::ControlPlane,
+        r#"{"cloudName":"prod","adoption":{"id":"projects/p/locations/us-central1/clusters/other"}}"#,
+        "spec.adoption.id must name the cluster spec.cloudName names",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"adoption":{"id":"projects/p/locations/us-central1/clusters/prod"}}"#,
+        "spec.adoption.id must be a GKE node pool on GKE",
+    ),
 ];
 
 #[tokio::test]
@@ -167,6 +183,14 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         no_taints: None,
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    // Identities of the right form (and, where the spec names the resource, of that resource).
+    kinds
+        .admits(&client, Role::ControlPlane, "adopting-0", &json!({"cloudName":"prod","adoption":{"id":"https://container.googleapis.com/v1/projects/p/locations/us-central1/clusters/prod"}}), "a GKE self link")
+        .await;
+    kinds
+        .admits(&client, Role::MachinePool, "adopting-1", &json!({"adoption":{"id":"projects/p/locations/us-central1/clusters/prod/nodePools/pool-1"}}), "a GKE node pool name")
+        .await;
+
     // Zones of the cluster's region are admitted.
     let zoned =
         json!({"gke": {"project": "capi-project-1", "zones": ["us-central1-a", "us-central1-f"]}});

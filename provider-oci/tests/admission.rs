@@ -198,6 +198,17 @@ const OKE_BAD: &[(Role, &str, &str)] = &[
         r#"{"oke":{"maxPodsPerNode":500}}"#,
         "spec.oke.maxPodsPerNode",
     ),
+    // spec.adoption.id of another form, or of another resource than spec.cloudName.
+    (
+        Role::ControlPlane,
+        r#"{"adoption":{"id":"arn:aws:eks:us-west-2:123456789012:cluster/prod"}}"#,
+        "spec.adoption.id must be an OKE cluster OCID on OKE",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"adoption":{"id":"ocid1.cluster.oc1.iad.aaaaaaaa"}}"#,
+        "spec.adoption.id must be an OKE node pool OCID on OKE",
+    ),
 ];
 
 /// The updates OKE refuses: what it sets only when it creates, and the one-way cluster type.
@@ -297,6 +308,26 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         no_taints: Some(NO_TAINTS),
     };
     every_bad_object_is_rejected_and_good_ones_are_admitted(&client, &kinds).await;
+    // Identities of the right form (and, where the spec names the resource, of that resource).
+    kinds
+        .admits(
+            &client,
+            Role::ControlPlane,
+            "adopting-0",
+            &json!({"adoption":{"id":"ocid1.cluster.oc1.iad.aaaaaaaasirhrarnhkud6cp2nkyn"}}),
+            "an OKE cluster OCID",
+        )
+        .await;
+    kinds
+        .admits(
+            &client,
+            Role::MachinePool,
+            "adopting-1",
+            &json!({"adoption":{"id":"ocid1.nodepool.oc1.iad.aaaaaaaa4u2kqv"}}),
+            "an OKE node pool OCID",
+        )
+        .await;
+
     // A flexible shape's memory within 1 to 64 GB per OCPU, and SSH keys as users paste them
     // (one line, or with the newline a YAML block leaves), are admitted.
     let keys = [

@@ -66,6 +66,25 @@ impl Kinds {
         )
     }
 
+    /// Creates `role`'s object `name` with `spec` over the base, and panics with `what` when the
+    /// API server refuses it.
+    pub async fn admits(
+        &self,
+        client: &kube::Client,
+        role: Role,
+        name: &str,
+        spec: &Value,
+        what: &str,
+    ) {
+        if let Err(e) = self
+            .api(client, role)
+            .create(&PostParams::default(), &self.object(role, name, spec))
+            .await
+        {
+            panic!("{what} is admitted: {e}");
+        }
+    }
+
     async fn rejection(
         &self,
         client: &kube::Client,

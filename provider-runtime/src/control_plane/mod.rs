@@ -86,16 +86,26 @@ pub trait ManagedControlPlane: ProviderObject {
         observed: Option<Self::Observed>,
     ) -> Self::Status;
 
-    /// The name of the cloud's cluster for the Cluster `cluster_name`: `spec.cloudName`, or one
-    /// derived from the namespace and the Cluster's name within the cloud's limits.
+    /// The name of the cloud's cluster for the Cluster `cluster_name`: `spec.cloudName`, the
+    /// name `spec.adoption.id` ends in, or one derived from the namespace and the Cluster's name
+    /// within the cloud's limits.
     fn cloud_cluster_name(&self, cluster_name: &str) -> String {
-        self.spec_common().cloud_name.clone().unwrap_or_else(|| {
-            naming::derive_cloud_name(
-                &self.namespace().unwrap_or_default(),
-                cluster_name,
-                Self::CLUSTER_NAMES,
-            )
-        })
+        let spec = self.spec_common();
+        let adopted = spec
+            .adoption
+            .as_ref()
+            .and_then(|a| a.id.as_deref())
+            .and_then(contract::adoption::name_in_identity);
+        spec.cloud_name
+            .clone()
+            .or(adopted.map(str::to_string))
+            .unwrap_or_else(|| {
+                naming::derive_cloud_name(
+                    &self.namespace().unwrap_or_default(),
+                    cluster_name,
+                    Self::CLUSTER_NAMES,
+                )
+            })
     }
 }
 
