@@ -30,7 +30,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use contract::api::{ClusterSpecCommon, InfraClusterStatusCommon, NetworkStatus};
+use contract::api::{ClusterSpecCommon, DeletionPolicy, InfraClusterStatusCommon, NetworkStatus};
 use contract::conditions::{ConditionType, DesiredCondition, Reason};
 use contract::ownership::Owner;
 use contract::plan::infra_cluster_status;
@@ -187,6 +187,15 @@ pub trait InfraClusterCloud: Send + Sync + 'static {
         plan: Self::Plan,
     ) -> impl Future<Output = Result<ReportOf<Self::Object>, ProviderError>> + Send;
 
+    /// Leaves a created network in place for `spec.deletionPolicy: Orphan`: removes `owner`'s
+    /// ownership tags from every resource of it that carries them. `Ok(Some(why))` when the
+    /// cloud keeps some marks (said to the user in an event).
+    fn release(
+        &self,
+        clients: &Self::Clients,
+        owner: Owner,
+    ) -> impl Future<Output = Result<Option<String>, ProviderError>> + Send;
+
     /// One tear-down pass over a created network's services, deleting only what `owner` owns.
     fn tear_down(
         &self,
@@ -309,6 +318,21 @@ impl<C: InfraClusterCloud> Reconciler<C::Object> for InfraClusterReconciler<C> {
                 namespace: &namespace,
             })
             .await?;
+        if obj.spec_common().deletion_policy == DeletionPolicy::Orphan {
+            let kept = self.cloud.release(&clients, owner).await?;
+            let note = "The network was left in place (spec.deletionPolicy: Orphan)";
+            match kept {
+                None => {
+                    let note = format!("{note}; this Cluster's ownership tags were removed");
+                    ctx.events.normal("Orphaned", "Delete", note).await;
+                }
+                Some(why) => {
+                    let note = format!("{note}; {why}");
+                    ctx.events.warning("Orphaned", "Delete", note).await;
+                }
+            }
+            return Ok(Cleanup::Done);
+        }
         self.cloud.tear_down(&clients, owner).await
     }
 }

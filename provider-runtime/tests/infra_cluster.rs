@@ -227,6 +227,19 @@ impl InfraClusterCloud for Xks {
         })
     }
 
+    async fn release(&self, _: &(), owner: Owner) -> Result<Option<String>, ProviderError> {
+        let (_, tag) = owner.tag();
+        self.with(|s| {
+            for (id, (t, _)) in &mut s.networks {
+                if t.as_deref() == Some(tag.as_str()) {
+                    *t = None;
+                    s.writes.push(format!("untag {id}"));
+                }
+            }
+        });
+        Ok(None)
+    }
+
     async fn tear_down(&self, _: &(), owner: Owner) -> Result<Cleanup, ProviderError> {
         let (_, tag) = owner.tag();
         let ours = self.with(|s| {
@@ -416,6 +429,41 @@ async fn a_cloud_written_on_the_kernel_gets_the_whole_infra_cluster_contract() {
                 "delete net-kernel-infra-made",
             ],
             "nothing for the brought network or the refused spec"
+        );
+    });
+
+    // Orphan: the network stays, without this Cluster's tag.
+    let mut kept = infra("kept", json!({"cidrBlock": "10.2.0.0/20"}));
+    kept.spec.common.deletion_policy = contract::api::DeletionPolicy::Orphan;
+    infras.create(&PostParams::default(), &kept).await.unwrap();
+    clusters
+        .create(&PostParams::default(), &cluster("kept", "kept"))
+        .await
+        .unwrap();
+    eventually("kept is ready", Duration::from_secs(60), || async {
+        let c = infras.get("kept").await.ok()?;
+        (reason_of(&c, "Ready") == "True/Ready").then_some(())
+    })
+    .await;
+    clusters
+        .delete("kept", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("kept is gone", Duration::from_secs(60), || async {
+        infras.get_opt("kept").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    xks.with(|s| {
+        assert_eq!(
+            s.networks
+                .get("net-kernel-infra-kept")
+                .map(|(tag, _)| tag.clone()),
+            Some(None),
+            "the orphaned network stays, untagged"
+        );
+        assert_eq!(
+            s.writes.last().map(String::as_str),
+            Some("untag net-kernel-infra-kept")
         );
     });
     a_credential_is_read_in_the_object_s_namespace_only(&client).await;

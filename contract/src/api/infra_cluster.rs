@@ -10,6 +10,7 @@ use kube::KubeSchema;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+use super::DeletionPolicy;
 use super::is_false;
 use crate::naming::OWNERSHIP_TAG_PREFIX;
 
@@ -157,6 +158,11 @@ pub struct ClusterSpecCommon {
     /// Tags added to every cloud resource the provider creates.
     #[serde(default, skip_serializing_if = "AdditionalTags::is_empty")]
     pub additional_tags: AdditionalTags,
+    /// What deleting this object does to a network the provider created: `Delete` (default) or
+    /// `Orphan` (leave it in place, our ownership tags removed where the cloud allows). A
+    /// brought network is never deleted either way.
+    #[serde(default, skip_serializing_if = "DeletionPolicy::is_delete")]
+    pub deletion_policy: DeletionPolicy,
 }
 
 /// A failure domain (zone) the cloud offers (v1beta2 shape: an entry of a list).

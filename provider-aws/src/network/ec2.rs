@@ -61,6 +61,43 @@ impl Ec2 {
     }
 }
 
+impl Ec2 {
+    /// Removes the tag `(key, value)` from every EC2 resource that carries it: DescribeTags
+    /// filtered by key and value, then DeleteTags on what it lists, a page at a time.
+    pub async fn remove_tag(&self, (key, value): &(String, String)) -> Result<(), CloudError> {
+        let filter = |name: &str, value: &str| {
+            aws_sdk_ec2::types::Filter::builder()
+                .name(name)
+                .values(value)
+                .build()
+        };
+        let mut token = None;
+        loop {
+            let request = self
+                .client
+                .describe_tags()
+                .filters(filter("key", key))
+                .filters(filter("value", value))
+                .set_next_token(token.take());
+            let out = self.call("DescribeTags", request.send()).await?;
+            let ids: Vec<String> = out
+                .tags()
+                .iter()
+                .filter_map(|t| t.resource_id().map(str::to_string))
+                .collect();
+            if !ids.is_empty() {
+                let tag = Tag::builder().key(key).value(value).build();
+                let request = self.client.delete_tags().set_resources(Some(ids)).tags(tag);
+                self.call("DeleteTags", request.send()).await?;
+            }
+            match out.next_token() {
+                Some(next) if !next.is_empty() => token = Some(next.to_string()),
+                _ => return Ok(()),
+            }
+        }
+    }
+}
+
 /// The tags of an EC2 resource as a map.
 pub fn tags_of(tags: &[Tag]) -> BTreeMap<String, String> {
     tags.iter()

@@ -208,6 +208,11 @@ impl InfraClusterCloud for EksInfraCluster {
         Ok(outcome.report(network, condition, timing, self.shared.pacing.rest))
     }
 
+    async fn release(&self, ec2: &Ec2, owner: Owner) -> Result<Option<String>, ProviderError> {
+        ec2.remove_tag(&owner.tag()).await?;
+        Ok(None)
+    }
+
     async fn tear_down(&self, ec2: &Ec2, owner: Owner) -> Result<Cleanup, ProviderError> {
         let timing = self.shared.pacing.timing(SETTLE);
         let removal = walker::tear_down::<network::Service, _>(&Teardown {

@@ -9,7 +9,7 @@ use crate::created::Managed;
 use crate::helpers::{filter, owned};
 use crate::setup::{Ctx, OtherNetworks};
 use crate::support::{self, condition, eventually};
-use crate::{BAD, BYO, CONFLICT, MANAGED};
+use crate::{BAD, BYO, CONFLICT, MANAGED, ORPHANED};
 
 /// Proves that with a subnet that is not ours inside our VPC, deleting the managed Cluster
 /// waits (Ready says Deleting, the VPC still has dependencies) and never deletes that subnet;
@@ -110,5 +110,77 @@ pub async fn removes_only_what_is_ours(
         byo_left.subnets().len(),
         2,
         "the brought subnets are left alone"
+    );
+}
+
+/// Proves that a Cluster deleted with `deletionPolicy: Orphan` on its EKSCluster leaves every
+/// resource of its created network in moto, none of them tagged as its own any more.
+pub async fn orphan_leaves_the_network_untagged(ctx: &Ctx) {
+    let mut kept = crate::helpers::eks_cluster(
+        ORPHANED,
+        Some(serde_json::json!({"cidrBlock": "10.20.0.0/16"})),
+    );
+    kept.spec.common.deletion_policy = contract::api::DeletionPolicy::Orphan;
+    ctx.eks
+        .create(&kube::api::PostParams::default(), &kept)
+        .await
+        .unwrap();
+    ctx.clusters
+        .create(
+            &kube::api::PostParams::default(),
+            &crate::helpers::cluster(ORPHANED),
+        )
+        .await
+        .unwrap();
+    eventually(
+        "the orphaned EKSCluster to be provisioned",
+        Duration::from_secs(180),
+        || async {
+            let c = ctx.eks.get(ORPHANED).await.ok()?;
+            crate::helpers::provisioned(&c).then_some(())
+        },
+    )
+    .await;
+    let made = owned(&ctx.ec2, ORPHANED).await;
+    let vpc = made["vpc"].first().cloned().expect("a VPC was made");
+    assert!(made.values().map(std::collections::BTreeSet::len).sum::<usize>() > 5, "{made:?}");
+    ctx.clusters
+        .delete(ORPHANED, &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the orphaned EKSCluster and its Cluster to be gone",
+        Duration::from_secs(120),
+        || async {
+            let gone = ctx.eks.get_opt(ORPHANED).await.ok()?.is_none()
+                && ctx.clusters.get_opt(ORPHANED).await.ok()?.is_none();
+            gone.then_some(())
+        },
+    )
+    .await;
+    let left = owned(&ctx.ec2, ORPHANED).await;
+    assert!(
+        left.values().all(std::collections::BTreeSet::is_empty),
+        "nothing carries the orphaned Cluster's tag: {left:?}"
+    );
+    let vpcs = ctx
+        .ec2
+        .describe_vpcs()
+        .filters(filter("vpc-id", &vpc))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "the orphaned VPC stays");
+    let subnets = ctx
+        .ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &vpc))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        subnets.subnets().len(),
+        made["subnet"].len(),
+        "its subnets stay"
     );
 }

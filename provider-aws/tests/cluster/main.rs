@@ -6,7 +6,8 @@
 //! changed; bad subnet ids are reported naming the field; a VPC that carries the cluster's name
 //! but not its tag is a NameConflict, never adopted; deleting the Clusters removes every tagged
 //! resource, waits while something not ours still depends on the VPC (and leaves that alone),
-//! and leaves the brought network and an untagged bystander VPC alone.
+//! and leaves the brought network and an untagged bystander VPC alone; a Cluster deleted with
+//! `deletionPolicy: Orphan` leaves its whole network in place, untagged.
 //!
 //! The provider reads its AWS endpoint from `AWS_ENDPOINT_URL`, so the test body runs as a child
 //! process beside moto (see `support::run_in_child_with_moto`).
@@ -40,6 +41,7 @@ const BYO: &str = "byo";
 const BAD: &str = "byo-bad";
 const UNKNOWN_SUBNET: &str = "subnet-0123456789abcdef0";
 const CONFLICT: &str = "conflict";
+const ORPHANED: &str = "orphaned";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_eks_cluster_builds_reports_and_removes_its_network_and_reads_a_brought_one() {
@@ -68,6 +70,7 @@ async fn child() {
     let squatter = refusals::never_adopts_a_vpc_not_tagged_ours(&ctx).await;
     delete::waits_for_a_foreign_dependency(&ctx, &managed).await;
     delete::removes_only_what_is_ours(&ctx, &managed, &others, &squatter).await;
+    delete::orphan_leaves_the_network_untagged(&ctx).await;
 
     provider.stop().await;
     plane.stop().await;

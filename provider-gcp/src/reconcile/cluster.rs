@@ -184,6 +184,10 @@ impl InfraClusterCloud for GkeInfraCluster {
         Ok(walk.report(network, condition, timing, self.shared.pacing.rest))
     }
 
+    async fn release(&self, _: &Compute, _: Owner) -> Result<Option<String>, ProviderError> {
+        Ok(Some("Compute resources keep this Cluster's ownership mark in their descriptions, which GCP does not let change: a Cluster of the same namespace and name would take them as its own".into()))
+    }
+
     async fn tear_down(&self, compute: &Compute, owner: Owner) -> Result<Cleanup, ProviderError> {
         let scope = Scope {
             compute,

@@ -158,6 +158,10 @@ impl InfraClusterCloud for OkeInfraCluster {
         ))
     }
 
+    async fn release(&self, _: &Network, _: Owner) -> Result<Option<String>, ProviderError> {
+        Ok(Some("the VCN and its resources keep this Cluster's ownership tags on OCI (not removed yet): a Cluster of the same namespace and name would take them as its own".into()))
+    }
+
     async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
         let removal = network::tear_down(Scope::new(net, &owner, None)).await?;
         Ok(removal.cleanup(self.shared.pacing.timing(SETTLE)))
