@@ -143,7 +143,13 @@ pub async fn orphan_leaves_the_network_untagged(ctx: &Ctx) {
     .await;
     let made = owned(&ctx.ec2, ORPHANED).await;
     let vpc = made["vpc"].first().cloned().expect("a VPC was made");
-    assert!(made.values().map(std::collections::BTreeSet::len).sum::<usize>() > 5, "{made:?}");
+    assert!(
+        made.values()
+            .map(std::collections::BTreeSet::len)
+            .sum::<usize>()
+            > 5,
+        "{made:?}"
+    );
     ctx.clusters
         .delete(ORPHANED, &DeleteParams::default())
         .await

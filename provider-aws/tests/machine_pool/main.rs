@@ -97,6 +97,7 @@ async fn child() {
     autoscale::writes_back_an_outside_change(&ctx).await;
     delete::removes_the_node_group(&ctx).await;
     refusals::leaves_a_foreign_node_group_alone(&ctx).await;
+    refusals::adopts_a_node_group_after_its_plan_and_orphans_it(&ctx).await;
     refusals::reports_a_failed_launch_without_a_hot_loop(&ctx).await;
     leftovers::deletes_a_pool_that_outlived_its_cluster(&ctx).await;
 

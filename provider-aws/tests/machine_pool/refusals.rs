@@ -160,3 +160,134 @@ pub async fn reports_a_failed_launch_without_a_hot_loop(ctx: &Ctx) {
     )
     .await;
 }
+
+/// Proves that a node group made outside Cluster API is adopted only once the plan is accepted:
+/// with `spec.adoption` the pool first reports the plan (the MachinePool's size against the node
+/// group's, the autoscaler range the spec leaves unset kept) and EKS's node group keeps its tags;
+/// accepted, the range is written into the spec and the node group tagged as the Cluster's and
+/// served; with `deletionPolicy: Orphan`, deleting the pool leaves the node group running,
+/// untagged.
+pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
+    let stranger = "pools-stranger";
+    ctx.aws
+        .eks
+        .create_nodegroup()
+        .cluster_name(EKS_NAME)
+        .nodegroup_name(stranger)
+        .node_role(format!("arn:aws:iam::{ACCOUNT}:role/eks-nodes"))
+        .set_subnets(Some(ctx.subnets.clone()))
+        .scaling_config(
+            NodegroupScalingConfig::builder()
+                .min_size(1)
+                .max_size(3)
+                .desired_size(1)
+                .build(),
+        )
+        .tags("team", "platform")
+        .send()
+        .await
+        .expect("a node group made outside Cluster API");
+    let tags = || async {
+        let out = ctx
+            .aws
+            .eks
+            .describe_nodegroup()
+            .cluster_name(EKS_NAME)
+            .nodegroup_name(stranger)
+            .send()
+            .await
+            .unwrap();
+        let ng = out.nodegroup().cloned().unwrap();
+        (ng.tags().cloned().unwrap_or_default(), ng.status().cloned())
+    };
+    let (key, value) = contract::naming::ownership_tag("eks", crate::NS, crate::CLUSTER);
+    let pool = pool_object("adopted", json!({"cloudName": stranger, "adoption": {}}));
+    ctx.pools
+        .create(&PostParams::default(), &pool)
+        .await
+        .unwrap();
+    create_machine_pool(&ctx.client, "adopted", 2).await;
+    let planned = eventually("the adoption's plan", Duration::from_secs(60), || async {
+        let p = ctx.pools.get("adopted").await.ok()?;
+        condition(&p, "Ready")
+            .filter(|c| c.reason == "AdoptionPlanned")
+            .map(|c| (c.message.clone(), p.clone()))
+    })
+    .await;
+    let adoption = planned.1.status.clone().unwrap().common.adoption.unwrap();
+    let rows: Vec<(String, String, String)> = adoption
+        .changes
+        .iter()
+        .map(|c| (c.field.clone(), c.cloud.clone(), c.spec.clone()))
+        .collect();
+    assert!(
+        rows.contains(&("MachinePool spec.replicas".into(), "1".into(), "2".into())),
+        "{rows:?}"
+    );
+    assert!(
+        adoption.kept.iter().any(|k| k.starts_with("spec.scaling")),
+        "{adoption:?}"
+    );
+    assert!(
+        planned.0.contains("spec.adoption.accept: true"),
+        "{}",
+        planned.0
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (seen, _) = tags().await;
+    assert!(!seen.contains_key(&key), "a plan writes nothing: {seen:?}");
+
+    let accept = json!({"spec": {"adoption": {"accept": true}}});
+    ctx.pools
+        .patch(
+            "adopted",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&accept),
+        )
+        .await
+        .unwrap();
+    let adopted = eventually(
+        "the node group adopted",
+        Duration::from_secs(90),
+        || async {
+            let p = ctx.pools.get("adopted").await.ok()?;
+            let (seen, _) = tags().await;
+            (condition(&p, "Ready")?.status == "True" && seen.get(&key) == Some(&value))
+                .then_some(p)
+        },
+    )
+    .await;
+    let scaling = adopted
+        .spec
+        .common
+        .scaling
+        .expect("the range kept in the spec");
+    assert_eq!((scaling.min_replicas, scaling.max_replicas), (1, 3));
+    assert!(!adopted.spec.common.provider_id_list.is_empty());
+
+    let orphan = json!({"spec": {"deletionPolicy": "Orphan"}});
+    ctx.pools
+        .patch(
+            "adopted",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&orphan),
+        )
+        .await
+        .unwrap();
+    delete_machine_pool(&ctx.client, "adopted").await;
+    pool_gone(
+        ctx,
+        "the orphaned pool to be gone",
+        "adopted",
+        Duration::from_secs(60),
+    )
+    .await;
+    let (seen, status) = tags().await;
+    assert!(!seen.contains_key(&key), "our tag is removed: {seen:?}");
+    assert_eq!(seen.get("team").map(String::as_str), Some("platform"));
+    assert_ne!(
+        status.as_ref().map(|s| s.as_str()),
+        Some("DELETING"),
+        "an orphaned node group keeps running"
+    );
+}
