@@ -66,3 +66,12 @@ pub(crate) fn status<C>(
         kept: planned.map(AdoptionPlan::kept_fields).unwrap_or_default(),
     }
 }
+
+/// Says in an event that `what` (`EKS cluster c1 (arn:…)`) was left running for
+/// `spec.deletionPolicy: Orphan`.
+pub(crate) async fn orphaned(events: &crate::reconcile::ObjectEvents, what: &str) {
+    let note = format!(
+        "The {what} was left running without this Cluster's ownership tag (spec.deletionPolicy: Orphan); it can be adopted again"
+    );
+    events.normal("Orphaned", "Delete", note).await;
+}

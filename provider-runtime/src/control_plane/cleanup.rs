@@ -97,15 +97,7 @@ impl<C: ControlPlaneCloud> super::ControlPlaneReconciler<C> {
             self.cloud
                 .act(&connected, Step::Untag { id, key: &key }, &request)
                 .await?;
-            ctx.events
-                .normal(
-                    "Orphaned",
-                    "Delete",
-                    format!(
-                        "The {what} {name} ({id}) was left running without this Cluster's ownership tag (spec.deletionPolicy: Orphan); it can be adopted again"
-                    ),
-                )
-                .await;
+            crate::adoption::orphaned(&ctx.events, &format!("{what} {name} ({id})")).await;
             return Ok(Cleanup::Done);
         }
         let deleting = || {

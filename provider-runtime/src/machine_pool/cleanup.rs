@@ -100,16 +100,8 @@ impl<C: MachinePoolCloud> super::MachinePoolReconciler<C> {
             self.cloud
                 .act(&at, PoolStep::Untag { id, key: &key }, &request)
                 .await?;
-            ctx.events
-                .normal(
-                    "Orphaned",
-                    "Delete",
-                    format!(
-                        "The {} {} {name} ({id}) was left running without this Cluster's ownership tag (spec.deletionPolicy: Orphan); it can be adopted again",
-                        profile.cloud, profile.noun
-                    ),
-                )
-                .await;
+            let what = format!("{} {} {name} ({id})", profile.cloud, profile.noun);
+            crate::adoption::orphaned(&ctx.events, &what).await;
             return Ok(Cleanup::Done);
         }
         let deleting = || {
