@@ -3,7 +3,8 @@
 //! of two) in one bed, and their Cluster API objects compared field by field with EKS's. The
 //! shared contract shows as the same condition types, reasons and message style, the same status
 //! fields leaf by leaf, the same Secrets; they differ only in values and inside the cloud blocks
-//! (`status.eks`, `status.gke`, …), with no exception.
+//! (`status.eks`, `status.gke`, …), with no exception. Then all four are deleted with
+//! `deletionPolicy: Orphan`, and each cloud keeps what they owned, untagged.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -389,5 +390,114 @@ async fn eks_gke_aks_and_oke_clusters_from_the_same_template_shape_look_the_same
         "clusters of the same shape differ beyond their cloud blocks:\n{}",
         differences.join("\n")
     );
+    every_cloud_leaves_a_cluster_running_untagged_when_told_to(&env, &client, &names).await;
     env.stop().await;
+}
+
+/// What the cloud of `cloud` holds, from its emulator.
+async fn inventory(env: &Environment, cloud: Cloud) -> Vec<emulators::kit::InventoryItem> {
+    match cloud {
+        Cloud::Eks => env
+            .eks()
+            .unwrap()
+            .server
+            .service()
+            .inventory()
+            .await
+            .unwrap(),
+        Cloud::Gke => env.gke().unwrap().server.service().inventory(),
+        Cloud::Aks => env.aks().unwrap().server.service().inventory(),
+        Cloud::Oke => env.oke().unwrap().server.service().inventory(),
+    }
+}
+
+/// `spec.deletionPolicy: Orphan` on every provider object of the four clusters, then the
+/// Clusters deleted: every cloud resource each owned is still there, and none carries its
+/// ownership tag any more. Two kinds of marks stay by design: machines the cloud launched for a
+/// pool (tagged by the cloud, not the provider), and GKE's Compute network resources (their
+/// description, where GKE keeps the mark, cannot change).
+async fn every_cloud_leaves_a_cluster_running_untagged_when_told_to(
+    env: &Environment,
+    client: &kube::Client,
+    names: &[(Cloud, &str)],
+) {
+    let mut owned = Vec::new();
+    for &(cloud, name) in names {
+        let prefix = cloud.kind_prefix();
+        for (group, kind) in [
+            (
+                "infrastructure.cluster.x-k8s.io",
+                format!("{prefix}Cluster"),
+            ),
+            (
+                "controlplane.cluster.x-k8s.io",
+                format!("{prefix}ControlPlane"),
+            ),
+            (
+                "infrastructure.cluster.x-k8s.io",
+                format!("{prefix}MachinePool"),
+            ),
+        ] {
+            let objects = api(client, group, "v1alpha1", &kind);
+            let orphan = json!({"spec": {"deletionPolicy": "Orphan"}});
+            for o in objects.list(&ListParams::default()).await.unwrap() {
+                objects
+                    .patch(
+                        &o.metadata.name.unwrap_or_default(),
+                        &kube::api::PatchParams::default(),
+                        &kube::api::Patch::Merge(&orphan),
+                    )
+                    .await
+                    .unwrap();
+            }
+        }
+        let items = inventory(env, cloud).await;
+        let tag = format!("{NS}_{name}");
+        owned.push((
+            cloud,
+            tag.clone(),
+            items
+                .into_iter()
+                .filter(|i| i.owner.as_deref() == Some(tag.as_str()))
+                .collect::<Vec<_>>(),
+        ));
+    }
+    let clusters = api(client, "cluster.x-k8s.io", "v1beta2", "Cluster");
+    for &(_, name) in names {
+        clusters
+            .delete(name, &kube::api::DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    test_support::eventually(
+        "every Cluster to be gone",
+        Duration::from_secs(300),
+        || async {
+            let left = clusters.list(&ListParams::default()).await.ok()?.items;
+            left.is_empty().then_some(())
+        },
+    )
+    .await;
+    let mut problems = Vec::new();
+    for (cloud, tag, before) in owned {
+        assert!(!before.is_empty(), "{cloud:?} owned nothing before");
+        let after = inventory(env, cloud).await;
+        for item in &before {
+            let Some(now) = after.iter().find(|i| i.id == item.id) else {
+                problems.push(format!("{cloud:?}: {} {} is gone", item.kind, item.id));
+                continue;
+            };
+            let machine = ["instance", "scaleset", "virtualmachine"]
+                .iter()
+                .any(|w| now.kind.to_ascii_lowercase().contains(w));
+            let kept_by_gke = cloud == Cloud::Gke && now.kind.starts_with("compute:");
+            if now.owner.as_deref() == Some(tag.as_str()) && !machine && !kept_by_gke {
+                problems.push(format!(
+                    "{cloud:?}: {} {} still carries {tag}",
+                    now.kind, now.id
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -254,3 +254,84 @@ impl AzureNetwork {
         })
     }
 }
+
+/// Leaves our network in place for `spec.deletionPolicy: Orphan`: the virtual network, then the
+/// resource group, loses our ownership tag where it carries it (each PUT back as read, its tags
+/// less ours: ARM replaces the whole map).
+pub async fn release(s: &Scope<'_>) -> Result<(), ProviderError> {
+    let n = s.net;
+    let (key, _) = s.owner.tag();
+    let owned = |found: &Value| {
+        let tags: std::collections::BTreeMap<String, String> =
+            serde_json::from_value(found["tags"].clone()).unwrap_or_default();
+        s.owner.owns(&tags)
+    };
+    let vnet = n
+        .arm
+        .get::<Value>(
+            &n.calls,
+            "VirtualNetworks_Get",
+            &s.vnet_path(),
+            client::NETWORK,
+        )
+        .await?;
+    if let Some(mut v) = vnet.filter(|v| owned(v)) {
+        if let Some(tags) = v["tags"].as_object_mut() {
+            tags.remove(&key);
+        }
+        let subnets: Vec<Value> = v["properties"]["subnets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|x| {
+                json!({"name": x["name"], "properties": {"addressPrefix": x["properties"]["addressPrefix"]}})
+            })
+            .collect();
+        let body = json!({
+            "location": v["location"],
+            "tags": v["tags"],
+            "properties": {
+                "addressSpace": v["properties"]["addressSpace"],
+                "subnets": subnets,
+            },
+        });
+        n.arm
+            .call(
+                &n.calls,
+                "VirtualNetworks_CreateOrUpdate",
+                reqwest::Method::PUT,
+                &s.vnet_path(),
+                client::NETWORK,
+                Some(&body),
+                None,
+            )
+            .await?;
+    }
+    let group = n
+        .arm
+        .get::<Value>(
+            &n.calls,
+            "ResourceGroups_Get",
+            &s.group_path(),
+            client::RESOURCES,
+        )
+        .await?;
+    if let Some(mut g) = group.filter(|g| owned(g)) {
+        if let Some(tags) = g["tags"].as_object_mut() {
+            tags.remove(&key);
+        }
+        let body = json!({"location": g["location"], "tags": g["tags"]});
+        n.arm
+            .call(
+                &n.calls,
+                "ResourceGroups_CreateOrUpdate",
+                reqwest::Method::PUT,
+                &s.group_path(),
+                client::RESOURCES,
+                Some(&body),
+                None,
+            )
+            .await?;
+    }
+    Ok(())
+}

@@ -145,8 +145,15 @@ impl InfraClusterCloud for AksInfraCluster {
         Ok(walk.report(network, condition, timing, self.shared.pacing.rest))
     }
 
-    async fn release(&self, _: &Network, _: Owner) -> Result<Option<String>, ProviderError> {
-        Ok(Some("the resource group and virtual network keep this Cluster's ownership tags on AKS (not removed yet): a Cluster of the same namespace and name would take them as its own".into()))
+    async fn release(&self, net: &Network, owner: Owner) -> Result<Option<String>, ProviderError> {
+        let scope = Scope {
+            net,
+            owner: &owner,
+            vnet: vnet_name(&owner),
+            plan: None,
+        };
+        network::release(&scope).await?;
+        Ok(None)
     }
 
     async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {

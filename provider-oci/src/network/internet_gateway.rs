@@ -9,12 +9,13 @@ use serde_json::json;
 use super::{Built, Kind, Scope, each_ready};
 use crate::client::answers::InternetGateway;
 
-const INTERNET_GATEWAY: Kind<InternetGateway> = Kind {
+pub(super) const INTERNET_GATEWAY: Kind<InternetGateway> = Kind {
     collection: "internetGateways",
     noun: "internet gateway",
     list: "ListInternetGateways",
     create: "CreateInternetGateway",
     delete: "DeleteInternetGateway",
+    update: "UpdateInternetGateway",
     in_vcn: true,
     answer: PhantomData,
 };

@@ -94,6 +94,7 @@ struct Kind<T> {
     list: &'static str,
     create: &'static str,
     delete: &'static str,
+    update: &'static str,
     in_vcn: bool,
     answer: PhantomData<fn() -> T>,
 }
@@ -482,6 +483,64 @@ pub fn condition(
             scope.net.infra.availability_domains.join(", ")
         )
     })
+}
+
+impl Scope<'_> {
+    /// Removes our ownership tag from every live resource of `kind` in the compartment (inside
+    /// `vcn` for a kind that lives in one) that carries it: UpdateX with its freeform tags less
+    /// ours (OCI replaces the whole map).
+    async fn untag_all<T: NetworkResource>(
+        &self,
+        kind: Kind<T>,
+        vcn: Option<&str>,
+    ) -> Result<(), ProviderError> {
+        let n = self.net;
+        let mut path = format!(
+            "/{}?compartmentId={}",
+            kind.collection,
+            q(&n.infra.compartment)
+        );
+        if let Some(v) = vcn.filter(|_| kind.in_vcn) {
+            path.push_str(&format!("&vcnId={}", q(v)));
+        }
+        let listed: Vec<T> = n.oci.list_of(&n.calls, kind.list, Api::Core, &path).await?;
+        let (key, _) = self.owner.tag();
+        for r in listed
+            .iter()
+            .filter(|r| !gone(*r) && self.owner.owns(&r.tags()))
+        {
+            let mut tags = r.tags();
+            tags.remove(&key);
+            let path = format!("/{}/{}", kind.collection, r.id());
+            let body = json!({ "freeformTags": tags });
+            let call = Call::send(kind.update, Api::Core, &Method::PUT, &path, Some(&body));
+            n.oci.call(&n.calls, call).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Leaves our network in place for `spec.deletionPolicy: Orphan`: every resource inside our VCN,
+/// then the VCN, loses our ownership tag.
+pub async fn release(mut scope: Scope<'_>) -> Result<(), ProviderError> {
+    scope.vcn = vcn::find_ours(&scope).await?;
+    let Some(vcn) = scope.vcn.clone() else {
+        return Ok(());
+    };
+    let inside = Some(vcn.as_str());
+    scope.untag_all(subnets::SUBNET, inside).await?;
+    scope.untag_all(route_tables::ROUTE_TABLE, inside).await?;
+    scope
+        .untag_all(security_lists::SECURITY_LIST, inside)
+        .await?;
+    scope.untag_all(nat_gateway::NAT_GATEWAY, inside).await?;
+    scope
+        .untag_all(service_gateway::SERVICE_GATEWAY, inside)
+        .await?;
+    scope
+        .untag_all(internet_gateway::INTERNET_GATEWAY, inside)
+        .await?;
+    scope.untag_all(vcn::VCN, None).await
 }
 
 /// Finds our VCN, then walks the services backwards, each deleting at most one resource, and

@@ -9,12 +9,13 @@ use serde_json::json;
 use super::{Built, Kind, Scope, each_ready};
 use crate::client::answers::NatGateway;
 
-const NAT_GATEWAY: Kind<NatGateway> = Kind {
+pub(super) const NAT_GATEWAY: Kind<NatGateway> = Kind {
     collection: "natGateways",
     noun: "NAT gateway",
     list: "ListNatGateways",
     create: "CreateNatGateway",
     delete: "DeleteNatGateway",
+    update: "UpdateNatGateway",
     in_vcn: true,
     answer: PhantomData,
 };

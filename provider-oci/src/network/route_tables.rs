@@ -11,12 +11,13 @@ use serde_json::json;
 use super::{Built, Kind, Scope, each_ready};
 use crate::client::answers::RouteTable;
 
-const ROUTE_TABLE: Kind<RouteTable> = Kind {
+pub(super) const ROUTE_TABLE: Kind<RouteTable> = Kind {
     collection: "routeTables",
     noun: "route table",
     list: "ListRouteTables",
     create: "CreateRouteTable",
     delete: "DeleteRouteTable",
+    update: "UpdateRouteTable",
     in_vcn: true,
     answer: PhantomData,
 };

@@ -12,12 +12,13 @@ use super::{Built, Kind, Scope, each_ready};
 use crate::client::answers::SecurityList;
 use crate::reconcile::cluster::CreatedNetwork;
 
-const SECURITY_LIST: Kind<SecurityList> = Kind {
+pub(super) const SECURITY_LIST: Kind<SecurityList> = Kind {
     collection: "securityLists",
     noun: "security list",
     list: "ListSecurityLists",
     create: "CreateSecurityList",
     delete: "DeleteSecurityList",
+    update: "UpdateSecurityList",
     in_vcn: true,
     answer: PhantomData,
 };

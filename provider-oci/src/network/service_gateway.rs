@@ -11,12 +11,13 @@ use super::{Built, Kind, Scope, each_ready};
 use crate::client::Service as Api;
 use crate::client::answers::{Service, ServiceGateway};
 
-const SERVICE_GATEWAY: Kind<ServiceGateway> = Kind {
+pub(super) const SERVICE_GATEWAY: Kind<ServiceGateway> = Kind {
     collection: "serviceGateways",
     noun: "service gateway",
     list: "ListServiceGateways",
     create: "CreateServiceGateway",
     delete: "DeleteServiceGateway",
+    update: "UpdateServiceGateway",
     in_vcn: true,
     answer: PhantomData,
 };

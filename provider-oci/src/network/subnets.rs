@@ -12,12 +12,13 @@ use super::{Built, Kind, Scope, each_ready};
 use crate::client::answers::Subnet;
 use crate::reconcile::cluster::CreatedNetwork;
 
-const SUBNET: Kind<Subnet> = Kind {
+pub(super) const SUBNET: Kind<Subnet> = Kind {
     collection: "subnets",
     noun: "subnet",
     list: "ListSubnets",
     create: "CreateSubnet",
     delete: "DeleteSubnet",
+    update: "UpdateSubnet",
     in_vcn: true,
     answer: PhantomData,
 };

@@ -13,12 +13,13 @@ use crate::client::Service as Api;
 use crate::client::answers::{NetworkResource, Vcn};
 use crate::reconcile::cluster::CreatedNetwork;
 
-const VCN: Kind<Vcn> = Kind {
+pub(super) const VCN: Kind<Vcn> = Kind {
     collection: "vcns",
     noun: "VCN",
     list: "ListVcns",
     create: "CreateVcn",
     delete: "DeleteVcn",
+    update: "UpdateVcn",
     in_vcn: false,
     answer: PhantomData,
 };

@@ -158,8 +158,9 @@ impl InfraClusterCloud for OkeInfraCluster {
         ))
     }
 
-    async fn release(&self, _: &Network, _: Owner) -> Result<Option<String>, ProviderError> {
-        Ok(Some("the VCN and its resources keep this Cluster's ownership tags on OCI (not removed yet): a Cluster of the same namespace and name would take them as its own".into()))
+    async fn release(&self, net: &Network, owner: Owner) -> Result<Option<String>, ProviderError> {
+        network::release(Scope::new(net, &owner, None)).await?;
+        Ok(None)
     }
 
     async fn tear_down(&self, net: &Network, owner: Owner) -> Result<Cleanup, ProviderError> {
