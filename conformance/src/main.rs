@@ -36,7 +36,7 @@ struct RunDirArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Judge a provider against every contract check (C01…C60) on real management planes with
+    /// Judge a provider against every contract check (C01…C65) on real management planes with
     /// real Cluster API core and clusterctl. Prints a table, optionally writes JUnit XML, and exits
     /// non-zero when any check fails. The profile says where the release is and how to start the
     /// provider and its cloud emulator (see conformance/PROFILE.md).
@@ -192,7 +192,7 @@ async fn run(
                 .map(|id| {
                     let id = id.trim().to_uppercase();
                     id.parse::<CheckId>().map_err(|_| {
-                        anyhow::anyhow!("--only names {id}, which is not a check (C01…C60)")
+                        anyhow::anyhow!("--only names {id}, which is not a check (C01…C65)")
                     })
                 })
                 .collect::<Result<Vec<_>>>()

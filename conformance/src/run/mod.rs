@@ -9,8 +9,9 @@
 //! 4. [`quiet`]: objects the provider must leave alone (C11, C38, C39);
 //! 5. [`lifecycle`]: a full cluster from the default flavor, judged once settled, then paused,
 //!    scaled, moved to a second plane (C59) and deleted; beside it [`control_plane_only`] (C17,
-//!    C52), then [`adoption`] (C61–C65). Their steps record what they observe; the pure
-//!    functions of [`judge`] turn each record into outcomes;
+//!    C52); after them [`adoption`] (C61–C65), alone, since the pause checks count every cloud
+//!    call. Their steps record what they observe; the pure functions of [`judge`] turn each
+//!    record into outcomes;
 //! 6. once both are deleted, the cloud's inventory against the one read before the provider
 //!    started (C60).
 //!
