@@ -177,4 +177,30 @@ mod tests {
             })
         ));
     }
+
+    #[test]
+    fn an_agent_pool_reads_back_as_the_spec_would_ask_for_it() {
+        let pool = ObservedPool {
+            autoscaling: Some((1, 5)),
+            labels: BTreeMap::from([("team".to_string(), "a".to_string())]),
+            taints: vec![
+                "dedicated=gpu:NoSchedule".into(),
+                "spot:PreferNoSchedule".into(),
+                "odd=x:Sometimes".into(),
+            ],
+            ..at(2)
+        };
+        assert_eq!(
+            as_spec(&pool),
+            serde_json::json!({
+                "labels": {"team": "a"},
+                "taints": [
+                    {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},
+                    {"key": "spot", "effect": "PreferNoSchedule"},
+                ],
+                "scaling": {"minReplicas": 1, "maxReplicas": 5},
+            })
+        );
+        assert_eq!(as_spec(&at(2))["scaling"], Value::Null);
+    }
 }

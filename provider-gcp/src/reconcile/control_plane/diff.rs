@@ -190,4 +190,44 @@ mod tests {
             "changing the control plane logging of GKE cluster c1"
         );
     }
+
+    #[test]
+    fn a_cluster_reads_back_as_the_spec_would_ask_for_it() {
+        use gke::logging_component_config::Component;
+        let cluster = ObservedCluster {
+            public: true,
+            authorized: vec![
+                ("10.0.0.0/8".into(), String::new()),
+                ("192.168.0.0/16".into(), "office".into()),
+            ],
+            logging: vec![Component::SystemComponents, Component::Apiserver],
+            workload_pool: "proj.svc.id.goog".into(),
+            channel: gke::release_channel::Channel::Regular,
+            ..ObservedCluster::default()
+        };
+        let spec = as_spec(&cluster);
+        assert_eq!(spec["endpointAccess"]["publicCIDRs"], json!(["10.0.0.0/8"]));
+        assert_eq!(
+            spec["gke"]["authorizedNetworks"],
+            json!([{"cidrBlock": "192.168.0.0/16", "displayName": "office"}])
+        );
+        assert_eq!(
+            spec["logging"],
+            json!({"apiServer": true, "controllerManager": false, "scheduler": false})
+        );
+        assert_eq!(spec["oidcIssuer"], json!({"enabled": true}));
+        assert_eq!(spec["gke"]["releaseChannel"], json!("Regular"));
+        assert_eq!(spec["encryption"], Value::Null);
+        // What the spec asks is what the diff asks: a cluster made as specified needs nothing.
+        let want = want(json!({
+            "version": "v1.33.0",
+            "oidcIssuer": {"enabled": true},
+            "logging": {"apiServer": true},
+        }));
+        assert!(matches!(diff(&want, &as_made(&want)), CloudStep::Nothing));
+        assert_eq!(
+            as_spec(&as_made(&want))["logging"]["apiServer"],
+            json!(true)
+        );
+    }
 }

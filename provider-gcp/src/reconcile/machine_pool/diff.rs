@@ -193,4 +193,27 @@ mod tests {
             }))
         ));
     }
+
+    #[test]
+    fn a_node_pool_reads_back_as_the_spec_would_ask_for_it() {
+        let pool = ObservedPool {
+            autoscaling: Some((1, 3)),
+            labels: BTreeMap::from([("team".to_string(), "a".to_string())]),
+            taints: vec![(
+                "dedicated".into(),
+                "gpu".into(),
+                google_cloud_container_v1::model::node_taint::Effect::NoExecute,
+            )],
+            ..view_at(1, 3)
+        };
+        assert_eq!(
+            as_spec(&pool),
+            serde_json::json!({
+                "labels": {"team": "a"},
+                "taints": [{"key": "dedicated", "value": "gpu", "effect": "NoExecute"}],
+                // GKE's bounds are per zone; the spec's are the pool's.
+                "scaling": {"minReplicas": 3, "maxReplicas": 9},
+            })
+        );
+    }
 }
