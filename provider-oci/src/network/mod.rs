@@ -157,6 +157,19 @@ impl Scope<'_> {
         json!(self.owner.tags(&self.net.infra.additional_tags))
     }
 
+    /// The list call of `kind` in the compartment (and in `vcn`, for a kind that lives in one).
+    fn list_path<T>(&self, kind: Kind<T>, vcn: Option<&str>) -> String {
+        let mut path = format!(
+            "/{}?compartmentId={}",
+            kind.collection,
+            q(&self.net.infra.compartment)
+        );
+        if let Some(v) = vcn.filter(|_| kind.in_vcn) {
+            path.push_str(&format!("&vcnId={}", q(v)));
+        }
+        path
+    }
+
     /// The resource of `kind` named `name` in the compartment (and `vcn`), if ours.
     async fn find<T: NetworkResource>(
         &self,
@@ -165,14 +178,7 @@ impl Scope<'_> {
         vcn: Option<&str>,
     ) -> Result<Found<T>, ProviderError> {
         let n = self.net;
-        let mut path = format!(
-            "/{}?compartmentId={}",
-            kind.collection,
-            q(&n.infra.compartment)
-        );
-        if let Some(v) = vcn.filter(|_| kind.in_vcn) {
-            path.push_str(&format!("&vcnId={}", q(v)));
-        }
+        let mut path = self.list_path(kind, vcn);
         if kind.collection != "serviceGateways" {
             path.push_str(&format!("&displayName={}", q(name)));
         }
@@ -495,14 +501,7 @@ impl Scope<'_> {
         vcn: Option<&str>,
     ) -> Result<(), ProviderError> {
         let n = self.net;
-        let mut path = format!(
-            "/{}?compartmentId={}",
-            kind.collection,
-            q(&n.infra.compartment)
-        );
-        if let Some(v) = vcn.filter(|_| kind.in_vcn) {
-            path.push_str(&format!("&vcnId={}", q(v)));
-        }
+        let path = self.list_path(kind, vcn);
         let listed: Vec<T> = n.oci.list_of(&n.calls, kind.list, Api::Core, &path).await?;
         let (key, _) = self.owner.tag();
         for r in listed
