@@ -130,6 +130,9 @@ struct XksState {
     /// Passes that got as far as the cloud (each connects), and the describes among them.
     connects: usize,
     describes: usize,
+    /// Tag calls fail (the provider going down before its tag goes out), and how many came.
+    tags_fail: bool,
+    tag_attempts: usize,
 }
 
 type Xks = support::Cloud<XksState>;
@@ -322,6 +325,15 @@ impl ControlPlaneCloud for Xks {
         r: &Request,
     ) -> Result<Started<ManagedCluster<bool>>, ProviderError> {
         let (name, tags) = (at.name.as_str(), r.tags.clone());
+        if matches!(step, Step::Tag { .. }) {
+            let fail = self.with(|s| {
+                s.tag_attempts += 1;
+                s.tags_fail
+            });
+            if fail {
+                return Err(ProviderError::cloud("unavailable", "XKS is unavailable"));
+            }
+        }
         Ok(self.with(|s| match step {
             Step::Create { desired, version } => s.create(name, *version, tags, *desired),
             Step::Tag { .. } => s.change(format!("adopt {name}"), name, |c| c.tags.extend(tags)),
@@ -666,11 +678,33 @@ async fn an_adoption_shows_its_plan_writes_only_once_accepted_and_orphan_leaves_
     assert!(writes().is_empty(), "a plan writes nothing: {:?}", writes());
 
     // Accepted: the kept field lands in the spec, then the cluster is tagged and converged;
-    // audit logs stay on.
+    // audit logs stay on. The provider is killed in between (its tag never goes out) and a new
+    // one takes over: one tag, nothing done twice.
+    xks.with(|s| s.tags_fail = true);
     let accept = json!({"spec": {"adoption": {"accept": true}}});
     cps.patch("cp3", &PatchParams::default(), &Patch::Merge(&accept))
         .await
         .unwrap();
+    eventually(
+        "the kept field written and a tag tried",
+        Duration::from_secs(60),
+        || async {
+            let cp = cps.get("cp3").await.ok()?;
+            let tried = xks.with(|s| s.tag_attempts) > 0;
+            (cp.spec.common.logging.audit && tried).then_some(())
+        },
+    )
+    .await;
+    provider.stop().await;
+    assert!(writes().is_empty(), "{:?}", writes());
+    xks.with(|s| s.tags_fail = false);
+    let provider = support::run(PROVIDER, &client, |operator| {
+        operator.controller::<XKSControlPlane, _>(ControlPlaneReconciler::new(
+            PROVIDER,
+            PROFILE,
+            xks.clone(),
+        ))
+    });
     let adopted = ready_as("cp3", "True/Ready").await;
     assert!(
         adopted.spec.common.logging.audit,
