@@ -2,7 +2,7 @@
 //! spec's terms ([`contract::adoption`] compares them), and `status.adoption`.
 
 use contract::adoption::{self, AdoptionPlan, SetFields};
-use contract::api::{AdoptionPhase, AdoptionStatus, PlannedChange};
+use contract::api::{AdoptionPhase, AdoptionStatus, MAX_ADOPTION_ROWS, PlannedChange};
 use contract::plan::Plan;
 use kube::Resource;
 use serde::Serialize;
@@ -59,11 +59,27 @@ pub(crate) fn status<C>(
         Plan::AdoptionRefused(_) | Plan::NameConflict { .. } => (AdoptionPhase::Refused, None),
         _ => (AdoptionPhase::Adopted, None),
     };
+    let mut changes = planned.map(|p| p.changes.clone()).unwrap_or_default();
+    if changes.len() > MAX_ADOPTION_ROWS {
+        let more = changes.len() - (MAX_ADOPTION_ROWS - 1);
+        changes.truncate(MAX_ADOPTION_ROWS - 1);
+        changes.push(PlannedChange {
+            field: format!("(and {more} more fields)"),
+            cloud: String::new(),
+            spec: String::new(),
+        });
+    }
+    let mut kept = planned.map(AdoptionPlan::kept_fields).unwrap_or_default();
+    if kept.len() > MAX_ADOPTION_ROWS {
+        let more = kept.len() - (MAX_ADOPTION_ROWS - 1);
+        kept.truncate(MAX_ADOPTION_ROWS - 1);
+        kept.push(format!("(and {more} more fields)"));
+    }
     AdoptionStatus {
         phase,
         cloud_id: cloud_id.filter(|id| !id.is_empty()).map(str::to_string),
-        changes: planned.map(|p| p.changes.clone()).unwrap_or_default(),
-        kept: planned.map(AdoptionPlan::kept_fields).unwrap_or_default(),
+        changes,
+        kept,
     }
 }
 
@@ -74,4 +90,36 @@ pub(crate) async fn orphaned(events: &crate::reconcile::ObjectEvents, what: &str
         "The {what} was left running without this Cluster's ownership tag (spec.deletionPolicy: Orphan); it can be adopted again"
     );
     events.normal("Orphaned", "Delete", note).await;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_longer_than_the_schema_allows_ends_in_a_row_that_counts_the_rest() {
+        let row = |i: usize| PlannedChange {
+            field: format!("spec.labels.k{i}"),
+            cloud: "a".into(),
+            spec: "b".into(),
+        };
+        let planned = AdoptionPlan {
+            changes: (0..100).map(row).collect(),
+            kept: (0..100)
+                .map(|i| (vec!["labels".to_string(), format!("k{i}")], Value::Null))
+                .collect(),
+        };
+        let plan: Plan<()> = Plan::AdoptionPlanned { id: "id".into() };
+        let long = status(&plan, Some(&planned), Some("id"));
+        assert_eq!(long.changes.len(), MAX_ADOPTION_ROWS);
+        assert_eq!(long.changes.last().unwrap().field, "(and 37 more fields)");
+        assert_eq!(long.kept.len(), MAX_ADOPTION_ROWS);
+        assert_eq!(long.kept.last().unwrap(), "(and 37 more fields)");
+        let short = AdoptionPlan {
+            changes: vec![row(1)],
+            kept: Vec::new(),
+        };
+        assert_eq!(status(&plan, Some(&short), None).changes, [row(1)]);
+    }
 }

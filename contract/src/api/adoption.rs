@@ -46,6 +46,10 @@ impl DeletionPolicy {
     }
 }
 
+/// At most this many rows of `status.adoption.changes` and of `kept` (the schema's bound): a
+/// longer list ends in one row that says how many more there are.
+pub const MAX_ADOPTION_ROWS: usize = 64;
+
 /// One difference between the cloud resource and the spec: what accepting the adoption plan
 /// changes in the cloud.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
@@ -88,11 +92,11 @@ pub struct AdoptionStatus {
     /// What accepting changes in the cloud, one row per field; empty when the cloud already
     /// matches the spec.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = MAX_ADOPTION_ROWS))]
     pub changes: Vec<PlannedChange>,
     /// Spec fields left unset that take the cloud's value on accepting (nothing changes in
     /// the cloud for them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64), inner(length(max = 256)))]
+    #[schemars(length(max = MAX_ADOPTION_ROWS), inner(length(max = 256)))]
     pub kept: Vec<String>,
 }

@@ -35,7 +35,9 @@ pub mod machine_pool;
 pub mod operation;
 pub mod version;
 
-pub use adoption::{Adoption, AdoptionPhase, AdoptionStatus, DeletionPolicy, PlannedChange};
+pub use adoption::{
+    Adoption, AdoptionPhase, AdoptionStatus, DeletionPolicy, MAX_ADOPTION_ROWS, PlannedChange,
+};
 pub use control_plane::{
     Addon, ControlPlaneInitialization, ControlPlaneSpecCommon, ControlPlaneStatusCommon,
     Encryption, KubeconfigStatus, Logging, OidcIssuer, VersionReplicas,
