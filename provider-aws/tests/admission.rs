@@ -31,6 +31,16 @@ const EKS_BAD: &[(Role, &str, &str)] = &[
     ),
     (
         Role::ControlPlane,
+        r#"{"eks":{"roleARN":null}}"#,
+        "spec.eks.roleARN is required",
+    ),
+    (
+        Role::MachinePool,
+        r#"{"eks":{"nodeRoleARN":null}}"#,
+        "spec.eks.nodeRoleARN is required",
+    ),
+    (
+        Role::ControlPlane,
         r#"{"eks":{"roleARN":"arn:aws:iam::123456789012:role/x","serviceCIDR":"10.100.0.0"}}"#,
         "spec.eks.serviceCIDR must be a CIDR block",
     ),
@@ -124,6 +134,25 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
     // Identities of the right form (and, where the spec names the resource, of that resource).
     kinds
         .admits(&client, Role::ControlPlane, "adopting-0", &json!({"cloudName":"prod","adoption":{"id":"arn:aws:eks:us-west-2:123456789012:cluster/prod","accept":true},"deletionPolicy":"Orphan"}), "an EKS cluster ARN")
+        .await;
+    // What is being adopted keeps its roles: none needs naming.
+    kinds
+        .admits(
+            &client,
+            Role::ControlPlane,
+            "adopting-2",
+            &json!({"cloudName":"prod","eks":{"roleARN":null},"adoption":{}}),
+            "an adoption without spec.eks.roleARN",
+        )
+        .await;
+    kinds
+        .admits(
+            &client,
+            Role::MachinePool,
+            "adopting-3",
+            &json!({"cloudName":"ng","eks":{"nodeRoleARN":null},"adoption":{}}),
+            "an adoption without spec.eks.nodeRoleARN",
+        )
         .await;
     kinds
         .admits(&client, Role::MachinePool, "adopting-1", &json!({"cloudName":"ng","adoption":{"id":"arn:aws:eks:us-west-2:123456789012:nodegroup/prod/ng/0ac5e1f4-7f2b-4f0e-9c0e-3d1f2e3a4b5c"}}), "an EKS node group ARN")

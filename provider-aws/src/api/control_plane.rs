@@ -26,10 +26,12 @@ pub struct EKSControlPlaneSpec {
 #[provider_runtime::block]
 pub struct EKSControlPlaneOptions {
     /// The IAM role EKS uses to manage the cluster (`arn:aws:iam::<account>:role/<name>`).
+    /// Required to create a cluster; a cluster being adopted keeps the role it has, so it may
+    /// be left out then.
     #[serde(rename = "roleARN")]
     #[schemars(length(min = 20, max = 2048))]
     #[x_kube(validation = kube::core::Rule::new("self.startsWith('arn:')").message("spec.eks.roleARN must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/eks-cluster"))]
-    pub role_arn: String,
+    pub role_arn: Option<String>,
     /// Who may call the cluster's API, as EKS access entries.
     pub access: Option<EKSAccess>,
     /// The service CIDR of the cluster (EKS default 10.100.0.0/16 or 172.20.0.0/16). Immutable.

@@ -14,12 +14,13 @@ pub struct EKSMachinePoolSpec {
 /// EKS-only node-group options.
 #[provider_runtime::block]
 pub struct EKSMachinePoolOptions {
-    /// The IAM role the nodes run as.
+    /// The IAM role the nodes run as. Required to create a node group; a node group being
+    /// adopted keeps the role it has, so it may be left out then.
     #[serde(rename = "nodeRoleARN")]
     #[schemars(length(min = 20, max = 2048))]
     #[x_kube(validation = kube::core::Rule::new("self.startsWith('arn:')").message("spec.eks.nodeRoleARN must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/eks-nodes"))]
     #[x_kube(validation = kube::core::Rule::new("self == oldSelf").message("spec.eks.nodeRoleARN is immutable on EKS; create a new EKSMachinePool instead"))]
-    pub node_role_arn: String,
+    pub node_role_arn: Option<String>,
     /// More instance types beside spec.machineType (EKS picks among them, mostly for spot).
     /// Immutable.
     #[schemars(length(max = 19), inner(length(min = 1, max = 64)))]

@@ -60,6 +60,7 @@ async fn create(
     request: &Request,
 ) -> Result<Started<ManagedCluster<ObservedCluster>>, ProviderError> {
     let subnets = desired.subnets()?;
+    let role = desired.role()?;
     let mode = desired
         .authentication_mode
         .unwrap_or(AuthenticationMode::Api);
@@ -68,7 +69,7 @@ async fn create(
         .create_cluster()
         .name(api.name)
         .version(eks_version(version))
-        .role_arn(&desired.role_arn)
+        .role_arn(role)
         .resources_vpc_config(create_vpc_request(
             subnets,
             &desired.security_group_ids,

@@ -16,8 +16,8 @@ use crate::scope::Infra;
 /// What the spec asks EKS for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DesiredCluster {
-    /// `spec.eks.roleARN`.
-    pub role_arn: String,
+    /// `spec.eks.roleARN` (only a create needs it: an adopted cluster keeps its role).
+    pub role_arn: Option<String>,
     /// The subnets to create the cluster in (the infrastructure's).
     pub subnet_ids: Vec<String>,
     /// The control plane's security groups: the infrastructure's, then `spec.eks.securityGroupIDs`
@@ -56,6 +56,20 @@ impl DesiredCluster {
             ));
         }
         Ok(&self.subnet_ids)
+    }
+
+    /// The role to create the cluster with.
+    ///
+    /// # Errors
+    /// Terminal `InvalidSpec` when the spec names none (admission lets only an adoption leave
+    /// it out, and an adoption never creates).
+    pub fn role(&self) -> Result<&str, ProviderError> {
+        self.role_arn.as_deref().ok_or_else(|| {
+            ProviderError::terminal(
+                Reason::InvalidSpec,
+                "no IAM role to create the EKS cluster with: set spec.eks.roleARN",
+            )
+        })
     }
 }
 

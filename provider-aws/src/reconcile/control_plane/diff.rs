@@ -252,7 +252,7 @@ mod tests {
 
     fn desired() -> DesiredCluster {
         DesiredCluster {
-            role_arn: "arn:aws:iam::123456789012:role/eks".into(),
+            role_arn: Some("arn:aws:iam::123456789012:role/eks".into()),
             subnet_ids: vec!["subnet-a".into(), "subnet-b".into()],
             security_group_ids: Vec::new(),
             endpoint_access: EndpointAccess::default(),

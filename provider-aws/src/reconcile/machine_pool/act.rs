@@ -69,11 +69,17 @@ pub(super) async fn delete(at: &At) -> Answered {
 /// crashed before recording it) is done: the next pass sees it.
 ///
 /// # Errors
-/// EKS's and EC2's; a terminal `InvalidSpec` for a create with no subnets to put it in.
+/// EKS's and EC2's; a terminal `InvalidSpec` for a create with no subnets to put it in or no
+/// node role.
 pub(super) async fn create(at: &At, new: PoolCreate<'_, PoolSpec>) -> Answered {
     let (want, version, request) = (new.want, new.version, new.request);
     let (api, cluster_subnets) = (&NodegroupApi::of(at), &at.clients.cluster_subnets);
     let spec = want.spec;
+    if spec.node_role.is_none() {
+        return Err(invalid(
+            "no IAM role to create the EKS node group with: set spec.eks.nodeRoleARN",
+        ));
+    }
     let subnets = subnets(
         api,
         spec,
@@ -186,7 +192,7 @@ impl NodegroupApi<'_> {
             .set_subnets(Some(request.subnets.clone()))
             .set_instance_types(Some(request.instance_types.clone()))
             .set_ami_type(request.ami_type.as_deref().map(AmiTypes::from))
-            .node_role(&request.node_role)
+            .set_node_role(request.node_role.clone())
             .set_labels((!request.labels.is_empty()).then(|| hash_map(&request.labels)))
             .set_taints(
                 (!request.taints.is_empty())
@@ -431,7 +437,8 @@ pub struct CreateNodegroup {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ami_type: Option<String>,
     /// `nodeRole`.
-    pub node_role: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_role: Option<String>,
     /// `labels`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -645,7 +652,7 @@ mod tests {
                     ..MachinePoolSpecCommon::default()
                 },
                 eks: crate::api::EKSMachinePoolOptions {
-                    node_role_arn: "arn:aws:iam::123456789012:role/nodes".into(),
+                    node_role_arn: Some("arn:aws:iam::123456789012:role/nodes".into()),
                     ..Default::default()
                 },
             })

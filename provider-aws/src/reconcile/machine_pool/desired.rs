@@ -126,8 +126,8 @@ pub struct PoolSpec {
     pub taints: Vec<EksTaint>,
     /// `spec.update.maxUnavailable`; `None` leaves EKS's default (one node).
     pub update_config: Option<UpdateConfig>,
-    /// `spec.eks.nodeRoleARN`.
-    pub node_role: String,
+    /// `spec.eks.nodeRoleARN` (only a create needs it: an adopted node group keeps its role).
+    pub node_role: Option<String>,
     /// `spec.subnetIDs`: the node group's own subnets (empty: the cluster's).
     pub subnet_ids: Vec<String>,
     /// `spec.eks.requestOverrides`, as the user wrote it (the create's token is derived from
@@ -262,7 +262,7 @@ mod tests {
                 ..MachinePoolSpecCommon::default()
             },
             eks: crate::api::EKSMachinePoolOptions {
-                node_role_arn: "arn:aws:iam::123456789012:role/nodes".into(),
+                node_role_arn: Some("arn:aws:iam::123456789012:role/nodes".into()),
                 ..Default::default()
             },
         }
@@ -287,7 +287,10 @@ mod tests {
         let shape = pool_spec(&s).unwrap();
         assert_eq!(shape.disk_size, Some(80));
         assert_eq!(shape.capacity_type, CapacityType::Spot);
-        assert_eq!(shape.node_role, "arn:aws:iam::123456789012:role/nodes");
+        assert_eq!(
+            shape.node_role.as_deref(),
+            Some("arn:aws:iam::123456789012:role/nodes")
+        );
         assert_eq!(
             pool_spec(&spec()).unwrap().capacity_type,
             CapacityType::OnDemand

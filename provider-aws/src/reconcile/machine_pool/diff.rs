@@ -198,7 +198,7 @@ mod tests {
             labels: BTreeMap::from([("role".to_string(), "worker".to_string())]),
             taints: Vec::new(),
             update_config: None,
-            node_role: "arn:aws:iam::123456789012:role/nodes".into(),
+            node_role: Some("arn:aws:iam::123456789012:role/nodes".into()),
             subnet_ids: Vec::new(),
             request_overrides: None,
         }
