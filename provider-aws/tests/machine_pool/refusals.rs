@@ -163,9 +163,9 @@ pub async fn reports_a_failed_launch_without_a_hot_loop(ctx: &Ctx) {
 
 /// Proves that a node group made outside Cluster API is adopted only once the plan is accepted:
 /// with `spec.adoption` the pool first reports the plan (the MachinePool's size against the node
-/// group's, the autoscaler range the spec leaves unset kept) and EKS's node group keeps its tags;
-/// accepted, the range is written into the spec and the node group tagged as the Cluster's and
-/// served; with `deletionPolicy: Orphan`, deleting the pool leaves the node group running,
+/// group's, and the autoscaler range going, since the MachinePool sets the count) and EKS's node
+/// group keeps its tags; accepted, the node group is tagged as the Cluster's, sized by the
+/// MachinePool and served; with `deletionPolicy: Orphan`, deleting the pool leaves the node group running,
 /// untagged.
 pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
     let stranger = "pools-stranger";
@@ -225,7 +225,15 @@ pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
         "{rows:?}"
     );
     assert!(
-        adoption.kept.iter().any(|k| k.starts_with("spec.scaling")),
+        rows.contains(&(
+            "spec.scaling".into(),
+            "1 to 3 nodes".into(),
+            "none (MachinePool spec.replicas sets the count)".into()
+        )),
+        "{rows:?}"
+    );
+    assert!(
+        !adoption.kept.iter().any(|k| k.starts_with("spec.scaling")),
         "{adoption:?}"
     );
     assert!(
@@ -257,12 +265,26 @@ pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
         },
     )
     .await;
-    let scaling = adopted
-        .spec
-        .common
-        .scaling
-        .expect("the range kept in the spec");
-    assert_eq!((scaling.min_replicas, scaling.max_replicas), (1, 3));
+    assert_eq!(adopted.spec.common.scaling, None, "the count stays fixed");
+    let sized = eventually(
+        "the node group sized by the MachinePool",
+        Duration::from_secs(60),
+        || async {
+            let out = ctx
+                .aws
+                .eks
+                .describe_nodegroup()
+                .cluster_name(EKS_NAME)
+                .nodegroup_name(stranger)
+                .send()
+                .await
+                .ok()?;
+            let s = out.nodegroup()?.scaling_config()?.clone();
+            (s.desired_size() == Some(2)).then_some(s)
+        },
+    )
+    .await;
+    assert_eq!(sized.min_size(), Some(0), "{sized:?}");
     assert!(!adopted.spec.common.provider_id_list.is_empty());
 
     let orphan = json!({"spec": {"deletionPolicy": "Orphan"}});

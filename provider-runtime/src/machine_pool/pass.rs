@@ -310,7 +310,23 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
                 spec: want.to_string(),
             });
         }
-        crate::adoption::plan_of(obj, &self.cloud.as_spec(&pool.detail), first)
+        let mut cloud = self.cloud.as_spec(&pool.detail);
+        // A pool whose MachinePool sets the count (no autoscaler claims it) is not autoscaled
+        // once adopted: the cloud's range is a change, not a field to keep.
+        if !scaling.is_autoscaled()
+            && !machine_pool.replicas_managed_externally()
+            && let Some(range) = cloud
+                .as_object_mut()
+                .and_then(|o| o.remove("scaling"))
+                .filter(|v| !v.is_null())
+        {
+            first.push(PlannedChange {
+                field: "spec.scaling".into(),
+                cloud: format!("{} to {} nodes", range["minReplicas"], range["maxReplicas"]),
+                spec: "none (MachinePool spec.replicas sets the count)".into(),
+            });
+        }
+        crate::adoption::plan_of(obj, &cloud, first)
     }
 }
 
