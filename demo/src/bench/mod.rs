@@ -125,8 +125,8 @@ impl BenchOptions {
     pub fn stem(&self) -> &'static str {
         match (self.provider, self.byo_network) {
             (EksProvider::Capa, _) => "capa",
-            (EksProvider::Ours, true) => "eks-byo",
-            (EksProvider::Ours, false) => "eks",
+            (EksProvider::Ours | EksProvider::CapaThenOurs, true) => "eks-byo",
+            (EksProvider::Ours | EksProvider::CapaThenOurs, false) => "eks",
         }
     }
 }

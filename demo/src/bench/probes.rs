@@ -43,7 +43,7 @@ fn cpu_from_stat(stat: &str) -> Option<f64> {
 pub(super) async fn cloud_calls(url: &str, provider: EksProvider) -> Result<BTreeMap<String, u64>> {
     let text = metrics_page(url).await?;
     let metric = match provider {
-        EksProvider::Ours => "capi_provider_cloud_calls_total",
+        EksProvider::Ours | EksProvider::CapaThenOurs => "capi_provider_cloud_calls_total",
         EksProvider::Capa => "aws_api_requests_total",
     };
     Ok(parse_cloud_calls(&text, metric))
@@ -187,7 +187,7 @@ impl Durations {
 pub(super) async fn reconcile_durations(url: &str, provider: EksProvider) -> Result<Durations> {
     let text = metrics_page(url).await?;
     let metric = match provider {
-        EksProvider::Ours => "capi_provider_reconcile_duration_seconds",
+        EksProvider::Ours | EksProvider::CapaThenOurs => "capi_provider_reconcile_duration_seconds",
         EksProvider::Capa => "controller_runtime_reconcile_time_seconds",
     };
     Ok(Durations::parse(&text, metric))
@@ -284,7 +284,7 @@ pub(super) async fn initialized_control_planes(
     provider: EksProvider,
 ) -> Result<Vec<String>> {
     let (version, kind) = match provider {
-        EksProvider::Ours => ("v1alpha1", "EKSControlPlane"),
+        EksProvider::Ours | EksProvider::CapaThenOurs => ("v1alpha1", "EKSControlPlane"),
         EksProvider::Capa => ("v1beta2", "AWSManagedControlPlane"),
     };
     let api: Api<DynamicObject> = Api::namespaced_with(
@@ -299,7 +299,7 @@ pub(super) async fn initialized_control_planes(
     let mut out = Vec::new();
     for cp in api.list(&ListParams::default()).await? {
         match provider {
-            EksProvider::Ours => {
+            EksProvider::Ours | EksProvider::CapaThenOurs => {
                 if cp.data["status"]["initialization"]["controlPlaneInitialized"] == true {
                     out.push(contract::naming::derive_cloud_name(
                         ns,
@@ -345,7 +345,7 @@ pub(super) async fn readiness(
         .await?;
     // Ours reports a Ready condition; CAPA's v1beta1-contract pool its `status.ready`.
     let (version, kind) = match provider {
-        EksProvider::Ours => ("v1alpha1", "EKSMachinePool"),
+        EksProvider::Ours | EksProvider::CapaThenOurs => ("v1alpha1", "EKSMachinePool"),
         EksProvider::Capa => ("v1beta2", "AWSManagedMachinePool"),
     };
     let pools = api("infrastructure.cluster.x-k8s.io", version, kind)
@@ -357,7 +357,7 @@ pub(super) async fn readiness(
         let entry = pools_ready.entry(cluster).or_default();
         entry.0 += 1;
         let ready = match provider {
-            EksProvider::Ours => condition_true(&p.data, "Ready"),
+            EksProvider::Ours | EksProvider::CapaThenOurs => condition_true(&p.data, "Ready"),
             EksProvider::Capa => p.data["status"]["ready"] == true,
         };
         if ready {

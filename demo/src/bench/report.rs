@@ -18,7 +18,7 @@ pub(super) fn run_report(
     Ok(json!({
         "provider": options.stem(),
         "providerBinary": match options.provider {
-            EksProvider::Ours => crate::env::provider_binary(Cloud::Eks)?.display().to_string(),
+            EksProvider::Ours | EksProvider::CapaThenOurs => crate::env::provider_binary(Cloud::Eks)?.display().to_string(),
             EksProvider::Capa => format!("cluster-api-provider-aws {}", crate::peer::CAPA_VERSION),
         },
         "date": started_at.to_string(),

@@ -86,12 +86,13 @@ impl Environment {
             .await
             .context("starting the EKS emulator")?;
         let provider_kind = options.eks_provider;
-        let brought = if options.byo_network || provider_kind == EksProvider::Capa {
+        let with_capa = matches!(provider_kind, EksProvider::Capa | EksProvider::CapaThenOurs);
+        let brought = if options.byo_network || with_capa {
             Some(crate::peer::prepare_aws(moto.url(), REGION, ACCESS_KEY_ID).await?)
         } else {
             None
         };
-        let aws_env = [
+        let aws_env = vec![
             ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
             ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
             ("AWS_REGION", REGION.to_string()),
@@ -99,24 +100,26 @@ impl Environment {
             ("AWS_ENDPOINT_URL_EKS", server.url().to_string()),
             ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
         ];
-        let provider = match provider_kind {
-            EksProvider::Ours => {
-                self.plane
-                    .install_crds(&provider_aws::api::crds())
-                    .await
-                    .context("installing the EKS provider's CRDs")?;
-                start_provider(Cloud::Eks, &self.plane, logs, poll, &aws_env)?
-            }
-            EksProvider::Capa => {
-                let assets = crate::peer::assets().await?;
-                crate::peer::install_crds(&self.plane, &assets)
-                    .await
-                    .context("installing CAPA's CRDs")?;
-                crate::peer::start(&self.plane, &assets, self.dir.path(), logs, &aws_env)?
-            }
-        };
-        self.metrics.push((Cloud::Eks, provider.1));
-        self.providers.push((Cloud::Eks, provider.0));
+        if provider_kind != EksProvider::Capa {
+            self.plane
+                .install_crds(&provider_aws::api::crds())
+                .await
+                .context("installing the EKS provider's CRDs")?;
+            let (child, port) = start_provider(Cloud::Eks, &self.plane, logs, poll, &aws_env)?;
+            self.metrics.push((Cloud::Eks, port));
+            self.providers.push((Cloud::Eks, child));
+            self.restarts.push((Cloud::Eks, aws_env.clone(), poll));
+        }
+        if with_capa {
+            let assets = crate::peer::assets().await?;
+            crate::peer::install_crds(&self.plane, &assets)
+                .await
+                .context("installing CAPA's CRDs")?;
+            let (child, port) =
+                crate::peer::start(&self.plane, &assets, self.dir.path(), logs, &aws_env)?;
+            self.metrics.push((Cloud::Eks, port));
+            self.providers.push((Cloud::Eks, child));
+        }
         self.eks = Some(EksCloud {
             moto,
             server,

@@ -108,13 +108,15 @@ pub enum EksProvider {
     /// The Go peer, Cluster API Provider AWS ([`crate::peer`]), on a network brought by the
     /// user with roles made beforehand.
     Capa,
+    /// Both: CAPA makes the clusters and ours takes them over (the migration test).
+    CapaThenOurs,
 }
 
 impl EksProvider {
     /// Its process's name (and log file's stem).
     pub fn binary(self) -> &'static str {
         match self {
-            EksProvider::Ours => Cloud::Eks.binary(),
+            EksProvider::Ours | EksProvider::CapaThenOurs => Cloud::Eks.binary(),
             EksProvider::Capa => "cluster-api-provider-aws",
         }
     }
@@ -163,6 +165,9 @@ impl Default for EnvOptions {
     }
 }
 
+/// How one of our providers was started: its cloud, environment and poll interval.
+type Restart = (Cloud, Vec<(&'static str, String)>, &'static str);
+
 /// Everything running. Dropping it stops every process.
 pub struct Environment {
     /// The management plane.
@@ -172,6 +177,8 @@ pub struct Environment {
     aks: Option<AksCloud>,
     oke: Option<OkeCloud>,
     providers: Vec<(Cloud, Child)>,
+    /// How each of our providers was started, to start it again.
+    restarts: Vec<Restart>,
     /// Each provider's metrics port.
     metrics: Vec<(Cloud, u16)>,
     dir: RunDir,
@@ -233,6 +240,7 @@ impl Environment {
             aks: None,
             oke: None,
             providers: Vec::new(),
+            restarts: Vec::new(),
             metrics: Vec::new(),
             dir: RunDir(dir),
         };
@@ -332,6 +340,33 @@ impl Environment {
             .iter()
             .find(|(c, _)| *c == cloud)
             .map(|(_, port)| format!("http://127.0.0.1:{port}/metrics"))
+    }
+
+    /// Kills our provider for `cloud` at once (no graceful shutdown, as a crash or an evicted
+    /// pod) and starts it again as it was started.
+    ///
+    /// # Errors
+    /// It was not started here, or does not start again.
+    pub async fn restart_provider(&mut self, cloud: Cloud) -> Result<()> {
+        let (_, env, poll) = self
+            .restarts
+            .iter()
+            .find(|(c, _, _)| *c == cloud)
+            .cloned()
+            .with_context(|| format!("no provider of ours for {cloud:?} was started"))?;
+        let at = self
+            .providers
+            .iter()
+            .position(|(c, _)| *c == cloud)
+            .with_context(|| format!("no provider for {cloud:?} runs"))?;
+        let _ = self.providers[at].1.kill().await;
+        let logs = self.dir.path().join("logs");
+        let (child, port) = process::start_provider(cloud, &self.plane, &logs, poll, &env)?;
+        self.providers[at].1 = child;
+        if let Some(m) = self.metrics.iter_mut().find(|(c, _)| *c == cloud) {
+            m.1 = port;
+        }
+        Ok(())
     }
 
     /// Fails if a provider process has exited.

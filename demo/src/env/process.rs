@@ -96,7 +96,11 @@ pub(crate) fn spawn_logged(
     env: &[(&str, String)],
     log: &Path,
 ) -> Result<Child> {
-    let log = std::fs::File::create(log)?;
+    // Appended to: a provider restarted by a test keeps its earlier lines.
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)?;
     command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -357,7 +357,10 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
         let common = obj.spec_common();
         let intent = ScalingIntent::new(common.scaling.as_ref(), machine_pool.spec.replicas);
 
-        // Locate and connect.
+        // Locate and connect: once the control plane is initialized, except for a plan not yet
+        // accepted, which only looks (a pool's plan is shown beside its control plane's, before
+        // either is adopted).
+        let only_looking = common.adoption.as_ref().is_some_and(|a| !a.accept);
         let located = self
             .reach(
                 &obj,
@@ -365,7 +368,7 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
                 &ctx.client,
                 &ctx.cloud_calls,
                 &name,
-                true,
+                !only_looking,
             )
             .await?;
         let (at, control_plane_version) = match located {
