@@ -73,6 +73,7 @@ HEAVY = {
     "conformance/faults_oke": PROFILE_WEIGHT,
     "conformance/private_eks": PROFILE_WEIGHT,
     "demo/two_clouds": 2,
+    "kubectl-managed/capa": 2,
 }
 
 # First-run estimates (seconds) for the ordering, until a run has measured them.
@@ -91,6 +92,7 @@ DEFAULT_SECONDS = {
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,
     "demo/bench_smoke": 120,
+    "kubectl-managed/capa": 170,
     "provider-aws/control_plane": 70,
     "provider-aws/cluster": 65,
     "provider-aws/machine_pool": 60,

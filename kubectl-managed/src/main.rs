@@ -49,6 +49,10 @@ enum Command {
         /// How long to wait for our providers at each step.
         #[arg(long, default_value = "10m", value_parser = parse_duration)]
         timeout: Duration,
+        /// The cloud region, when the peer's objects name none (CAPOCI's template leaves it to
+        /// its controller's default region).
+        #[arg(long)]
+        region: Option<String>,
     },
 }
 
@@ -100,11 +104,13 @@ async fn run(cli: Cli) -> Result<()> {
             accept,
             rollback,
             timeout,
+            region,
         } => {
             let options = Options {
                 dry_run,
                 accept,
                 timeout,
+                region,
             };
             if rollback {
                 migrate::rollback(&mc, &cluster, &options).await

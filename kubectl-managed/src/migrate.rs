@@ -46,6 +46,8 @@ pub struct Options {
     pub accept: bool,
     /// How long to wait for our providers at each wait.
     pub timeout: Duration,
+    /// The region, for a peer object that names none.
+    pub region: Option<String>,
 }
 
 /// The Cluster being moved, and everything read about it.
@@ -68,7 +70,7 @@ pub async fn migrate(mc: &Cluster, name: &str, options: &Options) -> Result<()> 
         .await?
         .with_context(|| format!("no Cluster {name} in namespace {}", mc.namespace()))?;
     let resumed = Record::of(&cluster)?;
-    let m = Move::read(mc, name, &cluster, resumed.clone()).await?;
+    let m = Move::read(mc, name, &cluster, resumed.clone(), &options.region).await?;
 
     println!(
         "Cluster {}/{name}: {} -> {} ({}* kinds)",
@@ -146,7 +148,7 @@ pub async fn rollback(mc: &Cluster, name: &str, options: &Options) -> Result<()>
     let Some(record) = Record::of(&cluster)? else {
         bail!("no move of Cluster {name} is under way (or it has finished): nothing to roll back");
     };
-    let m = Move::read(mc, name, &cluster, Some(record)).await?;
+    let m = Move::read(mc, name, &cluster, Some(record), &options.region).await?;
     if options.dry_run {
         println!(
             "Would put Cluster {name} back on {}'s objects and remove these (their cloud resources are left as they are):",
@@ -172,6 +174,7 @@ impl<'a> Move<'a> {
         name: &'a str,
         cluster: &Value,
         record: Option<Record>,
+        region: &Option<String>,
     ) -> Result<Move<'a>> {
         if cluster["spec"]
             .get("topology")
@@ -235,18 +238,13 @@ impl<'a> Move<'a> {
                 infra,
             });
         }
-        let mut source = Source {
+        let source = Source {
             cluster: cluster.clone(),
             infra,
             control_plane,
             pools,
-            extra: Vec::new(),
+            region: region.clone(),
         };
-        for reference in peer.extra_references(&source) {
-            if let Some(obj) = mc.get_ref(&reference).await? {
-                source.extra.push(obj);
-            }
-        }
 
         let record = match record {
             Some(r) => r,
@@ -265,7 +263,6 @@ impl<'a> Move<'a> {
                     infrastructure_ref,
                     machine_pools: pool_refs,
                     secret_owners,
-                    extra: source.extra.iter().map(reference_to).collect(),
                 }
             }
         };

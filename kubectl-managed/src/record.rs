@@ -27,10 +27,6 @@ pub struct Record {
     pub machine_pools: BTreeMap<String, Value>,
     /// Each kubeconfig Secret's `metadata.ownerReferences` before the move.
     pub secret_owners: BTreeMap<String, Vec<Value>>,
-    /// Other objects of the peer's that go with the Cluster (CAPZ's ASO resources), as
-    /// references.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra: Vec<Value>,
 }
 
 impl Record {
@@ -61,11 +57,10 @@ impl Record {
     }
 
     /// Every peer object the move pauses and, once done, deletes: the control plane, the
-    /// InfraCluster, the pools and the extras, as references.
+    /// InfraCluster and the pools, as references.
     pub fn peer_objects(&self) -> Vec<&Value> {
         let mut all = vec![&self.control_plane_ref, &self.infrastructure_ref];
         all.extend(self.machine_pools.values());
-        all.extend(&self.extra);
         all
     }
 }
@@ -90,7 +85,6 @@ mod tests {
                 "c-kubeconfig".into(),
                 vec![json!({"kind": "AWSManagedControlPlane"})],
             )]),
-            extra: Vec::new(),
         };
         let mut cluster = json!({"metadata": {"annotations": {}}});
         cluster["metadata"]["annotations"][RECORD_ANNOTATION] =

@@ -558,7 +558,7 @@ mod tests {
                     "providerIDList": ["aws:///us-west-2a/i-1"],
                 }}),
             }],
-            extra: Vec::new(),
+            region: None,
         }
     }
 

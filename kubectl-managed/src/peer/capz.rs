@@ -1,20 +1,421 @@
-//! Placeholder while the mapping is written.
+//! CAPZ to ours on AKS: its classic kinds (`AzureManagedControlPlane`, `AzureManagedCluster`,
+//! `AzureManagedMachinePool`, all `infrastructure.cluster.x-k8s.io/v1beta1`).
+//!
+//! The mapping is complete, but no CAPZ cluster can be moved yet (below); the command shows what
+//! the move would write and why it stops. A move will also have to mark every Azure Service
+//! Operator object CAPZ owns `serviceoperator.azure.com/reconcile-policy: skip` before CAPZ's
+//! objects go: they are garbage-collected with them, and ASO deletes what they stand for.
+//!
+//! What ours cannot take over is refused: a cluster without Microsoft Entra ID integration
+//! (ours reaches the API server with Entra tokens), a System node pool (ours keeps the System
+//! pool in the control plane, as the agent pool named `system`, while CAPZ keeps System pools as
+//! MachinePools; every AKS cluster has one, so no CAPZ cluster can be moved yet), Windows pools.
+//! CAPZ's
+//! `AzureASOManaged*` kinds are refused too: their subscription lives in ASO's credential
+//! Secret, which this command does not read yet.
 
-use super::{Note, Outcome, Source, Translation};
+use serde_json::{Map, Value, json};
 
-/// Not written yet.
+use super::{Fields, Note, Outcome, Source, Translation, taint_effect, title, version};
+
+/// What the notes say of a field ours has no place for.
+const NO_EQUIVALENT: &str = "no equivalent in AKSCluster/AKSControlPlane/AKSMachinePool: what it made stays in Azure and nothing manages it any more";
+
+/// The agent pool ours keeps as the System pool, in the control plane.
+const SYSTEM_POOL: &str = "system";
+
+/// CAPZ's objects as ours.
 pub fn translate(source: &Source) -> Translation {
-    Translation {
-        notes: vec![Note {
-            object: super::title(&source.control_plane),
-            field: "spec".into(),
-            outcome: Outcome::Refused("not written yet".into()),
-        }],
-        ..Translation::default()
+    let mut t = Translation::default();
+    if source.control_plane["kind"] == "AzureASOManagedControlPlane" {
+        t.notes.push(Note {
+            object: title(&source.control_plane),
+            field: "spec.resources".into(),
+            outcome: Outcome::Refused(
+                "CAPZ's AzureASOManaged kinds are not supported by this command yet (the cluster's subscription is in ASO's credential Secret); adopt the cluster with AKSControlPlane spec.adoption by hand, or move from the AzureManaged kinds".into(),
+            ),
+        });
+        return t;
     }
+    let cp = &source.control_plane;
+    let (infra, control_plane, mut notes) = control_plane(cp);
+    t.infra_cluster = infra;
+    t.control_plane = control_plane;
+    let mut empty = Fields::new(&source.infra);
+    empty.dropped(
+        "controlPlaneEndpoint",
+        "AKSControlPlane publishes the endpoint itself",
+    );
+    notes.extend(empty.finish(NO_EQUIVALENT));
+    let subnet = t.infra_cluster["network"]["subnetIDs"][0].clone();
+    for pool in &source.pools {
+        let (spec, pool_notes) = machine_pool(&pool.infra, &subnet);
+        let name = pool.machine_pool["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        t.pools.push((name, spec));
+        notes.extend(pool_notes);
+    }
+    t.notes = notes;
+    t
 }
 
-/// Not written yet.
-pub fn extra_references(_source: &Source) -> Vec<serde_json::Value> {
-    Vec::new()
+/// The AKSCluster spec and the AKSControlPlane spec for an `AzureManagedControlPlane`.
+fn control_plane(obj: &Value) -> (Value, Value, Vec<Note>) {
+    let mut f = Fields::new(obj);
+    let mut infra = Map::new();
+    let mut infra_aks = Map::new();
+    let mut spec = Map::new();
+    let mut aks = Map::new();
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    // CAPZ names the AKS cluster after its control-plane object.
+    spec.insert("cloudName".into(), json!(name));
+    let subscription = f.str("subscriptionID").unwrap_or_default().to_string();
+    let group = f.str("resourceGroupName").unwrap_or_default().to_string();
+    if f.mapped("subscriptionID", "AKSCluster spec.aks.subscriptionID")
+        .is_some()
+    {
+        infra_aks.insert("subscriptionID".into(), json!(subscription));
+    }
+    if f.mapped("resourceGroupName", "AKSCluster spec.aks.resourceGroup")
+        .is_some()
+    {
+        infra_aks.insert("resourceGroup".into(), json!(group));
+    }
+    spec.insert(
+        "adoption".into(),
+        json!({"id": format!(
+            "/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{name}"
+        )}),
+    );
+    if let Some(location) = f.mapped("location", "AKSCluster spec.region") {
+        infra.insert("region".into(), location.clone());
+    }
+    if let Some(v) = f.mapped("version", "AKSControlPlane spec.version") {
+        spec.insert(
+            "version".into(),
+            json!(version(v.as_str().unwrap_or_default())),
+        );
+    }
+    // The network as CAPZ's webhook defaults it: a virtual network and a subnet named after the
+    // control plane, in the cluster's resource group.
+    let vnet = f.str("virtualNetwork.name").unwrap_or(name).to_string();
+    let vnet_group = f
+        .str("virtualNetwork.resourceGroup")
+        .unwrap_or(&group)
+        .to_string();
+    let subnet = f
+        .str("virtualNetwork.subnet.name")
+        .unwrap_or(name)
+        .to_string();
+    let vnet_id = format!(
+        "/subscriptions/{subscription}/resourceGroups/{vnet_group}/providers/Microsoft.Network/virtualNetworks/{vnet}"
+    );
+    infra.insert(
+        "network".into(),
+        json!({"id": vnet_id, "subnetIDs": [format!("{vnet_id}/subnets/{subnet}")]}),
+    );
+    f.read("virtualNetwork.name");
+    f.read("virtualNetwork.resourceGroup");
+    f.read("virtualNetwork.subnet.name");
+    f.unmanaged(
+        "virtualNetwork",
+        "the virtual network and subnet are brought by id (AKSCluster spec.network): ours reads them and never changes or deletes them, even if CAPZ made them",
+    );
+    if let Some(tags) = f.mapped("additionalTags", "AKSCluster spec.additionalTags") {
+        infra.insert("additionalTags".into(), tags.clone());
+    }
+    f.dropped(
+        "identityRef",
+        "ours uses its controller's Entra credentials or an AKSCluster spec.identityRef Secret: that identity must be allowed to manage this cluster (the plan is refused if it cannot see it)",
+    );
+    if let Some(tier) = f.str("sku.tier") {
+        f.mapped("sku.tier", "AKSControlPlane spec.aks.sku");
+        let ours = if tier == "Paid" { "Standard" } else { tier };
+        aks.insert("sku".into(), json!(ours));
+    }
+    match f.get("aadProfile") {
+        None => f.refuse(
+            "aadProfile",
+            "unset: the cluster has no Microsoft Entra ID integration, and ours reaches its API server with Entra tokens; turn on Entra ID integration (aadProfile.managed: true) with CAPZ first (AKS cannot turn it off again)",
+        ),
+        Some(_) => {
+            if let Some(rbac) = f.mapped("aadProfile.managed", "AKSControlPlane spec.aks.azureRBAC") {
+                aks.insert("azureRBAC".into(), rbac.clone());
+            }
+            if let Some(groups) = f.mapped(
+                "aadProfile.adminGroupObjectIDs",
+                "AKSControlPlane spec.aks.adminGroupObjectIDs",
+            ) {
+                aks.insert("adminGroupObjectIDs".into(), groups.clone());
+            }
+        }
+    }
+    if let Some(disabled) = f.mapped(
+        "disableLocalAccounts",
+        "AKSControlPlane spec.aks.localAccounts (negated)",
+    ) {
+        aks.insert("localAccounts".into(), json!(disabled != &json!(true)));
+    }
+    if let Some(prefix) = f.mapped("dnsPrefix", "AKSControlPlane spec.aks.dnsPrefix") {
+        aks.insert("dnsPrefix".into(), prefix.clone());
+    }
+    if let Some(policy) = f.mapped("networkPolicy", "AKSControlPlane spec.aks.networkPolicy") {
+        aks.insert("networkPolicy".into(), policy.clone());
+    }
+    f.unmanaged(
+        "networkPlugin",
+        "the cluster keeps its network plugin and mode, fixed when AKS created it",
+    );
+    f.unmanaged("networkPluginMode", "fixed when AKS created the cluster");
+    f.unmanaged("networkDataplane", "fixed when AKS created the cluster");
+    let mut access = Map::new();
+    if let Some(ranges) = f.mapped(
+        "apiServerAccessProfile.authorizedIPRanges",
+        "AKSControlPlane spec.endpointAccess.publicCIDRs",
+    ) {
+        access.insert("publicCIDRs".into(), ranges.clone());
+    }
+    if f.get("apiServerAccessProfile.enablePrivateCluster") == Some(&json!(true)) {
+        f.mapped(
+            "apiServerAccessProfile.enablePrivateCluster",
+            "AKSControlPlane spec.endpointAccess {public: false, private: true}",
+        );
+        access.insert("public".into(), json!(false));
+        access.insert("private".into(), json!(true));
+    }
+    if !access.is_empty() {
+        spec.insert("endpointAccess".into(), Value::Object(access));
+    }
+    f.unmanaged(
+        "apiServerAccessProfile",
+        "the cluster keeps its private DNS zone and public FQDN settings",
+    );
+    if let Some(on) = f.mapped(
+        "oidcIssuerProfile.enabled",
+        "AKSControlPlane spec.oidcIssuer.enabled",
+    ) {
+        spec.insert("oidcIssuer".into(), json!({"enabled": on}));
+    }
+    if let Some(key) = f.mapped(
+        "securityProfile.azureKeyVaultKms.keyID",
+        "AKSControlPlane spec.encryption.kmsKeyID",
+    ) {
+        spec.insert("encryption".into(), json!({"kmsKeyID": key}));
+    }
+    if f.str("securityProfile.azureKeyVaultKms.keyVaultNetworkAccess") == Some("Private") {
+        f.refuse(
+            "securityProfile.azureKeyVaultKms.keyVaultNetworkAccess",
+            "Private: ours encrypts with a key in a public key vault only",
+        );
+    }
+    f.unmanaged(
+        "securityProfile",
+        "the cluster keeps its workload identity, Defender and image cleaner settings",
+    );
+    if f.str("azureEnvironment")
+        .is_some_and(|e| e != "AzurePublicCloud")
+    {
+        f.refuse(
+            "azureEnvironment",
+            "ours reaches the Azure public cloud only",
+        );
+    }
+    f.dropped("sshPublicKey", "the nodes keep the key they were made with");
+    f.dropped(
+        "nodeResourceGroupName",
+        "AKS reports it; ours shows it in status.aks.nodeResourceGroup",
+    );
+    f.dropped(
+        "controlPlaneEndpoint",
+        "AKSControlPlane publishes the endpoint itself (the same one)",
+    );
+    f.dropped("machineTemplate", "not used for AKS clusters");
+    infra.insert("aks".into(), Value::Object(infra_aks));
+    spec.insert("aks".into(), Value::Object(aks));
+    (
+        Value::Object(infra),
+        Value::Object(spec),
+        f.finish(NO_EQUIVALENT),
+    )
+}
+
+/// The AKSMachinePool spec for an `AzureManagedMachinePool` in the cluster's `subnet`.
+fn machine_pool(obj: &Value, subnet: &Value) -> (Value, Vec<Note>) {
+    let mut f = Fields::new(obj);
+    let mut spec = Map::new();
+    let mut aks = Map::new();
+    let name = f
+        .str("name")
+        .or_else(|| obj["metadata"]["name"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    f.mapped("name", "AKSMachinePool spec.cloudName");
+    spec.insert("cloudName".into(), json!(name));
+    spec.insert("adoption".into(), json!({}));
+    if f.str("mode") == Some("System") {
+        f.refuse(
+            "mode",
+            &format!(
+                "{name} is a System pool: ours keeps the cluster's System pool in AKSControlPlane spec.aks.systemPool (the agent pool named {SYSTEM_POOL}), not as a MachinePool, and cannot take over CAPZ's System MachinePools yet"
+            ),
+        );
+    } else {
+        f.dropped("mode", "User, ours' default");
+    }
+    if let Some(sku) = f.mapped("sku", "AKSMachinePool spec.machineType") {
+        spec.insert("machineType".into(), sku.clone());
+    }
+    if let Some(size) = f.mapped("osDiskSizeGB", "AKSMachinePool spec.diskSizeGB") {
+        spec.insert("diskSizeGB".into(), size.clone());
+    }
+    if f.str("osType") == Some("Windows") {
+        f.refuse("osType", "a Windows pool: ours runs Linux node pools");
+    } else {
+        f.dropped("osType", "Linux, as ours runs");
+    }
+    if let Some(labels) = f.mapped("nodeLabels", "AKSMachinePool spec.labels") {
+        spec.insert("labels".into(), labels.clone());
+    }
+    if let Some(taints) = f.get("taints").and_then(Value::as_array) {
+        let mut ours = Vec::new();
+        for t in taints {
+            match t["effect"].as_str().and_then(taint_effect) {
+                Some(effect) => {
+                    let mut taint = json!({"key": t["key"], "effect": effect});
+                    if let Some(v) = t.get("value").filter(|v| !v.is_null()) {
+                        taint["value"] = v.clone();
+                    }
+                    ours.push(taint);
+                }
+                None => f.refuse(
+                    "taints",
+                    &format!("a taint effect ours does not know: {}", t["effect"]),
+                ),
+            }
+        }
+        f.mapped("taints", "AKSMachinePool spec.taints");
+        spec.insert("taints".into(), Value::Array(ours));
+    }
+    if let (Some(min), Some(max)) = (f.get("scaling.minSize"), f.get("scaling.maxSize")) {
+        f.mapped(
+            "scaling",
+            "AKSMachinePool spec.scaling (AKS's autoscaler keeps the count between them)",
+        );
+        spec.insert(
+            "scaling".into(),
+            json!({"minReplicas": min, "maxReplicas": max}),
+        );
+    }
+    if let Some(max) = f.mapped("maxPods", "AKSMachinePool spec.aks.maxPods") {
+        aks.insert("maxPods".into(), max.clone());
+    }
+    if f.str("scaleSetPriority") == Some("Spot") {
+        f.mapped("scaleSetPriority", "AKSMachinePool spec.spot");
+        spec.insert("spot".into(), json!(true));
+    } else {
+        f.dropped("scaleSetPriority", "Regular, ours' default");
+    }
+    if f.get("subnetName").is_some() {
+        f.unmanaged(
+            "subnetName",
+            "the pool keeps its subnet; ours places new pools in the cluster's subnet",
+        );
+    } else if subnet.is_string() {
+        spec.insert("subnetIDs".into(), json!([subnet]));
+    }
+    f.unmanaged(
+        "availabilityZones",
+        "the pool keeps its zones; ours places new pools by MachinePool spec.failureDomains",
+    );
+    f.dropped("providerIDList", "ours writes it from AKS's instances");
+    spec.insert("aks".into(), Value::Object(aks));
+    (Value::Object(spec), f.finish(NO_EQUIVALENT))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::peer::{Peer, PeerPool};
+
+    /// CAPZ's `cluster-template-aks.yaml` as rendered and defaulted, with Entra ID turned on
+    /// and its System pool named `system`.
+    fn source() -> Source {
+        Source {
+            cluster: json!({"kind": "Cluster", "metadata": {"name": "z1", "namespace": "team"}}),
+            infra: json!({"kind": "AzureManagedCluster", "metadata": {"name": "z1"}, "spec": {}}),
+            control_plane: json!({"kind": "AzureManagedControlPlane", "metadata": {"name": "z1"}, "spec": {
+                "identityRef": {"kind": "AzureClusterIdentity", "name": "id"},
+                "location": "westeurope", "oidcIssuerProfile": {"enabled": true},
+                "resourceGroupName": "rg-1", "sshPublicKey": "", "subscriptionID": "sub-1",
+                "version": "v1.31.2", "aadProfile": {"managed": true, "adminGroupObjectIDs": ["g-1"]},
+                "sku": {"tier": "Paid"}}}),
+            pools: vec![
+                PeerPool {
+                    machine_pool: json!({"kind": "MachinePool", "metadata": {"name": "z1-system"}}),
+                    infra: json!({"kind": "AzureManagedMachinePool", "metadata": {"name": "z1-system"}, "spec": {
+                        "mode": "System", "name": "system", "sku": "Standard_D2s_v5"}}),
+                },
+                PeerPool {
+                    machine_pool: json!({"kind": "MachinePool", "metadata": {"name": "z1-pool1"}}),
+                    infra: json!({"kind": "AzureManagedMachinePool", "metadata": {"name": "z1-pool1"}, "spec": {
+                        "mode": "User", "name": "pool1", "sku": "Standard_D4s_v5",
+                        "scaling": {"minSize": 1, "maxSize": 4},
+                        "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}}),
+                },
+            ],
+            region: None,
+        }
+    }
+
+    fn refused(t: &Translation) -> Vec<&str> {
+        t.notes
+            .iter()
+            .filter(|n| n.outcome.refuses())
+            .map(|n| n.field.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_capz_cluster_maps_by_resource_id_on_its_defaulted_network_but_its_system_pool_stops_it() {
+        let t = Peer::Capz.translate(&source());
+        assert_eq!(refused(&t), ["spec.mode"], "{:#?}", t.notes);
+        let vnet = "/subscriptions/sub-1/resourceGroups/rg-1/providers/Microsoft.Network/virtualNetworks/z1";
+        assert_eq!(
+            t.infra_cluster["spec"],
+            json!({"region": "westeurope",
+                   "network": {"id": vnet, "subnetIDs": [format!("{vnet}/subnets/z1")]},
+                   "aks": {"subscriptionID": "sub-1", "resourceGroup": "rg-1"}})
+        );
+        let cp = &t.control_plane["spec"];
+        assert_eq!(
+            cp["adoption"]["id"],
+            "/subscriptions/sub-1/resourceGroups/rg-1/providers/Microsoft.ContainerService/managedClusters/z1"
+        );
+        assert_eq!(
+            cp["aks"],
+            json!({"sku": "Standard", "azureRBAC": true, "adminGroupObjectIDs": ["g-1"]})
+        );
+        assert_eq!(cp["oidcIssuer"], json!({"enabled": true}));
+        let user = &t.pools[1].1["spec"];
+        assert_eq!(user["cloudName"], "pool1");
+        assert_eq!(user["scaling"], json!({"minReplicas": 1, "maxReplicas": 4}));
+    }
+
+    #[test]
+    fn capz_s_default_template_is_refused_with_what_stops_it() {
+        let mut s = source();
+        s.control_plane["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("aadProfile");
+        s.pools[0].infra["spec"]["name"] = json!("pool0");
+        let t = Peer::Capz.translate(&s);
+        assert_eq!(refused(&t), ["spec.aadProfile", "spec.mode"]);
+        let mut aso = source();
+        aso.control_plane["kind"] = json!("AzureASOManagedControlPlane");
+        assert!(Peer::Capz.translate(&aso).refused());
+    }
 }

@@ -25,13 +25,14 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The value at `path` (dotted, under `spec`), when set and not null.
+    /// The value at `path` (dotted, under `spec`), when set: not null and not an empty string
+    /// (what a template renders for a variable left empty).
     pub fn get(&self, path: &str) -> Option<&'a Value> {
         let mut at = self.spec;
         for key in path.split('.') {
             at = at.get(key)?;
         }
-        (!at.is_null()).then_some(at)
+        (!at.is_null() && at.as_str() != Some("")).then_some(at)
     }
 
     /// The string at `path`.
@@ -123,6 +124,7 @@ fn collect_leaves(value: &Value, at: String, out: &mut Vec<String>) {
             }
         }
         Value::Null => {}
+        Value::String(s) if s.is_empty() => {}
         Value::Array(items) if items.is_empty() => {}
         _ if at.is_empty() => {}
         _ => out.push(at),

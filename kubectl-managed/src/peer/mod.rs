@@ -74,15 +74,6 @@ impl Peer {
         }
     }
 
-    /// Other objects of the peer's that make up the Cluster and must be read, paused and
-    /// removed with it (CAPZ's Azure Service Operator resources), as references.
-    pub fn extra_references(self, source: &Source) -> Vec<Value> {
-        match self {
-            Peer::Capz => capz::extra_references(source),
-            _ => Vec::new(),
-        }
-    }
-
     /// Turns the peer's objects into ours.
     pub fn translate(self, source: &Source) -> Translation {
         let mut t = match self {
@@ -166,8 +157,9 @@ pub struct Source {
     pub control_plane: Value,
     /// Its MachinePools, each with the peer's pool object.
     pub pools: Vec<PeerPool>,
-    /// Objects the peer's reference besides (CAPZ's ASO resources), by kind and name.
-    pub extra: Vec<Value>,
+    /// The region the user gave (`--region`), for a peer object that names none (CAPOCI's then
+    /// used its controller's default region).
+    pub region: Option<String>,
 }
 
 /// A MachinePool and the peer's object behind it.
