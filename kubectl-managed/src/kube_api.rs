@@ -139,6 +139,7 @@ impl Cluster {
         match self.api(&group, &kind)?.create(&params, &typed).await {
             Ok(_) => Ok(true),
             Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+            Err(kube::Error::Api(e)) => bail!("creating {kind} {name}: {}", e.message),
             Err(e) => Err(e).with_context(|| format!("creating {kind} {name}")),
         }
     }

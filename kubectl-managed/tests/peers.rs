@@ -1,0 +1,307 @@
+//! The CAPG, CAPOCI and CAPZ mappings against those providers' own released CRDs (from their Go
+//! modules: CAPG v1.13.1, CAPOCI v0.24.0, CAPZ v1.26.0) and ours, on a real management plane
+//! with Cluster API core: each peer's Cluster, written as its own cluster template renders it, is
+//! read by `kubectl managed migrate --dry-run`, whose objects the API server admits (a
+//! server-side dry run against our CRDs and their rules) and nothing is changed. CAPZ's template
+//! is refused, naming what stops it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::{Value, json};
+use testbed::{ManagementPlane, Options};
+
+const NS: &str = "peers";
+
+/// The directory of a released Go module, downloaded through the module proxy (cached by Go).
+fn module_dir(module: &str) -> PathBuf {
+    let out = std::process::Command::new("go")
+        .args(["mod", "download", "-json", module])
+        .env("GOFLAGS", "-mod=mod")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("go is needed to fetch the peers' released CRDs");
+    assert!(
+        out.status.success(),
+        "go mod download {module}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    PathBuf::from(info["Dir"].as_str().unwrap())
+}
+
+/// The module's CRDs of `kinds` (file names under config/crd/bases), labelled with the
+/// contract their versions follow, conversion left to the API server (no webhook runs here).
+fn peer_crds(dir: &Path, files: &[&str]) -> Vec<CustomResourceDefinition> {
+    files
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(dir.join("config/crd/bases").join(file)).unwrap();
+            let mut crd: CustomResourceDefinition = serde_saphyr::from_str(&text).unwrap();
+            let versions: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
+            crd.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert("cluster.x-k8s.io/v1beta1".into(), versions.join("_"));
+            crd.spec.conversion = None;
+            crd
+        })
+        .collect()
+}
+
+async fn create(client: &kube::Client, obj: Value) {
+    let api_version = obj["apiVersion"].as_str().unwrap();
+    let (group, version) = api_version.rsplit_once('/').unwrap();
+    let kind = obj["kind"].as_str().unwrap();
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &resource);
+    let typed: DynamicObject = serde_json::from_value(obj.clone()).unwrap();
+    if let Err(e) = api.create(&PostParams::default(), &typed).await {
+        panic!("creating {kind}: {e}");
+    }
+}
+
+/// A Cluster naming `infra` and `control_plane` (kind, group), and a MachinePool per pool.
+async fn cluster(
+    client: &kube::Client,
+    name: &str,
+    infra: (&str, &str),
+    control_plane: (&str, &str),
+    pools: &[(&str, &str, &str)],
+) {
+    create(
+        client,
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {
+                "infrastructureRef": {"apiGroup": infra.1, "kind": infra.0, "name": name},
+                "controlPlaneRef": {"apiGroup": control_plane.1, "kind": control_plane.0, "name": format!("{name}{}", if control_plane.0 == "GCPManagedControlPlane" { "-control-plane" } else { "" })}}}),
+    )
+    .await;
+    for (pool, kind, group) in pools {
+        create(
+            client,
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool",
+                "metadata": {"name": pool, "namespace": NS},
+                "spec": {"clusterName": name, "replicas": 2, "template": {"spec": {
+                    "clusterName": name, "version": "v1.31.0", "bootstrap": {"dataSecretName": ""},
+                    "infrastructureRef": {"apiGroup": group, "kind": kind, "name": pool}}}}}),
+        )
+        .await;
+    }
+}
+
+async fn dry_run(plane: &ManagementPlane, args: &[&str]) -> Output {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kubectl-managed"))
+        .arg("migrate")
+        .args(args)
+        .args(["--namespace", NS, "--dry-run"])
+        .env("KUBECONFIG", plane.kubeconfig_path())
+        .output()
+        .await
+        .unwrap();
+    eprintln!(
+        "$ kubectl managed migrate {} --dry-run\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[tokio::test]
+async fn capg_capoci_and_capz_clusters_as_their_templates_render_them_are_read_and_mapped() {
+    let plane = ManagementPlane::start(Options::default()).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let mut ours = provider_gcp::api::crds();
+    ours.extend(provider_oci::api::crds());
+    ours.extend(provider_azure::api::crds());
+    plane.install_crds(&ours).await.unwrap();
+    let capg = module_dir("sigs.k8s.io/cluster-api-provider-gcp@v1.13.1");
+    let capoci = module_dir("github.com/oracle/cluster-api-provider-oci@v0.24.0");
+    let capz = module_dir("sigs.k8s.io/cluster-api-provider-azure@v1.26.0");
+    let mut theirs = peer_crds(
+        &capg,
+        &[
+            "infrastructure.cluster.x-k8s.io_gcpmanagedclusters.yaml",
+            "infrastructure.cluster.x-k8s.io_gcpmanagedcontrolplanes.yaml",
+            "infrastructure.cluster.x-k8s.io_gcpmanagedmachinepools.yaml",
+        ],
+    );
+    theirs.extend(peer_crds(
+        &capoci,
+        &[
+            "infrastructure.cluster.x-k8s.io_ocimanagedclusters.yaml",
+            "infrastructure.cluster.x-k8s.io_ocimanagedcontrolplanes.yaml",
+            "infrastructure.cluster.x-k8s.io_ocimanagedmachinepools.yaml",
+        ],
+    ));
+    theirs.extend(peer_crds(
+        &capz,
+        &[
+            "infrastructure.cluster.x-k8s.io_azuremanagedclusters.yaml",
+            "infrastructure.cluster.x-k8s.io_azuremanagedcontrolplanes.yaml",
+            "infrastructure.cluster.x-k8s.io_azuremanagedmachinepools.yaml",
+        ],
+    ));
+    plane.install_crds(&theirs).await.unwrap();
+    test_support::create_namespace(&client, NS).await;
+    let infra = "infrastructure.cluster.x-k8s.io";
+
+    // CAPG's cluster-template-gke.yaml, with the name CAPG's webhook writes.
+    create(
+        &client,
+        json!({"apiVersion": format!("{infra}/v1beta1"), "kind": "GCPManagedCluster",
+        "metadata": {"name": "g1", "namespace": NS},
+        "spec": {"project": "team-project-1", "region": "us-central1", "network": {"name": "net-1"}}}),
+    )
+    .await;
+    create(&client, json!({"apiVersion": format!("{infra}/v1beta1"), "kind": "GCPManagedControlPlane",
+        "metadata": {"name": "g1-control-plane", "namespace": NS},
+        "spec": {"project": "team-project-1", "location": "us-central1", "clusterName": "peers-g1-control-plane",
+                 "version": "v1.31.0"}})).await;
+    create(
+        &client,
+        json!({"apiVersion": format!("{infra}/v1beta1"), "kind": "GCPManagedMachinePool",
+        "metadata": {"name": "g1-mp-0", "namespace": NS}, "spec": {}}),
+    )
+    .await;
+    cluster(
+        &client,
+        "g1",
+        ("GCPManagedCluster", infra),
+        ("GCPManagedControlPlane", infra),
+        &[("g1-mp-0", "GCPManagedMachinePool", infra)],
+    )
+    .await;
+
+    // CAPOCI's cluster-template-managed.yaml, with what CAPOCI records once it made the cluster.
+    create(&client, json!({"apiVersion": format!("{infra}/v1beta2"), "kind": "OCIManagedCluster",
+        "metadata": {"name": "o1", "namespace": NS},
+        "spec": {"compartmentId": "ocid1.compartment.oc1..aaaa", "networkSpec": {"vcn": {
+            "id": "ocid1.vcn.oc1.iad.aaaa", "subnets": [
+                {"role": "control-plane-endpoint", "id": "ocid1.subnet.oc1.iad.ep", "name": "control-plane-endpoint"},
+                {"role": "worker", "id": "ocid1.subnet.oc1.iad.w", "name": "worker"},
+                {"role": "service-lb", "id": "ocid1.subnet.oc1.iad.lb", "name": "service-lb"}]}}}})).await;
+    create(
+        &client,
+        json!({"apiVersion": format!("{infra}/v1beta2"), "kind": "OCIManagedControlPlane",
+        "metadata": {"name": "o1", "namespace": NS},
+        "spec": {"version": "v1.31.1", "id": "ocid1.cluster.oc1.iad.aaaa"}}),
+    )
+    .await;
+    create(&client, json!({"apiVersion": format!("{infra}/v1beta2"), "kind": "OCIManagedMachinePool",
+        "metadata": {"name": "o1-mp-0", "namespace": NS},
+        "spec": {"version": "v1.31.1", "nodeShape": "VM.Standard.E4.Flex", "sshPublicKey": "",
+                 "id": "ocid1.nodepool.oc1.iad.aaaa",
+                 "nodeSourceViaImage": {"imageId": "ocid1.image.oc1.iad.aaaa", "bootVolumeSizeInGBs": 50},
+                 "nodeShapeConfig": {"ocpus": "1"}}})).await;
+    cluster(
+        &client,
+        "o1",
+        ("OCIManagedCluster", infra),
+        ("OCIManagedControlPlane", infra),
+        &[("o1-mp-0", "OCIManagedMachinePool", infra)],
+    )
+    .await;
+
+    // CAPZ's cluster-template-aks.yaml.
+    create(
+        &client,
+        json!({"apiVersion": format!("{infra}/v1beta1"), "kind": "AzureManagedCluster",
+        "metadata": {"name": "z1", "namespace": NS}, "spec": {}}),
+    )
+    .await;
+    create(&client, json!({"apiVersion": format!("{infra}/v1beta1"), "kind": "AzureManagedControlPlane",
+        "metadata": {"name": "z1", "namespace": NS},
+        "spec": {"identityRef": {"apiVersion": format!("{infra}/v1beta1"), "kind": "AzureClusterIdentity", "name": "id"},
+                 "location": "westeurope", "oidcIssuerProfile": {"enabled": true}, "resourceGroupName": "z1",
+                 "sshPublicKey": "", "subscriptionID": "00000000-0000-0000-0000-000000000001", "version": "v1.31.2"}})).await;
+    for (pool, mode) in [("z1-pool0", "System"), ("z1-pool1", "User")] {
+        create(&client, json!({"apiVersion": format!("{infra}/v1beta1"), "kind": "AzureManagedMachinePool",
+            "metadata": {"name": pool, "namespace": NS},
+            "spec": {"mode": mode, "name": pool.trim_start_matches("z1-"), "sku": "Standard_D2s_v5"}})).await;
+    }
+    cluster(
+        &client,
+        "z1",
+        ("AzureManagedCluster", infra),
+        ("AzureManagedControlPlane", infra),
+        &[
+            ("z1-pool0", "AzureManagedMachinePool", infra),
+            ("z1-pool1", "AzureManagedMachinePool", infra),
+        ],
+    )
+    .await;
+
+    // CAPG: admitted as GKE kinds on the auto-mode subnetwork.
+    let out = dry_run(&plane, &["g1"]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    for expected in [
+        "kind: GKEControlPlane",
+        "cloudName: peers-g1-control-plane",
+        "kind: GKEMachinePool",
+        "machineType: e2-medium",
+        "the API server admits each of them",
+    ] {
+        assert!(text(&out).contains(expected), "{expected}");
+    }
+
+    // CAPOCI: refused without a region (its template names none), admitted with one.
+    let out = dry_run(&plane, &["o1"]).await;
+    assert!(!out.status.success());
+    assert!(text(&out).contains("--region"), "{}", text(&out));
+    let out = dry_run(&plane, &["o1", "--region", "us-ashburn-1"]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    for expected in [
+        "kind: OKEControlPlane",
+        "id: ocid1.cluster.oc1.iad.aaaa",
+        "id: ocid1.nodepool.oc1.iad.aaaa",
+        "endpointSubnetID: ocid1.subnet.oc1.iad.ep",
+    ] {
+        assert!(text(&out).contains(expected), "{expected}");
+    }
+
+    // CAPZ: refused, saying why.
+    let out = dry_run(&plane, &["z1"]).await;
+    assert!(!out.status.success());
+    let said = text(&out);
+    assert!(
+        said.contains("spec.aadProfile") && said.contains("REFUSED"),
+        "{said}"
+    );
+    assert!(said.contains("pool0 is a System pool"), "{said}");
+    assert!(said.contains("nothing was changed"), "{said}");
+
+    // Nothing changed on any Cluster.
+    let clusters: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        NS,
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "cluster.x-k8s.io",
+            "v1beta2",
+            "Cluster",
+        )),
+    );
+    for name in ["g1", "o1", "z1"] {
+        let c = clusters.get(name).await.unwrap();
+        assert!(
+            c.metadata.annotations.unwrap_or_default().is_empty(),
+            "{name}"
+        );
+        assert_ne!(c.data["spec"]["paused"], true, "{name}");
+    }
+    plane.stop().await;
+}
