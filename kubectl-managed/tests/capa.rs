@@ -8,30 +8,29 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use demo::env::{
     ACCESS_KEY_ID, Cloud, EksProvider, EnvOptions, Environment, REGION, SECRET_ACCESS_KEY,
 };
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
+use support::{condition, eventually};
 use tokio::io::AsyncBufReadExt;
 
 const NS: &str = "migrate";
 const VERSION: &str = "v1.31";
 
 fn api(client: &kube::Client, group: &str, version: &str, kind: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(
-        client.clone(),
-        NS,
-        &ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)),
-    )
+    support::api(client, NS, group, version, kind)
 }
 
 fn clusters(c: &kube::Client) -> Api<DynamicObject> {
@@ -94,22 +93,6 @@ fn eks(env: &Environment) -> aws_sdk_eks::Client {
             .http_client(http)
             .build(),
     )
-}
-
-/// Polls `check` every half second until it answers, failing after `limit` with `what`.
-async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }
 
 /// The EKS cluster and node group as the emulator has them: ARN, creation time, version, tags.
@@ -207,38 +190,16 @@ fn watch_workload(
     })
 }
 
-/// The command, as a user runs it, on the management cluster `kubeconfig`.
 fn kubectl_managed(kubeconfig: &Path, args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_kubectl-managed"));
-    command
-        .arg("migrate")
-        .args(args)
-        .args(["--namespace", NS, "--timeout", "90s"])
-        .env("KUBECONFIG", kubeconfig)
-        .kill_on_drop(true);
-    command
+    support::migrate(kubeconfig, NS, args)
 }
 
 async fn run(kubeconfig: &Path, args: &[&str]) -> Output {
-    let out = kubectl_managed(kubeconfig, args).output().await.unwrap();
-    eprintln!(
-        "$ kubectl managed migrate {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    support::run(kubeconfig, NS, args).await
 }
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn condition<'a>(obj: &'a DynamicObject, kind: &str) -> Option<&'a Value> {
-    obj.data["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == kind)
 }
 
 fn annotated_paused(obj: &DynamicObject) -> bool {

@@ -7,62 +7,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::Output;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
+use support::{module_dir, peer_crds, text};
 use testbed::{ManagementPlane, Options};
 
 const NS: &str = "peers";
 
-/// The directory of a released Go module, downloaded through the module proxy (cached by Go).
-fn module_dir(module: &str) -> PathBuf {
-    let out = std::process::Command::new("go")
-        .args(["mod", "download", "-json", module])
-        .env("GOFLAGS", "-mod=mod")
-        .current_dir(std::env::temp_dir())
-        .output()
-        .expect("go is needed to fetch the peers' released CRDs");
-    assert!(
-        out.status.success(),
-        "go mod download {module}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
-    PathBuf::from(info["Dir"].as_str().unwrap())
-}
-
-/// The module's CRDs of `kinds` (file names under config/crd/bases), labelled with the
-/// contract their versions follow, conversion left to the API server (no webhook runs here).
-fn peer_crds(dir: &Path, files: &[&str]) -> Vec<CustomResourceDefinition> {
-    files
-        .iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(dir.join("config/crd/bases").join(file)).unwrap();
-            let mut crd: CustomResourceDefinition = serde_saphyr::from_str(&text).unwrap();
-            let versions: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
-            crd.metadata
-                .labels
-                .get_or_insert_with(Default::default)
-                .insert("cluster.x-k8s.io/v1beta1".into(), versions.join("_"));
-            crd.spec.conversion = None;
-            crd
-        })
-        .collect()
-}
-
 async fn create(client: &kube::Client, obj: Value) {
-    let api_version = obj["apiVersion"].as_str().unwrap();
-    let (group, version) = api_version.rsplit_once('/').unwrap();
-    let kind = obj["kind"].as_str().unwrap();
-    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &resource);
-    let typed: DynamicObject = serde_json::from_value(obj.clone()).unwrap();
-    if let Err(e) = api.create(&PostParams::default(), &typed).await {
-        panic!("creating {kind}: {e}");
-    }
+    support::create(client, NS, obj).await;
 }
 
 /// A Cluster naming `infra` and `control_plane` (kind, group), and a MachinePool per pool.
@@ -96,29 +52,9 @@ async fn cluster(
 }
 
 async fn dry_run(plane: &ManagementPlane, args: &[&str]) -> Output {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kubectl-managed"))
-        .arg("migrate")
-        .args(args)
-        .args(["--namespace", NS, "--dry-run"])
-        .env("KUBECONFIG", plane.kubeconfig_path())
-        .output()
-        .await
-        .unwrap();
-    eprintln!(
-        "$ kubectl managed migrate {} --dry-run\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    let mut all = args.to_vec();
+    all.push("--dry-run");
+    support::run(plane.kubeconfig_path(), NS, &all).await
 }
 
 #[tokio::test]
@@ -286,15 +222,7 @@ async fn capg_capoci_and_capz_clusters_as_their_templates_render_them_are_read_a
     assert!(said.contains("nothing was changed"), "{said}");
 
     // Nothing changed on any Cluster.
-    let clusters: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        NS,
-        &ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "cluster.x-k8s.io",
-            "v1beta2",
-            "Cluster",
-        )),
-    );
+    let clusters = support::api(&client, NS, "cluster.x-k8s.io", "v1beta2", "Cluster");
     for name in ["g1", "o1", "z1"] {
         let c = clusters.get(name).await.unwrap();
         assert!(

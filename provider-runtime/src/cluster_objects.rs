@@ -242,8 +242,20 @@ pub enum PoolHome<CP, IC> {
     NotYet(String),
 }
 
-/// The first half of every cloud's pool `locate`: the Cluster's ControlPlane (initialized, when
-/// `require_initialized`), and its InfraCluster, waited for while the Cluster names one. A
+/// How far a pool's control plane must be before the pool reaches its cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlPlaneNeed {
+    /// Initialized: the pool acts on the cluster.
+    Initialized,
+    /// Initialized, or reporting an adoption (so its cluster is known): an adoption's plan
+    /// looks beside its control plane's.
+    Looked,
+    /// Only there: the pool cleans up whatever it finds.
+    Present,
+}
+
+/// The first half of every cloud's pool `locate`: the Cluster's ControlPlane (as far as `need`
+/// says), and its InfraCluster, waited for while the Cluster names one. A
 /// Cluster that names none needs the ControlPlane's own `spec.infrastructure`
 /// (`has_own_infrastructure`; `fields` says what it holds, for the error). `cloud` is the
 /// cloud's short name (`AKS`), for messages.
@@ -255,7 +267,7 @@ pub async fn pool_home<CP, IC>(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
     cloud: &str,
-    require_initialized: bool,
+    need: ControlPlaneNeed,
     has_own_infrastructure: impl FnOnce(&CP) -> bool,
     fields: &str,
 ) -> Result<PoolHome<CP, IC>, ProviderError>
@@ -270,9 +282,16 @@ where
         )));
     };
     let status = control_plane.status_common();
-    if require_initialized && !status.is_some_and(|s| s.control_plane_initialized()) {
+    let initialized = status.is_some_and(|s| s.control_plane_initialized());
+    let looked = initialized || status.is_some_and(|s| s.adoption.is_some());
+    let waiting = match need {
+        ControlPlaneNeed::Initialized if !initialized => Some("to be initialized"),
+        ControlPlaneNeed::Looked if !looked => Some("to find its cluster"),
+        _ => None,
+    };
+    if let Some(what) = waiting {
         return Ok(PoolHome::NotYet(format!(
-            "waiting for the {cloud} control plane {} to be initialized",
+            "waiting for the {cloud} control plane {} {what}",
             control_plane.name_any()
         )));
     }
@@ -327,7 +346,7 @@ pub struct PoolPlace<CP, I> {
 pub async fn pool_place<CP, I>(
     client: &kube::Client,
     cluster: ClusterRef<'_>,
-    require_initialized: bool,
+    need: ControlPlaneNeed,
     own: impl Fn(&CP) -> Option<&I::Own>,
 ) -> Result<crate::machine_pool::Located<PoolPlace<CP, I>>, ProviderError>
 where
@@ -339,7 +358,7 @@ where
         client,
         cluster,
         &cloud_of::<I::InfraCluster>(),
-        require_initialized,
+        need,
         |cp| own(cp).is_some(),
         I::OWN_FIELDS,
     )

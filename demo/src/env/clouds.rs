@@ -60,6 +60,27 @@ pub struct OkeCloud {
     pub workload: Arc<WorkloadServers>,
     /// The API key file the provider signs with.
     pub key_file: PathBuf,
+    /// The user and fingerprint of that key.
+    user: String,
+    fingerprint: String,
+}
+
+impl OkeCloud {
+    /// A client of the emulator signing with the provider's key: what a user's `oci` command
+    /// would do in the same tenancy.
+    ///
+    /// # Errors
+    /// The key file cannot be read.
+    pub fn api(&self) -> Result<emulators::oke::outside::OciApi> {
+        let pem = std::fs::read_to_string(&self.key_file)?;
+        let key = oci_signer::ApiKey::from_pem(
+            &pem,
+            emulators::oke::TENANCY,
+            &self.user,
+            &self.fingerprint,
+        )?;
+        Ok(emulators::oke::outside::OciApi::new(self.server.url(), key))
+    }
 }
 
 impl Environment {
@@ -248,8 +269,8 @@ impl Environment {
             poll,
             &[
                 ("OCI_TENANCY_ID", tenancy.to_string()),
-                ("OCI_USER_ID", user),
-                ("OCI_CREDENTIALS_FINGERPRINT", fingerprint),
+                ("OCI_USER_ID", user.clone()),
+                ("OCI_CREDENTIALS_FINGERPRINT", fingerprint.clone()),
                 ("OCI_CREDENTIALS_KEY_PATH", key_file.display().to_string()),
                 ("OCI_ENDPOINT", server.url().to_string()),
             ],
@@ -259,6 +280,8 @@ impl Environment {
             server,
             workload,
             key_file,
+            user,
+            fingerprint,
         });
         Ok(())
     }

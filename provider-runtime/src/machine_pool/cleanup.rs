@@ -42,7 +42,14 @@ impl<C: MachinePoolCloud> super::MachinePoolReconciler<C> {
             },
         };
         let located = self
-            .reach(obj, cluster, &ctx.client, &ctx.cloud_calls, &name, false)
+            .reach(
+                obj,
+                cluster,
+                &ctx.client,
+                &ctx.cloud_calls,
+                &name,
+                crate::cluster_objects::ControlPlaneNeed::Present,
+            )
             .await;
         let at = match located {
             Ok(Located::Found((at, _))) => at,

@@ -22,7 +22,7 @@ use super::{
     CREATE_VISIBILITY_GRACE, DescribePoolChange, Located, MachinePoolCloud, MachinePoolProfile,
     ManagedMachinePool, ManagedPool, PoolConnected, PoolLook, PoolReach, PoolStep, PoolWant,
 };
-use crate::cluster_objects::pool_place;
+use crate::cluster_objects::{ControlPlaneNeed, pool_place};
 use crate::control_plane::{ManagedControlPlane, Request, Started};
 use crate::pacing::operations::Pacer;
 use crate::{Cleanup, CleanupContext, ClusterRef, Pass, PassContext, ProviderError, Reconciler};
@@ -53,7 +53,7 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
     }
 
     /// Finds the pool's cluster and connects to it; `NotYet` while there is nothing to reach
-    /// (with `require_initialized`, until its control plane is initialized).
+    /// (or its control plane is not as far as `need` says).
     pub(super) async fn reach(
         &self,
         obj: &C::Object,
@@ -61,14 +61,11 @@ impl<C: MachinePoolCloud> MachinePoolReconciler<C> {
         client: &kube::Client,
         calls: &crate::CloudCalls,
         pool: &str,
-        require_initialized: bool,
+        need: ControlPlaneNeed,
     ) -> Result<Located<(PoolConnected<C::Clients>, Option<KubeVersion>)>, ProviderError> {
-        let place = match pool_place::<C::ControlPlane, C::Infra>(
-            client,
-            cluster,
-            require_initialized,
-            |cp| cp.own_infrastructure(),
-        )
+        let place = match pool_place::<C::ControlPlane, C::Infra>(client, cluster, need, |cp| {
+            cp.own_infrastructure()
+        })
         .await?
         {
             Located::NotYet(why) => return Ok(Located::NotYet(why)),
@@ -368,7 +365,11 @@ impl<C: MachinePoolCloud> Reconciler<C::Object> for MachinePoolReconciler<C> {
                 &ctx.client,
                 &ctx.cloud_calls,
                 &name,
-                !only_looking,
+                if only_looking {
+                    ControlPlaneNeed::Looked
+                } else {
+                    ControlPlaneNeed::Initialized
+                },
             )
             .await?;
         let (at, control_plane_version) = match located {

@@ -84,7 +84,8 @@ impl PoolClients {
     }
 }
 
-/// The OCID of the cluster named `name`: the control plane's recorded one, else the one of that
+/// The OCID of the cluster named `name`: the control plane's recorded one, or the one its
+/// adoption plan found (a pool's plan is made beside its control plane's), else the one of that
 /// name tagged as ours.
 async fn cluster_id(
     oci: &Oci,
@@ -94,7 +95,12 @@ async fn cluster_id(
     name: &str,
     owner: &Owner,
 ) -> Result<Option<String>, ProviderError> {
-    if let Some(id) = cp.status.as_ref().and_then(|s| s.common.cloud_id.clone()) {
+    let status = cp.status.as_ref().map(|s| &s.common);
+    let recorded = status.and_then(|s| s.cloud_id.clone());
+    let planned = status
+        .and_then(|s| s.adoption.as_ref())
+        .and_then(|a| a.cloud_id.clone());
+    if let Some(id) = recorded.or(planned) {
         return Ok(Some(id));
     }
     let listed: Vec<ClusterSummary> = oci
