@@ -93,6 +93,8 @@ DEFAULT_SECONDS = {
     "demo/two_clouds": 120,
     "demo/bench_smoke": 120,
     "kubectl-managed/capa": 170,
+    "kubectl-managed/capg": 45,
+    "kubectl-managed/capoci": 35,
     "provider-aws/control_plane": 70,
     "provider-aws/cluster": 65,
     "provider-aws/machine_pool": 60,

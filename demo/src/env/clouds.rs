@@ -42,6 +42,15 @@ pub struct GkeCloud {
     pub workload: Arc<WorkloadServers>,
     /// The service-account key file the provider uses.
     pub key_file: PathBuf,
+    key: ServiceAccountKey,
+}
+
+impl GkeCloud {
+    /// A client of the emulator's REST API with the provider's key: what a user's `gcloud`
+    /// would do in the same project.
+    pub fn api(&self) -> emulators::gke::outside::GoogleApi {
+        emulators::gke::outside::GoogleApi::new(self.server.url(), Some(self.key.clone()))
+    }
 }
 
 /// The emulated AKS.
@@ -168,7 +177,7 @@ impl Environment {
         let key_file = self.dir.path().join("gke-key.json");
         std::fs::write(&key_file, serde_json::to_string_pretty(&key.to_json())?)?;
         let config = GkeConfig {
-            keys: vec![key],
+            keys: vec![key.clone()],
             workload: Some(workload.clone()),
             ..GkeConfig::default()
         };
@@ -194,6 +203,7 @@ impl Environment {
             server,
             workload,
             key_file,
+            key,
         });
         Ok(())
     }

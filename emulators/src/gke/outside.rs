@@ -64,7 +64,16 @@ impl GoogleApi {
         Ok((status, value))
     }
 
-    async fn ok(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value> {
+    /// One request that must succeed; its JSON answer.
+    ///
+    /// # Errors
+    /// The call failed, or Google's error (its message).
+    pub async fn ok(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value> {
         let (status, value) = self.call(method, path, body).await?;
         if !(200..300).contains(&status) {
             bail!(
