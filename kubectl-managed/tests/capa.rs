@@ -3,8 +3,8 @@
 //! and proven from the cloud's side: the same cluster and node group (ARN, creation time), no
 //! create or delete call while moving, the workload API answering through the Cluster's
 //! kubeconfig Secret the whole time, and our provider then upgrading, scaling and deleting it.
-//! A second Cluster's move is killed half-way and rolled back: it is CAPA's again, and CAPA
-//! manages it. Our provider is killed while it adopts: nothing is done twice.
+//! A second Cluster's move is killed half-way, resumed, and rolled back: it is CAPA's again, and
+//! CAPA manages it. Our provider is killed while it adopts: nothing is done twice.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -514,6 +514,19 @@ async fn a_capa_cluster_moves_to_ours_without_anything_recreated_and_a_move_roll
     let _ = killed.wait().await;
     let half = clusters(&client).get("rolled").await.unwrap();
     assert_eq!(half.data["spec"]["paused"], true, "killed after the pause");
+    // Run again, it goes on from where it stopped, to the plans; then it is rolled back.
+    let resumed = run(&kubeconfig, &["rolled"]).await;
+    assert!(resumed.status.success());
+    let text = stdout(&resumed);
+    assert!(text.contains("going on from where it stopped"), "{text}");
+    assert!(
+        text.contains("kept the existing EKSControlPlane rolled-control-plane"),
+        "{text}"
+    );
+    assert!(
+        text.contains("EKSMachinePool rolled-pool-0: Planned"),
+        "{text}"
+    );
     let back = run(&kubeconfig, &["rolled", "--rollback"]).await;
     assert!(back.status.success());
     let cluster = clusters(&client).get("rolled").await.unwrap();

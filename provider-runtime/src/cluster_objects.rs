@@ -254,6 +254,19 @@ pub enum ControlPlaneNeed {
     Present,
 }
 
+impl ControlPlaneNeed {
+    /// What the pool still waits for, in words, of a control plane `initialized` or not that
+    /// has `looked` at its cloud cluster (reports an adoption) or not; `None` when it is far
+    /// enough.
+    pub fn waiting(self, initialized: bool, looked: bool) -> Option<&'static str> {
+        match self {
+            ControlPlaneNeed::Initialized if !initialized => Some("to be initialized"),
+            ControlPlaneNeed::Looked if !initialized && !looked => Some("to find its cluster"),
+            _ => None,
+        }
+    }
+}
+
 /// The first half of every cloud's pool `locate`: the Cluster's ControlPlane (as far as `need`
 /// says), and its InfraCluster, waited for while the Cluster names one. A
 /// Cluster that names none needs the ControlPlane's own `spec.infrastructure`
@@ -283,13 +296,8 @@ where
     };
     let status = control_plane.status_common();
     let initialized = status.is_some_and(|s| s.control_plane_initialized());
-    let looked = initialized || status.is_some_and(|s| s.adoption.is_some());
-    let waiting = match need {
-        ControlPlaneNeed::Initialized if !initialized => Some("to be initialized"),
-        ControlPlaneNeed::Looked if !looked => Some("to find its cluster"),
-        _ => None,
-    };
-    if let Some(what) = waiting {
+    let looked = status.is_some_and(|s| s.adoption.is_some());
+    if let Some(what) = need.waiting(initialized, looked) {
         return Ok(PoolHome::NotYet(format!(
             "waiting for the {cloud} control plane {} {what}",
             control_plane.name_any()
@@ -392,6 +400,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pool_waits_for_its_control_plane_as_far_as_it_needs() {
+        use ControlPlaneNeed::{Initialized, Looked, Present};
+        assert_eq!(Initialized.waiting(false, true), Some("to be initialized"));
+        assert_eq!(Initialized.waiting(true, false), None);
+        // An adoption's plan looks once the control plane has found its cluster.
+        assert_eq!(Looked.waiting(false, false), Some("to find its cluster"));
+        assert_eq!(Looked.waiting(false, true), None);
+        assert_eq!(Looked.waiting(true, false), None);
+        // Cleaning up waits for nothing.
+        assert_eq!(Present.waiting(false, false), None);
+    }
 
     /// An InfraCluster kind of a made-up cloud.
     #[derive(kube::CustomResource, Clone, Debug, serde::Deserialize, serde::Serialize)]
