@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Fields, Note, Source, Translation, autoscaled, taint_effect, version};
+use super::{Fields, Note, Source, Translation, autoscaled, taints, version};
 
 /// What the notes say of a field ours has no place for.
 const NO_EQUIVALENT: &str = "no equivalent in EKSControlPlane/EKSMachinePool: what it made stays in AWS and nothing manages it any more";
@@ -403,24 +403,8 @@ fn machine_pool(pool: &Value, machine_pool: &Value) -> (Value, Vec<Note>) {
     if let Some(labels) = f.mapped("labels", "EKSMachinePool spec.labels") {
         spec.insert("labels".into(), labels.clone());
     }
-    if let Some(taints) = f.get("taints").and_then(Value::as_array) {
-        let mut ours = Vec::new();
-        for t in taints {
-            let Some(effect) = t["effect"].as_str().and_then(taint_effect) else {
-                f.refuse(
-                    "taints",
-                    &format!("a taint effect ours does not know: {}", t["effect"]),
-                );
-                continue;
-            };
-            let mut taint = json!({"key": t["key"], "effect": effect});
-            if let Some(v) = t.get("value").filter(|v| !v.is_null()) {
-                taint["value"] = v.clone();
-            }
-            ours.push(taint);
-        }
-        f.mapped("taints", "EKSMachinePool spec.taints");
-        spec.insert("taints".into(), Value::Array(ours));
+    if let Some(taints) = taints(&mut f, "taints", "EKSMachinePool spec.taints") {
+        spec.insert("taints".into(), taints);
     }
     if f.str("capacityType")
         .is_some_and(|c| c.eq_ignore_ascii_case("spot"))
@@ -512,7 +496,7 @@ fn machine_pool(pool: &Value, machine_pool: &Value) -> (Value, Vec<Note>) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::peer::{Outcome, Peer, PeerPool};
+    use crate::peer::{Outcome, Peer, PeerPool, refused_fields};
 
     fn outcome_of<'a>(notes: &'a [Note], field: &str) -> Option<&'a Outcome> {
         notes.iter().find(|n| n.field == field).map(|n| &n.outcome)
@@ -673,12 +657,7 @@ mod tests {
             json!({"kind": "AWSClusterRoleIdentity", "name": "r"});
         s.pools[0].infra["spec"]["amiType"] = json!("CUSTOM");
         let t = Peer::Capa.translate(&s);
-        let refused: Vec<&str> = t
-            .notes
-            .iter()
-            .filter(|n| n.outcome.refuses())
-            .map(|n| n.field.as_str())
-            .collect();
+        let refused = refused_fields(&t);
         assert_eq!(
             refused,
             [

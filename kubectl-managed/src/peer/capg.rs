@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Fields, Note, Source, Translation, taint_effect, version};
+use super::{Fields, Note, Source, Translation, taints, version};
 
 /// What the notes say of a field ours has no place for.
 const NO_EQUIVALENT: &str = "no equivalent in GKECluster/GKEControlPlane/GKEMachinePool: what it made stays in Google Cloud and nothing manages it any more";
@@ -291,25 +291,8 @@ fn machine_pool(obj: &Value) -> (Value, Vec<Note>) {
     if let Some(labels) = f.mapped("kubernetesLabels", "GKEMachinePool spec.labels") {
         spec.insert("labels".into(), labels.clone());
     }
-    if let Some(taints) = f.get("kubernetesTaints").and_then(Value::as_array) {
-        let mut ours = Vec::new();
-        for t in taints {
-            match t["effect"].as_str().and_then(taint_effect) {
-                Some(effect) => {
-                    let mut taint = json!({"key": t["key"], "effect": effect});
-                    if let Some(v) = t.get("value").filter(|v| !v.is_null()) {
-                        taint["value"] = v.clone();
-                    }
-                    ours.push(taint);
-                }
-                None => f.refuse(
-                    "kubernetesTaints",
-                    &format!("a taint effect ours does not know: {}", t["effect"]),
-                ),
-            }
-        }
-        f.mapped("kubernetesTaints", "GKEMachinePool spec.taints");
-        spec.insert("taints".into(), Value::Array(ours));
+    if let Some(taints) = taints(&mut f, "kubernetesTaints", "GKEMachinePool spec.taints") {
+        spec.insert("taints".into(), taints);
     }
     let autoscaling = f.get("scaling.enableAutoscaling") != Some(&json!(false));
     match (f.get("scaling.minCount"), f.get("scaling.maxCount")) {
@@ -370,7 +353,7 @@ fn machine_pool(obj: &Value) -> (Value, Vec<Note>) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::peer::{Outcome, Peer, PeerPool};
+    use crate::peer::{Outcome, Peer, PeerPool, refused_fields};
 
     /// CAPG's `cluster-template-gke.yaml` as `clusterctl generate` renders it, with the name
     /// CAPG's webhook writes.
@@ -417,12 +400,7 @@ mod tests {
         s.control_plane["spec"]["enableAutopilot"] = json!(true);
         s.infra["spec"]["network"]["hostProject"] = json!("host");
         let t = Peer::Capg.translate(&s);
-        let refused: Vec<&str> = t
-            .notes
-            .iter()
-            .filter(|n| n.outcome.refuses())
-            .map(|n| n.field.as_str())
-            .collect();
+        let refused = refused_fields(&t);
         assert_eq!(
             refused,
             [

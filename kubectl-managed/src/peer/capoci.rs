@@ -366,7 +366,7 @@ fn machine_pool(obj: &Value, subnets: &Map<String, Value>) -> (Value, Vec<Note>)
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::peer::{Peer, PeerPool};
+    use crate::peer::{Peer, PeerPool, refused_fields};
 
     /// CAPOCI's `cluster-template-managed.yaml` as rendered, after CAPOCI made the cluster and
     /// recorded what it made.
@@ -436,12 +436,7 @@ mod tests {
             .unwrap()
             .remove("id");
         let t = Peer::Capoci.translate(&s);
-        let refused: Vec<&str> = t
-            .notes
-            .iter()
-            .filter(|n| n.outcome.refuses())
-            .map(|n| n.field.as_str())
-            .collect();
+        let refused = refused_fields(&t);
         assert_eq!(
             refused,
             ["spec.region", "spec.id", "spec.nodeShapeConfig.ocpus"]

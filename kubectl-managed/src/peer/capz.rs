@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Fields, Note, Outcome, Source, Translation, taint_effect, title, version};
+use super::{Fields, Note, Outcome, Source, Translation, taints, title, version};
 
 /// What the notes say of a field ours has no place for.
 const NO_EQUIVALENT: &str = "no equivalent in AKSCluster/AKSControlPlane/AKSMachinePool: what it made stays in Azure and nothing manages it any more";
@@ -278,25 +278,8 @@ fn machine_pool(obj: &Value, subnet: &Value) -> (Value, Vec<Note>) {
     if let Some(labels) = f.mapped("nodeLabels", "AKSMachinePool spec.labels") {
         spec.insert("labels".into(), labels.clone());
     }
-    if let Some(taints) = f.get("taints").and_then(Value::as_array) {
-        let mut ours = Vec::new();
-        for t in taints {
-            match t["effect"].as_str().and_then(taint_effect) {
-                Some(effect) => {
-                    let mut taint = json!({"key": t["key"], "effect": effect});
-                    if let Some(v) = t.get("value").filter(|v| !v.is_null()) {
-                        taint["value"] = v.clone();
-                    }
-                    ours.push(taint);
-                }
-                None => f.refuse(
-                    "taints",
-                    &format!("a taint effect ours does not know: {}", t["effect"]),
-                ),
-            }
-        }
-        f.mapped("taints", "AKSMachinePool spec.taints");
-        spec.insert("taints".into(), Value::Array(ours));
+    if let Some(taints) = taints(&mut f, "taints", "AKSMachinePool spec.taints") {
+        spec.insert("taints".into(), taints);
     }
     if let (Some(min), Some(max)) = (f.get("scaling.minSize"), f.get("scaling.maxSize")) {
         f.mapped(
@@ -338,7 +321,7 @@ fn machine_pool(obj: &Value, subnet: &Value) -> (Value, Vec<Note>) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::peer::{Peer, PeerPool};
+    use crate::peer::{Peer, PeerPool, refused_fields};
 
     /// CAPZ's `cluster-template-aks.yaml` as rendered and defaulted, with Entra ID turned on
     /// and its System pool named `system`.
@@ -370,18 +353,10 @@ mod tests {
         }
     }
 
-    fn refused(t: &Translation) -> Vec<&str> {
-        t.notes
-            .iter()
-            .filter(|n| n.outcome.refuses())
-            .map(|n| n.field.as_str())
-            .collect()
-    }
-
     #[test]
     fn a_capz_cluster_maps_by_resource_id_on_its_defaulted_network_but_its_system_pool_stops_it() {
         let t = Peer::Capz.translate(&source());
-        assert_eq!(refused(&t), ["spec.mode"], "{:#?}", t.notes);
+        assert_eq!(refused_fields(&t), ["spec.mode"], "{:#?}", t.notes);
         let vnet = "/subscriptions/sub-1/resourceGroups/rg-1/providers/Microsoft.Network/virtualNetworks/z1";
         assert_eq!(
             t.infra_cluster["spec"],
@@ -413,7 +388,7 @@ mod tests {
             .remove("aadProfile");
         s.pools[0].infra["spec"]["name"] = json!("pool0");
         let t = Peer::Capz.translate(&s);
-        assert_eq!(refused(&t), ["spec.aadProfile", "spec.mode"]);
+        assert_eq!(refused_fields(&t), ["spec.aadProfile", "spec.mode"]);
         let mut aso = source();
         aso.control_plane["kind"] = json!("AzureASOManagedControlPlane");
         assert!(Peer::Capz.translate(&aso).refused());

@@ -314,6 +314,40 @@ pub fn taint_effect(effect: &str) -> Option<&'static str> {
     }
 }
 
+/// The taints at `path` (a list of `{key, value, effect}`) as our spec writes them, each effect
+/// read in the peer's spelling; a taint with an effect ours does not know refuses the move.
+pub fn taints(f: &mut Fields, path: &str, to: &str) -> Option<Value> {
+    let list = f.get(path).and_then(Value::as_array)?;
+    let mut ours = Vec::new();
+    for t in list {
+        match t["effect"].as_str().and_then(taint_effect) {
+            Some(effect) => {
+                let mut taint = json!({"key": t["key"], "effect": effect});
+                if let Some(v) = t.get("value").filter(|v| !v.is_null()) {
+                    taint["value"] = v.clone();
+                }
+                ours.push(taint);
+            }
+            None => f.refuse(
+                path,
+                &format!("a taint effect ours does not know: {}", t["effect"]),
+            ),
+        }
+    }
+    f.mapped(path, to);
+    Some(Value::Array(ours))
+}
+
+/// The fields whose notes refuse the move, in order.
+#[cfg(test)]
+pub(crate) fn refused_fields(t: &Translation) -> Vec<&str> {
+    t.notes
+        .iter()
+        .filter(|n| n.outcome.refuses())
+        .map(|n| n.field.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
