@@ -314,13 +314,7 @@ impl<'a> Move<'a> {
                 .await?;
         }
         step("recorded the move on the Cluster");
-        mc.merge(
-            CORE_GROUP,
-            "Cluster",
-            self.name,
-            &json!({"spec": {"paused": true}}),
-        )
-        .await?;
+        self.pause_cluster(true).await?;
         step("paused the Cluster");
         self.pause_peer_objects(true).await?;
         step(&format!(
@@ -347,18 +341,27 @@ impl<'a> Move<'a> {
         ));
         self.point_at(true).await?;
         step("pointed the Cluster and its MachinePools at our objects");
-        mc.merge(
-            CORE_GROUP,
-            "Cluster",
-            self.name,
-            &json!({"spec": {"paused": false}}),
-        )
-        .await?;
+        self.pause_cluster(false).await?;
         step(&format!(
             "unpaused the Cluster ({}'s objects stay paused)",
             self.peer.name()
         ));
         Ok(())
+    }
+
+    /// Sets `Cluster.spec.paused`.
+    async fn pause_cluster(&self, paused: bool) -> Result<()> {
+        let patch = json!({"spec": {"paused": paused}});
+        self.mc
+            .merge(CORE_GROUP, "Cluster", self.name, &patch)
+            .await
+    }
+
+    /// Our control plane and pools: the objects with an adoption plan.
+    fn adopting(&self) -> Vec<&Value> {
+        let mut all = vec![&self.translation.control_plane];
+        all.extend(self.translation.pools.iter().map(|(_, p)| p));
+        all
     }
 
     /// Adds (or removes) the paused annotation on every peer object still there.
@@ -434,8 +437,7 @@ impl<'a> Move<'a> {
 
     /// Step 7's wait: every one of our objects with a control plane or pool plan reports it.
     async fn wait_for_plans(&self, limit: Duration) -> Result<Vec<Value>> {
-        let mut adopting = vec![&self.translation.control_plane];
-        adopting.extend(self.translation.pools.iter().map(|(_, p)| p));
+        let adopting = self.adopting();
         let waited = wait_for("our provider's adoption plans", limit, || async {
             let mut plans = Vec::new();
             for obj in &adopting {
@@ -462,8 +464,7 @@ impl<'a> Move<'a> {
 
     /// Step 8.
     async fn accept(&self, limit: Duration) -> Result<()> {
-        let mut adopting = vec![&self.translation.control_plane];
-        adopting.extend(self.translation.pools.iter().map(|(_, p)| p));
+        let adopting = self.adopting();
         for obj in &adopting {
             let (group, kind, name) = parts(&reference_to(obj))?;
             self.mc
@@ -562,13 +563,7 @@ impl<'a> Move<'a> {
             "pointed the Cluster and its MachinePools back at {}'s objects",
             self.peer.name()
         ));
-        mc.merge(
-            CORE_GROUP,
-            "Cluster",
-            self.name,
-            &json!({"spec": {"paused": false}}),
-        )
-        .await?;
+        self.pause_cluster(false).await?;
         for obj in self.ours() {
             let (group, kind, name) = parts(&reference_to(obj))?;
             mc.delete(&group, &kind, &name).await?;
