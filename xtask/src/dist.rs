@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! <out>/bin/provider-aws                      static, stripped
+//! <out>/bin/kubectl-managed                   the kubectl plugin (`kubectl managed migrate`), static
 //! <out>/images/provider-aws-v0.1.0.oci.tar    docker load / podman load / skopeo oci-archive:
 //! <out>/images/provider-aws/Containerfile     the same image with a daemon (rootfs/ beside it)
 //! <out>/repository/clusterctl.yaml            clusterctl init --config … --infrastructure eks:v0.1.0
@@ -33,6 +34,9 @@ use crate::release::{self, Release, VERSION};
 
 /// The target every release binary is built for: musl, linked statically.
 pub const TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// The kubectl plugin, shipped beside the providers (one binary for every cloud).
+pub const PLUGIN: &str = "kubectl-managed";
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -177,6 +181,23 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
             )?;
         }
     }
+    let plugin = binaries
+        .get(PLUGIN)
+        .with_context(|| format!("cargo built no executable {PLUGIN}"))?;
+    let plugin_binary =
+        std::fs::read(plugin).with_context(|| format!("reading {}", plugin.display()))?;
+    if let Some(interp) = image::elf_interpreter(&plugin_binary)? {
+        bail!(
+            "{} is dynamically linked (interpreter {interp}): a release binary must be static",
+            plugin.display()
+        );
+    }
+    let plugin_bin = out.join("bin").join(PLUGIN);
+    std::fs::create_dir_all(out.join("bin"))?;
+    std::fs::write(&plugin_bin, &plugin_binary)
+        .with_context(|| format!("writing {}", plugin_bin.display()))?;
+    set_executable(&plugin_bin)?;
+    eprintln!("release: {PLUGIN} {} bytes static", plugin_binary.len());
     let config = release::write_repository(
         root,
         &out.join("repository"),
@@ -190,6 +211,7 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
         "target": TARGET,
         "clusterctlConfig": config,
         "providers": summary,
+        "plugin": {"binary": plugin_bin, "binarySize": plugin_binary.len()},
     });
     let path = out.join("release.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)?)
@@ -197,8 +219,8 @@ pub fn build(root: &Path, options: &Options) -> Result<Value> {
     Ok(report)
 }
 
-/// `cargo build --profile <profile> --target <musl>` of the providers' binaries; their paths by
-/// crate.
+/// `cargo build --profile <profile> --target <musl>` of the providers' binaries and the
+/// plugin's; their paths by crate.
 fn cargo_build(
     root: &Path,
     releases: &[&Release],
@@ -226,6 +248,7 @@ fn cargo_build(
     for r in releases {
         cmd.args(["-p", r.crate_dir, "--bin", r.crate_dir]);
     }
+    cmd.args(["-p", PLUGIN, "--bin", PLUGIN]);
     eprintln!("release: {cmd:?}");
     let output = cmd
         .stderr(std::process::Stdio::inherit())
@@ -245,7 +268,7 @@ fn cargo_build(
         if msg["reason"] == "compiler-artifact"
             && let Some(exe) = msg["executable"].as_str()
             && let Some(name) = msg["target"]["name"].as_str()
-            && releases.iter().any(|r| r.crate_dir == name)
+            && (name == PLUGIN || releases.iter().any(|r| r.crate_dir == name))
         {
             found.insert(name.to_owned(), PathBuf::from(exe));
         }
