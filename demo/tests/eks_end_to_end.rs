@@ -66,21 +66,7 @@ fn sdk_http() -> aws_sdk_eks::config::SharedHttpClient {
 }
 
 fn eks_sdk(env: &Environment) -> aws_sdk_eks::Client {
-    aws_sdk_eks::Client::from_conf(
-        aws_sdk_eks::config::Builder::new()
-            .behavior_version_latest()
-            .endpoint_url(env.eks().unwrap().server.url())
-            .region(aws_sdk_eks::config::Region::new(REGION))
-            .credentials_provider(aws_sdk_eks::config::Credentials::new(
-                ACCESS_KEY_ID,
-                SECRET_ACCESS_KEY,
-                None,
-                None,
-                "test",
-            ))
-            .http_client(sdk_http())
-            .build(),
-    )
+    env.eks().unwrap().eks_client()
 }
 
 fn ec2_sdk(env: &Environment) -> aws_sdk_ec2::Client {

@@ -423,11 +423,11 @@ impl<'a> Move<'a> {
             let reference = if to_ours {
                 reference_to(ours)
             } else {
-                self.record
-                    .machine_pools
-                    .get(mp)
-                    .cloned()
-                    .unwrap_or_default()
+                // Every pool read was recorded (a resumed run reads them from the record).
+                let Some(theirs) = self.record.machine_pools.get(mp) else {
+                    continue;
+                };
+                theirs.clone()
             };
             let patch = json!({"spec": {"template": {"spec": {"infrastructureRef": reference}}}});
             self.mc.merge(CORE_GROUP, "MachinePool", mp, &patch).await?;
@@ -453,13 +453,20 @@ impl<'a> Move<'a> {
         })
         .await;
         if waited.is_err() {
-            for obj in &adopting {
-                if let Some(now) = self.mc.get_ref(&reference_to(obj)).await? {
-                    eprintln!("{}", report::waiting(&now));
-                }
-            }
+            self.explain(&adopting).await?;
         }
         waited
+    }
+
+    /// After a wait ran out: where each of `objects` stands (its owners and conditions), so
+    /// that the user sees what our provider is waiting for.
+    async fn explain(&self, objects: &[&Value]) -> Result<()> {
+        for obj in objects {
+            if let Some(now) = self.mc.get_ref(&reference_to(obj)).await? {
+                eprintln!("{}", report::waiting(&now));
+            }
+        }
+        Ok(())
     }
 
     /// Step 8.
@@ -478,7 +485,7 @@ impl<'a> Move<'a> {
         }
         step("accepted the plans");
         let (_, cp_kind, cp_name) = parts(&reference_to(&self.translation.control_plane))?;
-        wait_for("the cloud resources adopted and served", limit, || async {
+        let waited = wait_for("the cloud resources adopted and served", limit, || async {
             for obj in &adopting {
                 let Some(now) = self.mc.get_ref(&reference_to(obj)).await? else {
                     return Ok(None);
@@ -500,7 +507,11 @@ impl<'a> Move<'a> {
                 .any(|o| o.kind == cp_kind && o.name == cp_name && o.controller == Some(true));
             Ok(ours.then_some(()))
         })
-        .await?;
+        .await;
+        if waited.is_err() {
+            self.explain(&adopting).await?;
+        }
+        waited?;
         step(&format!(
             "adopted: every cloud resource carries our ownership tag, and {}-kubeconfig is ours",
             self.name

@@ -17,9 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use demo::env::{
-    ACCESS_KEY_ID, Cloud, EksProvider, EnvOptions, Environment, REGION, SECRET_ACCESS_KEY,
-};
+use demo::env::{Cloud, EksProvider, EnvOptions, Environment, REGION};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
@@ -69,29 +67,6 @@ fn our_pools(c: &kube::Client) -> Api<DynamicObject> {
         "infrastructure.cluster.x-k8s.io",
         "v1alpha1",
         "EKSMachinePool",
-    )
-}
-
-fn eks(env: &Environment) -> aws_sdk_eks::Client {
-    let http = aws_smithy_http_client::Builder::new()
-        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-        ))
-        .build_https();
-    aws_sdk_eks::Client::from_conf(
-        aws_sdk_eks::config::Builder::new()
-            .behavior_version_latest()
-            .endpoint_url(env.eks().unwrap().server.url())
-            .region(aws_sdk_eks::config::Region::new(REGION))
-            .credentials_provider(aws_sdk_eks::config::Credentials::new(
-                ACCESS_KEY_ID,
-                SECRET_ACCESS_KEY,
-                None,
-                None,
-                "test",
-            ))
-            .http_client(http)
-            .build(),
     )
 }
 
@@ -241,7 +216,7 @@ async fn a_capa_cluster_moves_to_ours_without_anything_recreated_and_a_move_roll
     let kubeconfig = env.plane.kubeconfig_path().to_path_buf();
     test_support::create_namespace(&client, NS).await;
     let aws = env.eks().unwrap().brought.clone().unwrap();
-    let sdk = eks(&env);
+    let sdk = env.eks().unwrap().eks_client();
 
     // CAPA makes two clusters, each with one node.
     for name in ["moved", "rolled"] {

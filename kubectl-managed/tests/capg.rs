@@ -65,16 +65,8 @@ async fn a_capg_cluster_moves_to_ours_by_name_and_ours_then_scales_and_deletes_i
     .unwrap();
     let client = env.plane.client().await.unwrap();
     let kubeconfig = env.plane.kubeconfig_path().to_path_buf();
-    let capg = support::module_dir("sigs.k8s.io/cluster-api-provider-gcp@v1.13.1");
     env.plane
-        .install_crds(&support::peer_crds(
-            &capg,
-            &[
-                "infrastructure.cluster.x-k8s.io_gcpmanagedclusters.yaml",
-                "infrastructure.cluster.x-k8s.io_gcpmanagedcontrolplanes.yaml",
-                "infrastructure.cluster.x-k8s.io_gcpmanagedmachinepools.yaml",
-            ],
-        ))
+        .install_crds(&support::managed_crds(support::CAPG, "gcp"))
         .await
         .unwrap();
     test_support::create_namespace(&client, NS).await;

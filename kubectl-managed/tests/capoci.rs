@@ -76,16 +76,8 @@ async fn a_capoci_cluster_moves_to_ours_by_ocid_and_ours_then_scales_and_deletes
     .unwrap();
     let client = env.plane.client().await.unwrap();
     let kubeconfig = env.plane.kubeconfig_path().to_path_buf();
-    let capoci = support::module_dir("github.com/oracle/cluster-api-provider-oci@v0.24.0");
     env.plane
-        .install_crds(&support::peer_crds(
-            &capoci,
-            &[
-                "infrastructure.cluster.x-k8s.io_ocimanagedclusters.yaml",
-                "infrastructure.cluster.x-k8s.io_ocimanagedcontrolplanes.yaml",
-                "infrastructure.cluster.x-k8s.io_ocimanagedmachinepools.yaml",
-            ],
-        ))
+        .install_crds(&support::managed_crds(support::CAPOCI, "oci"))
         .await
         .unwrap();
     test_support::create_namespace(&client, NS).await;

@@ -12,7 +12,7 @@ mod support;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use support::{module_dir, peer_crds, text};
+use support::{CAPG, CAPOCI, CAPZ, managed_crds, text};
 use testbed::{ManagementPlane, Options};
 
 const NS: &str = "peers";
@@ -65,33 +65,9 @@ async fn capg_capoci_and_capz_clusters_as_their_templates_render_them_are_read_a
     ours.extend(provider_oci::api::crds());
     ours.extend(provider_azure::api::crds());
     plane.install_crds(&ours).await.unwrap();
-    let capg = module_dir("sigs.k8s.io/cluster-api-provider-gcp@v1.13.1");
-    let capoci = module_dir("github.com/oracle/cluster-api-provider-oci@v0.24.0");
-    let capz = module_dir("sigs.k8s.io/cluster-api-provider-azure@v1.26.0");
-    let mut theirs = peer_crds(
-        &capg,
-        &[
-            "infrastructure.cluster.x-k8s.io_gcpmanagedclusters.yaml",
-            "infrastructure.cluster.x-k8s.io_gcpmanagedcontrolplanes.yaml",
-            "infrastructure.cluster.x-k8s.io_gcpmanagedmachinepools.yaml",
-        ],
-    );
-    theirs.extend(peer_crds(
-        &capoci,
-        &[
-            "infrastructure.cluster.x-k8s.io_ocimanagedclusters.yaml",
-            "infrastructure.cluster.x-k8s.io_ocimanagedcontrolplanes.yaml",
-            "infrastructure.cluster.x-k8s.io_ocimanagedmachinepools.yaml",
-        ],
-    ));
-    theirs.extend(peer_crds(
-        &capz,
-        &[
-            "infrastructure.cluster.x-k8s.io_azuremanagedclusters.yaml",
-            "infrastructure.cluster.x-k8s.io_azuremanagedcontrolplanes.yaml",
-            "infrastructure.cluster.x-k8s.io_azuremanagedmachinepools.yaml",
-        ],
-    ));
+    let mut theirs = managed_crds(CAPG, "gcp");
+    theirs.extend(managed_crds(CAPOCI, "oci"));
+    theirs.extend(managed_crds(CAPZ, "azure"));
     plane.install_crds(&theirs).await.unwrap();
     test_support::create_namespace(&client, NS).await;
     let infra = "infrastructure.cluster.x-k8s.io";

@@ -34,6 +34,33 @@ pub struct EksCloud {
     pub provider: EksProvider,
 }
 
+impl EksCloud {
+    /// AWS's own EKS client on the emulator, with the environment's credentials: what a user's
+    /// `aws eks` would call.
+    pub fn eks_client(&self) -> aws_sdk_eks::Client {
+        let http = aws_smithy_http_client::Builder::new()
+            .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+                aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+            ))
+            .build_https();
+        aws_sdk_eks::Client::from_conf(
+            aws_sdk_eks::config::Builder::new()
+                .behavior_version_latest()
+                .endpoint_url(self.server.url())
+                .region(aws_sdk_eks::config::Region::new(REGION))
+                .credentials_provider(aws_sdk_eks::config::Credentials::new(
+                    ACCESS_KEY_ID,
+                    SECRET_ACCESS_KEY,
+                    None,
+                    None,
+                    "demo",
+                ))
+                .http_client(http)
+                .build(),
+        )
+    }
+}
+
 /// The emulated GKE.
 pub struct GkeCloud {
     /// The GKE emulator.

@@ -88,6 +88,24 @@ pub fn text(out: &Output) -> String {
     )
 }
 
+/// CAPG's released module.
+pub const CAPG: &str = "sigs.k8s.io/cluster-api-provider-gcp@v1.13.1";
+/// CAPOCI's released module.
+pub const CAPOCI: &str = "github.com/oracle/cluster-api-provider-oci@v0.24.0";
+/// CAPZ's released module.
+pub const CAPZ: &str = "sigs.k8s.io/cluster-api-provider-azure@v1.26.0";
+
+/// The CRDs of a peer's three managed kinds (`<prefix>managedclusters`, `…controlplanes`,
+/// `…machinepools`) from its released `module`.
+pub fn managed_crds(module: &str, prefix: &str) -> Vec<CustomResourceDefinition> {
+    let files: Vec<String> = ["clusters", "controlplanes", "machinepools"]
+        .iter()
+        .map(|kind| format!("infrastructure.cluster.x-k8s.io_{prefix}managed{kind}.yaml"))
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    peer_crds(&module_dir(module), &files)
+}
+
 /// The directory of a released Go module, downloaded through the module proxy (cached by Go).
 pub fn module_dir(module: &str) -> PathBuf {
     let out = std::process::Command::new("go")

@@ -187,7 +187,7 @@ pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
         .send()
         .await
         .expect("a node group made outside Cluster API");
-    let tags = || async {
+    let nodegroup = || async {
         let out = ctx
             .aws
             .eks
@@ -197,7 +197,10 @@ pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
             .send()
             .await
             .unwrap();
-        let ng = out.nodegroup().cloned().unwrap();
+        out.nodegroup().cloned().unwrap()
+    };
+    let tags = || async {
+        let ng = nodegroup().await;
         (ng.tags().cloned().unwrap_or_default(), ng.status().cloned())
     };
     let (key, value) = contract::naming::ownership_tag("eks", crate::NS, crate::CLUSTER);
@@ -270,16 +273,7 @@ pub async fn adopts_a_node_group_after_its_plan_and_orphans_it(ctx: &Ctx) {
         "the node group sized by the MachinePool",
         Duration::from_secs(60),
         || async {
-            let out = ctx
-                .aws
-                .eks
-                .describe_nodegroup()
-                .cluster_name(EKS_NAME)
-                .nodegroup_name(stranger)
-                .send()
-                .await
-                .ok()?;
-            let s = out.nodegroup()?.scaling_config()?.clone();
+            let s = nodegroup().await.scaling_config()?.clone();
             (s.desired_size() == Some(2)).then_some(s)
         },
     )
