@@ -95,6 +95,7 @@ DEFAULT_SECONDS = {
     "kubectl-managed/capa": 170,
     "kubectl-managed/capg": 45,
     "kubectl-managed/capoci": 35,
+    "kubectl-managed/capz": 65,
     "provider-aws/control_plane": 70,
     "provider-aws/cluster": 65,
     "provider-aws/machine_pool": 60,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::discovery::Discovery;
+use kube::discovery::{Discovery, Scope, verbs};
 use serde_json::Value;
 
 /// The API group of Cluster API core.
@@ -158,6 +158,81 @@ impl Cluster {
             Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
             Err(e) => Err(e).with_context(|| format!("deleting {kind} {name}")),
         }
+    }
+
+    /// Every object in the namespace, of any kind in an API group whose name ends with
+    /// `group_suffix`, whose controller is one of `owners` (by uid); each with its kind.
+    ///
+    /// # Errors
+    /// Discovery or a list failed.
+    pub async fn controlled_by(
+        &self,
+        group_suffix: &str,
+        owners: &[String],
+    ) -> Result<Vec<(ApiResource, Value)>> {
+        let groups = self
+            .client
+            .list_api_groups()
+            .await
+            .context("listing the API groups")?;
+        let names: Vec<&str> = groups
+            .groups
+            .iter()
+            .map(|g| g.name.as_str())
+            .filter(|n| n.ends_with(group_suffix))
+            .collect();
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let discovery = Discovery::new(self.client.clone())
+            .filter(&names)
+            .run()
+            .await
+            .with_context(|| format!("discovering the kinds of the *{group_suffix} groups"))?;
+        let mut found = Vec::new();
+        for group in discovery.groups() {
+            for (resource, caps) in group.recommended_resources() {
+                if caps.scope != Scope::Namespaced || !caps.supports_operation(verbs::LIST) {
+                    continue;
+                }
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(self.client.clone(), &self.namespace, &resource);
+                let list = api
+                    .list(&ListParams::default())
+                    .await
+                    .with_context(|| format!("listing {}", resource.kind))?;
+                for obj in &list.items {
+                    let controlled = obj
+                        .metadata
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .any(|o| o.controller == Some(true) && owners.contains(&o.uid));
+                    if controlled {
+                        found.push((resource.clone(), to_value(obj)));
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Applies a JSON merge patch to `name` of `resource`.
+    ///
+    /// # Errors
+    /// The API server refused it.
+    pub async fn merge_resource(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+        patch: &Value,
+    ) -> Result<()> {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &self.namespace, resource);
+        api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .with_context(|| format!("patching {} {name} with {patch}", resource.kind))?;
+        Ok(())
     }
 
     /// Every object of `kind` in `group` in the namespace.

@@ -6,7 +6,8 @@
 //! 2. Record on the Cluster what is about to change ([`Record`]).
 //! 3. Pause: the Cluster (`spec.paused`), and each peer object with `cluster.x-k8s.io/paused`,
 //!    which the peers honour before anything else, deletion included. From here on, the peer's
-//!    controllers act on nothing.
+//!    controllers act on nothing. CAPZ's Azure Service Operator objects are set to leave Azure
+//!    alone when they are deleted, as CAPZ does when it pauses.
 //! 4. Create our objects: the same cloud resources by name, each with `spec.adoption` not yet
 //!    accepted (our providers only look).
 //! 5. Take the peer's controller reference off the kubeconfig Secrets, so that no garbage
@@ -18,8 +19,10 @@
 //!
 //! 8. Accept every plan, and wait until our providers own the cloud resources, the Cluster is
 //!    served, and the kubeconfig Secret is ours.
-//! 9. Take the finalizers off the peer's objects and delete them (still paused: their
-//!    controllers never act on the deletion), and take the record off.
+//! 9. Remove the MachinePools whose cloud pool our control plane keeps (AKS's System pool;
+//!    paused first, so Cluster API core never drains or deletes their nodes), take the
+//!    finalizers off the peer's objects and delete them (still paused: their controllers never
+//!    act on the deletion), and take the record off.
 //!
 //! `--rollback`, any time before step 9, puts the Cluster back on the peer's objects.
 
@@ -30,7 +33,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::kube_api::{CORE_GROUP, Cluster, parts, reference_to, wait_for};
-use crate::peer::{Peer, PeerPool, Source, Translation};
+use crate::peer::{Peer, PeerPool, Source, Translation, capz};
 use crate::record::Record;
 use crate::report;
 
@@ -321,6 +324,13 @@ impl<'a> Move<'a> {
             "paused {}'s objects ({PAUSED_ANNOTATION})",
             self.peer.name()
         ));
+        if self.peer == Peer::Capz {
+            let held = self.hold_service_operator().await?;
+            step(&format!(
+                "set {held} Azure Service Operator object(s) of CAPZ's to {}: skip (deleting them leaves Azure as it is)",
+                capz::RECONCILE_POLICY
+            ));
+        }
         for obj in self.ours() {
             let created = mc.create(obj, false).await?;
             step(&format!(
@@ -375,6 +385,30 @@ impl<'a> Move<'a> {
             }
         }
         Ok(())
+    }
+
+    /// CAPZ's Azure Service Operator objects (those its objects control) set to leave Azure
+    /// alone, their old policy kept where CAPZ restores it from; returns how many there are.
+    async fn hold_service_operator(&self) -> Result<usize> {
+        let mut owners = Vec::new();
+        for reference in self.record.peer_objects() {
+            if let Some(obj) = self.mc.get_ref(reference).await?
+                && let Some(uid) = obj["metadata"]["uid"].as_str()
+            {
+                owners.push(uid.to_string());
+            }
+        }
+        let held = self
+            .mc
+            .controlled_by(capz::SERVICE_OPERATOR_GROUPS, &owners)
+            .await?;
+        for (resource, obj) in &held {
+            if let Some(patch) = capz::hold(&obj["metadata"]["annotations"]) {
+                let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+                self.mc.merge_resource(resource, name, &patch).await?;
+            }
+        }
+        Ok(held.len())
     }
 
     /// Takes the peer's owner references off the kubeconfig Secrets.
@@ -521,6 +555,30 @@ impl<'a> Move<'a> {
 
     /// Step 9.
     async fn finish(&self) -> Result<()> {
+        for mp in &self.translation.absorbed {
+            if self.mc.get(CORE_GROUP, "MachinePool", mp).await?.is_none() {
+                continue;
+            }
+            // Paused, Cluster API core leaves it alone; deleted while its finalizer still holds
+            // it (a finalizer cannot be added to an object being deleted), then let go.
+            let paused = json!({"metadata": {"annotations": {PAUSED_ANNOTATION: ""}}});
+            self.mc
+                .merge(CORE_GROUP, "MachinePool", mp, &paused)
+                .await?;
+            self.mc.delete(CORE_GROUP, "MachinePool", mp).await?;
+            self.mc
+                .merge(
+                    CORE_GROUP,
+                    "MachinePool",
+                    mp,
+                    &json!({"metadata": {"finalizers": null}}),
+                )
+                .await
+                .or_else(gone_is_fine)?;
+            step(&format!(
+                "removed MachinePool {mp}: our control plane keeps its pool (nodes untouched)"
+            ));
+        }
         for reference in self.record.peer_objects() {
             let (group, kind, name) = parts(reference)?;
             if self.mc.get(&group, &kind, &name).await?.is_none() {
@@ -636,6 +694,15 @@ impl<'a> Move<'a> {
         }
         Ok(())
     }
+}
+
+/// `Ok` when `e` says the object is already gone.
+fn gone_is_fine(e: anyhow::Error) -> Result<()> {
+    let gone = e
+        .chain()
+        .filter_map(|c| c.downcast_ref::<kube::Error>())
+        .any(|k| matches!(k, kube::Error::Api(s) if s.code == 404));
+    if gone { Ok(()) } else { Err(e) }
 }
 
 /// The kubeconfig Secrets of Cluster `name` that Cluster API and the providers write.

@@ -3,7 +3,7 @@
 //! with Cluster API core: each peer's Cluster, written as its own cluster template renders it, is
 //! read by `kubectl managed migrate --dry-run`, whose objects the API server admits (a
 //! server-side dry run against our CRDs and their rules) and nothing is changed. CAPZ's template
-//! is refused, naming what stops it.
+//! (no Entra ID) is refused, naming what stops it, and admitted once Entra ID is on.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -186,7 +186,8 @@ async fn capg_capoci_and_capz_clusters_as_their_templates_render_them_are_read_a
         assert!(text(&out).contains(expected), "{expected}");
     }
 
-    // CAPZ: refused, saying why.
+    // CAPZ: its template (no Entra ID) refused, saying why; with Entra ID, admitted as AKS
+    // kinds, the System pool kept by the control plane.
     let out = dry_run(&plane, &["z1"]).await;
     assert!(!out.status.success());
     let said = text(&out);
@@ -194,8 +195,29 @@ async fn capg_capoci_and_capz_clusters_as_their_templates_render_them_are_read_a
         said.contains("spec.aadProfile") && said.contains("REFUSED"),
         "{said}"
     );
-    assert!(said.contains("pool0 is a System pool"), "{said}");
     assert!(said.contains("nothing was changed"), "{said}");
+    support::api(&client, NS, infra, "v1beta1", "AzureManagedControlPlane")
+        .patch(
+            "z1",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"aadProfile": {"managed": true, "adminGroupObjectIDs": ["00000000-0000-4000-8000-0000000000a1"]}}})),
+        )
+        .await
+        .unwrap();
+    let out = dry_run(&plane, &["z1"]).await;
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    for expected in [
+        "kind: AKSControlPlane",
+        "systemPool:",
+        "name: pool0",
+        "kind: AKSMachinePool",
+        "cloudName: pool1",
+        "MachinePool z1-pool0 is removed at the end of the move",
+        "the API server admits each of them",
+    ] {
+        assert!(said.contains(expected), "{expected}: {said}");
+    }
 
     // Nothing changed on any Cluster.
     let clusters = support::api(&client, NS, "cluster.x-k8s.io", "v1beta2", "Cluster");

@@ -188,16 +188,21 @@ pub struct Clients {
     pub calls: CloudCalls,
     /// `/subscriptions/…/managedClusters/<name>`.
     pub cluster_path: String,
+    /// The agent pool the control plane keeps as the cluster's System pool
+    /// (`spec.aks.systemPool.name`).
+    pub system_pool: String,
 }
 
 impl Clients {
-    /// The clients for the managed cluster `name` in `resource_group`.
+    /// The clients for the managed cluster `name` in `resource_group`, whose System pool is
+    /// `system_pool`.
     pub fn new(
         shared: &Arc<Shared>,
         arm: Arm,
         calls: CloudCalls,
         resource_group: &str,
         name: &str,
+        system_pool: &str,
     ) -> Self {
         let cluster_path = format!(
             "{}/providers/Microsoft.ContainerService/managedClusters/{name}",
@@ -208,6 +213,7 @@ impl Clients {
             arm,
             calls,
             cluster_path,
+            system_pool: system_pool.to_string(),
         }
     }
 }

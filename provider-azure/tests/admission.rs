@@ -124,6 +124,11 @@ const AKS_BAD: &[(Role, &str, &str)] = &[
         "spec.aks.systemPool.count",
     ),
     (
+        Role::ControlPlane,
+        r#"{"aks":{"systemPool":{"name":"System-1"}}}"#,
+        "spec.aks.systemPool.name",
+    ),
+    (
         Role::MachinePool,
         r#"{"subnetIDs":["a","b"]}"#,
         "spec.subnetIDs takes one subnet on AKS",
@@ -192,7 +197,12 @@ async fn every_bad_object_is_rejected_with_its_message_and_good_ones_are_admitte
         machine_pool: "AKSMachinePool",
         base,
         own: AKS_BAD,
-        own_updates: &[],
+        own_updates: &[(
+            Role::ControlPlane,
+            r#"{"aks":{"systemPool":{"name":"pool0"}}}"#,
+            r#"{"aks":{"systemPool":{"name":"pool1"}}}"#,
+            "spec.aks.systemPool.name is immutable",
+        )],
         // Azure takes Kubernetes' own label and taint keys as they are.
         long_keys: None,
         no_taints: None,

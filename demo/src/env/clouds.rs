@@ -88,6 +88,20 @@ pub struct AksCloud {
     pub workload: Arc<WorkloadServers>,
 }
 
+impl AksCloud {
+    /// An ARM client of the emulator in the default subscription, as the provider's service
+    /// principal: what a user's `az` command would do with the same identity.
+    pub fn api(&self) -> emulators::aks::outside::ArmApi {
+        emulators::aks::outside::ArmApi::new(
+            self.server.url(),
+            &self.server.aks().config().tenant,
+            AZURE_CLIENT_ID,
+            AZURE_CLIENT_SECRET,
+            emulators::aks::SUBSCRIPTION,
+        )
+    }
+}
+
 /// The emulated OKE.
 pub struct OkeCloud {
     /// The OKE emulator.

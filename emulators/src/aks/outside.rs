@@ -93,7 +93,12 @@ impl ArmApi {
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
     }
 
-    async fn ok(
+    /// One ARM call on `path` (after `/subscriptions/<sub>`) at `api_version` that must
+    /// succeed; its answer.
+    ///
+    /// # Errors
+    /// The call failed or ARM answered an error (its code and message).
+    pub async fn ok(
         &self,
         method: reqwest::Method,
         path: &str,

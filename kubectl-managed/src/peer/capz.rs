@@ -1,28 +1,55 @@
 //! CAPZ to ours on AKS: its classic kinds (`AzureManagedControlPlane`, `AzureManagedCluster`,
 //! `AzureManagedMachinePool`, all `infrastructure.cluster.x-k8s.io/v1beta1`).
 //!
-//! The mapping is complete, but no CAPZ cluster can be moved yet (below); the command shows what
-//! the move would write and why it stops. A move will also have to mark every Azure Service
-//! Operator object CAPZ owns `serviceoperator.azure.com/reconcile-policy: skip` before CAPZ's
-//! objects go: they are garbage-collected with them, and ASO deletes what they stand for.
+//! CAPZ keeps every agent pool as a MachinePool, its System pools included; ours keeps the
+//! cluster's System pool in the control plane (`AKSControlPlane spec.aks.systemPool`). So the
+//! first System pool becomes the control plane's, by name, at its MachinePool's count, and its
+//! MachinePool is removed at the end of the move (its nodes untouched); any other System pool
+//! becomes an AKSMachinePool with `aks.mode: System`.
+//!
+//! CAPZ makes Azure resources through Azure Service Operator objects it controls; deleting one
+//! whose `serviceoperator.azure.com/reconcile-policy` is not `skip` deletes what it stands for.
+//! The move sets `skip` on each of them when it pauses CAPZ, as CAPZ does on pause, saving the
+//! old policy in CAPZ's own annotation, so that CAPZ puts it back if the move is rolled back
+//! ([`hold`]).
 //!
 //! What ours cannot take over is refused: a cluster without Microsoft Entra ID integration
-//! (ours reaches the API server with Entra tokens), a System node pool (ours keeps the System
-//! pool in the control plane, as the agent pool named `system`, while CAPZ keeps System pools as
-//! MachinePools; every AKS cluster has one, so no CAPZ cluster can be moved yet), Windows pools.
-//! CAPZ's
-//! `AzureASOManaged*` kinds are refused too: their subscription lives in ASO's credential
-//! Secret, which this command does not read yet.
+//! (ours reaches the API server with Entra tokens), an autoscaled System pool kept by the control
+//! plane, Windows pools. CAPZ's `AzureASOManaged*` kinds are refused too: their subscription
+//! lives in ASO's credential Secret, which this command does not read yet.
 
 use serde_json::{Map, Value, json};
 
-use super::{Fields, Note, Outcome, Source, Translation, taints, title, version};
+use super::{
+    Fields, Note, Outcome, PeerPool, Source, Translation, autoscaled, taints, title, version,
+};
 
 /// What the notes say of a field ours has no place for.
 const NO_EQUIVALENT: &str = "no equivalent in AKSCluster/AKSControlPlane/AKSMachinePool: what it made stays in Azure and nothing manages it any more";
 
-/// The agent pool ours keeps as the System pool, in the control plane.
-const SYSTEM_POOL: &str = "system";
+/// The API groups of Azure Service Operator's kinds end with this.
+pub const SERVICE_OPERATOR_GROUPS: &str = ".azure.com";
+
+/// Azure Service Operator's annotation saying what deleting the object does in Azure.
+pub const RECONCILE_POLICY: &str = "serviceoperator.azure.com/reconcile-policy";
+
+/// CAPZ's annotation holding an object's policy from before CAPZ paused it.
+pub const PRE_PAUSE_POLICY: &str =
+    "sigs.k8s.io/cluster-api-provider-azure-pre-pause-reconcile-policy";
+
+/// The merge patch that makes an Azure Service Operator object with `annotations` leave Azure
+/// alone (`skip`), keeping its policy in CAPZ's pre-pause annotation; `None` when CAPZ or an
+/// earlier run already did.
+pub fn hold(annotations: &Value) -> Option<Value> {
+    if annotations.get(PRE_PAUSE_POLICY).is_some() {
+        return None;
+    }
+    let before = annotations[RECONCILE_POLICY].as_str().unwrap_or_default();
+    Some(json!({"metadata": {"annotations": {
+        PRE_PAUSE_POLICY: before,
+        RECONCILE_POLICY: "skip",
+    }}}))
+}
 
 /// CAPZ's objects as ours.
 pub fn translate(source: &Source) -> Translation {
@@ -41,6 +68,14 @@ pub fn translate(source: &Source) -> Translation {
     let (infra, control_plane, mut notes) = control_plane(cp);
     t.infra_cluster = infra;
     t.control_plane = control_plane;
+    notes.push(Note {
+        object: title(cp),
+        field: "(its Secrets)".into(),
+        outcome: Outcome::Dropped(format!(
+            "CAPZ's {0}-kubeconfig-user and {0}-ca Secrets go with it; ours writes {0}-kubeconfig and {0}-user-kubeconfig (kubelogin)",
+            source.cluster_name()
+        )),
+    });
     let mut empty = Fields::new(&source.infra);
     empty.dropped(
         "controlPlaneEndpoint",
@@ -48,17 +83,94 @@ pub fn translate(source: &Source) -> Translation {
     );
     notes.extend(empty.finish(NO_EQUIVALENT));
     let subnet = t.infra_cluster["network"]["subnetIDs"][0].clone();
+    let system = source
+        .pools
+        .iter()
+        .find(|p| p.infra["spec"]["mode"] == "System");
+    if let Some(pool) = system {
+        let (system_pool, pool_notes) = system_pool(pool);
+        t.control_plane["aks"]["systemPool"] = system_pool;
+        notes.extend(pool_notes);
+    }
     for pool in &source.pools {
-        let (spec, pool_notes) = machine_pool(&pool.infra, &subnet);
         let name = pool.machine_pool["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
             .to_string();
+        if system.is_some_and(|s| std::ptr::eq(s, pool)) {
+            t.absorbed.push(name);
+            continue;
+        }
+        let (spec, pool_notes) = machine_pool(&pool.infra, &subnet);
         t.pools.push((name, spec));
         notes.extend(pool_notes);
     }
     t.notes = notes;
     t
+}
+
+/// `AKSControlPlane spec.aks.systemPool` for CAPZ's System `pool`: the same agent pool, by name,
+/// at its MachinePool's count.
+fn system_pool(pool: &PeerPool) -> (Value, Vec<Note>) {
+    let obj = &pool.infra;
+    let mp = &pool.machine_pool;
+    let mut f = Fields::new(obj);
+    let name = f
+        .str("name")
+        .or_else(|| obj["metadata"]["name"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let mp_name = mp["metadata"]["name"].as_str().unwrap_or_default();
+    let mut ours = Map::new();
+    ours.insert("name".into(), json!(name));
+    f.mapped("name", "AKSControlPlane spec.aks.systemPool.name");
+    f.mapped(
+        "mode",
+        &format!(
+            "AKSControlPlane spec.aks.systemPool: the control plane keeps the cluster's System pool; MachinePool {mp_name} is removed at the end of the move, its nodes untouched"
+        ),
+    );
+    if let Some(sku) = f.mapped("sku", "AKSControlPlane spec.aks.systemPool.vmSize") {
+        ours.insert("vmSize".into(), sku.clone());
+    }
+    if let Some(replicas) = mp["spec"]["replicas"].as_i64() {
+        ours.insert("count".into(), json!(replicas));
+    }
+    if f.get("scaling").is_some() || autoscaled(mp) {
+        f.refuse(
+            "scaling",
+            &format!(
+                "{name} is autoscaled, and ours keeps the System pool at AKSControlPlane spec.aks.systemPool.count: turn its autoscaler off with CAPZ first"
+            ),
+        );
+    }
+    for (path, what) in [
+        ("nodeLabels", "labels"),
+        ("taints", "taints"),
+        ("osDiskSizeGB", "disk size"),
+        ("maxPods", "Pods per node"),
+        ("availabilityZones", "zones"),
+        ("subnetName", "subnet"),
+    ] {
+        f.unmanaged(
+            path,
+            &format!("the System pool keeps its {what}; the control plane does not manage them"),
+        );
+    }
+    if f.str("osType") == Some("Windows") {
+        f.refuse(
+            "osType",
+            "a Windows System pool: AKS runs System pools on Linux",
+        );
+    } else {
+        f.dropped("osType", "Linux, as ours runs");
+    }
+    f.dropped("scaleSetPriority", "System pools run on regular VMs");
+    f.dropped(
+        "providerIDList",
+        "the control plane does not list the System pool's nodes",
+    );
+    (Value::Object(ours), f.finish(NO_EQUIVALENT))
 }
 
 /// The AKSCluster spec and the AKSControlPlane spec for an `AzureManagedControlPlane`.
@@ -255,12 +367,11 @@ fn machine_pool(obj: &Value, subnet: &Value) -> (Value, Vec<Note>) {
     spec.insert("cloudName".into(), json!(name));
     spec.insert("adoption".into(), json!({}));
     if f.str("mode") == Some("System") {
-        f.refuse(
+        f.mapped(
             "mode",
-            &format!(
-                "{name} is a System pool: ours keeps the cluster's System pool in AKSControlPlane spec.aks.systemPool (the agent pool named {SYSTEM_POOL}), not as a MachinePool, and cannot take over CAPZ's System MachinePools yet"
-            ),
+            "AKSMachinePool spec.aks.mode (a second System pool)",
         );
+        aks.insert("mode".into(), json!("System"));
     } else {
         f.dropped("mode", "User, ours' default");
     }
@@ -354,9 +465,11 @@ mod tests {
     }
 
     #[test]
-    fn a_capz_cluster_maps_by_resource_id_on_its_defaulted_network_but_its_system_pool_stops_it() {
-        let t = Peer::Capz.translate(&source());
-        assert_eq!(refused_fields(&t), ["spec.mode"], "{:#?}", t.notes);
+    fn a_capz_cluster_maps_by_resource_id_with_its_system_pool_kept_by_the_control_plane() {
+        let mut src = source();
+        src.pools[0].machine_pool["spec"] = json!({"replicas": 3});
+        let t = Peer::Capz.translate(&src);
+        assert!(refused_fields(&t).is_empty(), "{:#?}", t.notes);
         let vnet = "/subscriptions/sub-1/resourceGroups/rg-1/providers/Microsoft.Network/virtualNetworks/z1";
         assert_eq!(
             t.infra_cluster["spec"],
@@ -371,16 +484,35 @@ mod tests {
         );
         assert_eq!(
             cp["aks"],
-            json!({"sku": "Standard", "azureRBAC": true, "adminGroupObjectIDs": ["g-1"]})
+            json!({"sku": "Standard", "azureRBAC": true, "adminGroupObjectIDs": ["g-1"],
+                   "systemPool": {"name": "system", "vmSize": "Standard_D2s_v5", "count": 3}})
         );
         assert_eq!(cp["oidcIssuer"], json!({"enabled": true}));
-        let user = &t.pools[1].1["spec"];
-        assert_eq!(user["cloudName"], "pool1");
-        assert_eq!(user["scaling"], json!({"minReplicas": 1, "maxReplicas": 4}));
+        assert_eq!(t.absorbed, ["z1-system"]);
+        assert_eq!(t.pools.len(), 1);
+        let (mp, user) = &t.pools[0];
+        assert_eq!(mp, "z1-pool1");
+        assert_eq!(user["metadata"]["name"], "z1-pool1");
+        assert_eq!(user["spec"]["cloudName"], "pool1");
+        assert_eq!(
+            user["spec"]["scaling"],
+            json!({"minReplicas": 1, "maxReplicas": 4})
+        );
     }
 
     #[test]
-    fn capz_s_default_template_is_refused_with_what_stops_it() {
+    fn a_second_system_pool_is_a_pool_of_ours_and_an_autoscaled_first_one_is_refused() {
+        let mut s = source();
+        s.pools[1].infra["spec"]["mode"] = json!("System");
+        let t = Peer::Capz.translate(&s);
+        assert_eq!(t.absorbed, ["z1-system"]);
+        assert_eq!(t.pools[0].1["spec"]["aks"]["mode"], "System");
+        s.pools[0].infra["spec"]["scaling"] = json!({"minSize": 1, "maxSize": 3});
+        assert_eq!(refused_fields(&Peer::Capz.translate(&s)), ["spec.scaling"]);
+    }
+
+    #[test]
+    fn capz_s_default_template_is_refused_for_want_of_entra_id_only() {
         let mut s = source();
         s.control_plane["spec"]
             .as_object_mut()
@@ -388,9 +520,30 @@ mod tests {
             .remove("aadProfile");
         s.pools[0].infra["spec"]["name"] = json!("pool0");
         let t = Peer::Capz.translate(&s);
-        assert_eq!(refused_fields(&t), ["spec.aadProfile", "spec.mode"]);
+        assert_eq!(refused_fields(&t), ["spec.aadProfile"]);
+        assert_eq!(
+            t.control_plane["spec"]["aks"]["systemPool"]["name"],
+            "pool0"
+        );
         let mut aso = source();
         aso.control_plane["kind"] = json!("AzureASOManagedControlPlane");
         assert!(Peer::Capz.translate(&aso).refused());
+    }
+
+    #[test]
+    fn service_operator_objects_are_held_once_keeping_their_policy_for_capz() {
+        let patch = hold(&json!({RECONCILE_POLICY: "manage"})).unwrap();
+        assert_eq!(
+            patch["metadata"]["annotations"],
+            json!({PRE_PAUSE_POLICY: "manage", RECONCILE_POLICY: "skip"})
+        );
+        assert_eq!(
+            hold(&Value::Null).unwrap()["metadata"]["annotations"][PRE_PAUSE_POLICY],
+            ""
+        );
+        assert_eq!(
+            hold(&json!({PRE_PAUSE_POLICY: "manage", RECONCILE_POLICY: "skip"})),
+            None
+        );
     }
 }

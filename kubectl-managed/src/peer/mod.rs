@@ -230,6 +230,10 @@ pub struct Translation {
     pub control_plane: Value,
     /// Our pools: the MachinePool's name and our pool object.
     pub pools: Vec<(String, Value)>,
+    /// The MachinePools whose cloud pool our control plane keeps (AKS's System pool): they
+    /// keep pointing at the peer's paused object during the move and are removed at its end,
+    /// the cloud pool untouched.
+    pub absorbed: Vec<String>,
     /// One note per field of the peer's objects.
     pub notes: Vec<Note>,
 }
@@ -271,8 +275,14 @@ impl Translation {
             &source.control_plane,
             &self.control_plane,
         );
-        for ((_, spec), pool) in self.pools.iter_mut().zip(&source.pools) {
-            *spec = object(Role::MachinePool, &pool.infra, spec);
+        for (mp, spec) in &mut self.pools {
+            if let Some(pool) = source
+                .pools
+                .iter()
+                .find(|p| p.machine_pool["metadata"]["name"] == mp.as_str())
+            {
+                *spec = object(Role::MachinePool, &pool.infra, spec);
+            }
         }
     }
 }

@@ -12,8 +12,9 @@ use super::AKSClusterSpec;
 /// `<cluster>-user-kubeconfig` (`kubelogin`).
 ///
 /// AKS cannot run a cluster without a System node pool, so the control plane owns one
-/// (`aks.systemPool`, named `system`, tainted `CriticalAddonsOnly` so workloads land on the
-/// AKSMachinePools' User pools) and keeps its version with the control plane's.
+/// (`aks.systemPool`, named `system` unless `aks.systemPool.name` says otherwise, created
+/// tainted `CriticalAddonsOnly` so workloads land on the AKSMachinePools' User pools) and keeps
+/// its version with the control plane's.
 #[provider_runtime::kind]
 #[x_kube(validation = contract::naming::AKS_CLUSTER.cel_validation("cloudName", "spec.cloudName"))]
 pub struct AKSControlPlaneSpec {
@@ -124,7 +125,14 @@ fn yes() -> bool {
 /// The control plane's System node pool.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = contract::naming::AKS_AGENT_POOL.cel_validation("name", "spec.aks.systemPool.name"))]
 pub struct SystemPool {
+    /// The agent pool's name (default `system`): name an adopted cluster's existing System
+    /// pool here. No AKSMachinePool may manage this pool. Immutable.
+    #[serde(default = "default_system_name")]
+    #[schemars(length(min = 1, max = 12))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spec.aks.systemPool.name is immutable"))]
+    pub name: String,
     /// VM size (at least 2 vCPUs and 4 GiB). Immutable.
     #[serde(default = "default_system_size")]
     #[schemars(length(min = 1, max = 64))]
@@ -134,6 +142,10 @@ pub struct SystemPool {
     #[serde(default = "default_system_count")]
     #[schemars(range(min = 1, max = 100))]
     pub count: i32,
+}
+
+fn default_system_name() -> String {
+    "system".into()
 }
 
 fn default_system_size() -> String {
@@ -147,6 +159,7 @@ fn default_system_count() -> i32 {
 impl Default for SystemPool {
     fn default() -> Self {
         Self {
+            name: default_system_name(),
             vm_size: default_system_size(),
             count: default_system_count(),
         }

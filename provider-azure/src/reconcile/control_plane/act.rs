@@ -9,10 +9,10 @@ use provider_runtime::{CloudError, ProviderError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use super::At;
 use super::desired::{DesiredCluster, Settings};
 use super::diff::ClusterChange;
 use super::observe::{ObservedCluster, describe};
-use super::{At, SYSTEM_POOL};
 use crate::api::{NetworkPlugin, NetworkPolicy};
 use crate::client;
 use crate::client::answers::Identified;
@@ -172,7 +172,7 @@ async fn create(
             "dnsPrefix": dns_prefix,
             "networkProfile": network_profile(want),
             "agentPoolProfiles": [{
-                "name": SYSTEM_POOL,
+                "name": want.system_pool.name,
                 "mode": "System",
                 "count": want.system_pool.count,
                 "vmSize": want.system_pool.vm_size,
@@ -332,9 +332,11 @@ async fn update(
         }
         ClusterChange::SystemPoolVersion(_) | ClusterChange::SystemPoolCount(_) => {
             let Some(pool) = &o.system_pool else {
-                return Err(
-                    CloudError::NotFound(format!("the System pool {SYSTEM_POOL} is gone")).into(),
-                );
+                return Err(CloudError::NotFound(format!(
+                    "the System pool {} is gone",
+                    clients.system_pool
+                ))
+                .into());
             };
             let mut props = pool_properties(&pool.profile);
             match change {
@@ -348,7 +350,7 @@ async fn update(
                     &clients.calls,
                     "AgentPools_CreateOrUpdate",
                     Method::PUT,
-                    &format!("{}/agentPools/{SYSTEM_POOL}", clients.cluster_path),
+                    &format!("{}/agentPools/{}", clients.cluster_path, pool.name),
                     client::CONTAINER,
                     Some(&json!({ "properties": props })),
                     pool.etag.as_deref(),

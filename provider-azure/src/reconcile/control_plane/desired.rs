@@ -56,6 +56,8 @@ pub struct Settings {
 /// The System pool the spec asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SystemPoolShape {
+    /// Its agent pool's name.
+    pub name: String,
     /// Its nodes' VM size.
     pub vm_size: String,
     /// Its node count.
@@ -119,6 +121,7 @@ pub fn validate(cp: &AKSControlPlane, infra: &Infra) -> Result<DesiredCluster, P
         },
         private: c.endpoint_access.private,
         system_pool: SystemPoolShape {
+            name: aks.system_pool.name.clone(),
             vm_size: aks.system_pool.vm_size.clone(),
             count: i64::from(aks.system_pool.count),
         },

@@ -7,7 +7,6 @@ use contract::version::{KubeVersion, normalize};
 use provider_runtime::control_plane::DescribeChange;
 use serde_json::{Value, json};
 
-use super::SYSTEM_POOL;
 use super::desired::DesiredCluster;
 use super::observe::ObservedCluster;
 use crate::reconcile::aks_version;
@@ -69,11 +68,12 @@ pub fn diff(want: &DesiredCluster, o: &ObservedCluster) -> CloudStep<ClusterChan
     }
     let Some(pool) = &o.system_pool else {
         return CloudStep::Failed(format!(
-            "the managed cluster has no agent pool named {SYSTEM_POOL}, which this control plane keeps; recreate it with mode System"
+            "the managed cluster has no agent pool named {}, which this control plane keeps as its System pool (spec.aks.systemPool.name); name the cluster's System pool there",
+            want.system_pool.name
         ));
     };
     if !matches!(pool.state.as_str(), "Succeeded" | "Canceled" | "Failed") {
-        return CloudStep::Wait(format!("the System pool {SYSTEM_POOL} is {}", pool.state));
+        return CloudStep::Wait(format!("the System pool {} is {}", pool.name, pool.state));
     }
     let minor = |v: &str| {
         KubeVersion::parse(&normalize(v))
@@ -98,10 +98,10 @@ impl DescribeChange for ClusterChange {
                 format!("changing the {} of AKS cluster {name}", fields.join(", "))
             }
             ClusterChange::SystemPoolVersion(v) => {
-                format!("upgrading the System pool {SYSTEM_POOL} of AKS cluster {name} to {v}")
+                format!("upgrading the System pool of AKS cluster {name} to {v}")
             }
             ClusterChange::SystemPoolCount(n) => {
-                format!("resizing the System pool {SYSTEM_POOL} of AKS cluster {name} to {n} nodes")
+                format!("resizing the System pool of AKS cluster {name} to {n} nodes")
             }
         }
     }

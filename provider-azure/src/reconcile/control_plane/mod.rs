@@ -12,8 +12,9 @@
 //! runs one operation per cluster and answers 409 `OperationNotAllowed` to another, which is a
 //! wait (`WaitingForCloud`), not a failure.
 //!
-//! AKS needs a System pool: the cluster is created with one named `system`
-//! (`spec.aks.systemPool`), which this role keeps at the control plane's version and count.
+//! AKS needs a System pool: the cluster is created with one (`spec.aks.systemPool`, named
+//! `system` unless its `name` says otherwise; an adopted cluster names the one it has), which
+//! this role keeps at the control plane's version and count.
 //!
 //! - [`desired`]: the spec as AKS will be asked for it (pure);
 //! - [`observe`]: reading the cluster, its API server's address and CA, and an operation;
@@ -40,9 +41,6 @@ pub use diff::ClusterChange;
 pub use kubeconfig::{Tokens, auth_plugin};
 pub use observe::ObservedCluster;
 
-/// The System pool the cluster is created with and the control plane keeps.
-pub const SYSTEM_POOL: &str = "system";
-
 provider_runtime::control_plane! {
     AKS,
     tokens = ARM_UNSENT_TOKEN, create = act::CREATE_CALL
@@ -55,7 +53,14 @@ async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderE
     let tokens = Tokens::new(arm.tokens().clone(), shared.pacing.token_lifetime);
     let calls = reach.calls.clone();
     Ok(Connected {
-        clients: Clients::new(shared, arm, calls, &infra.resource_group, reach.name),
+        clients: Clients::new(
+            shared,
+            arm,
+            calls,
+            &infra.resource_group,
+            reach.name,
+            &reach.object.spec.aks.system_pool.name,
+        ),
         name: reach.name.to_string(),
         tags: infra.additional_tags,
         tokens,

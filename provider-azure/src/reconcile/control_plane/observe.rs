@@ -11,8 +11,8 @@ use provider_runtime::{CloudError, ProviderError, read_answer};
 use reqwest::Method;
 use serde_json::Value;
 
+use super::At;
 use super::desired::sorted;
-use super::{At, SYSTEM_POOL};
 use crate::api::AKSControlPlaneObserved;
 use crate::client;
 use crate::client::answers::{self, Enabled};
@@ -24,6 +24,8 @@ const ACCESS_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 /// The System pool as AKS reports it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SystemPoolView {
+    /// Its name.
+    pub name: String,
     /// Its profile as read (for a PUT of its resource).
     pub profile: Value,
     /// Its ETag, when given.
@@ -97,20 +99,22 @@ fn kms_key(p: &answers::ClusterProperties) -> Result<String, CloudError> {
         .ok_or_else(|| answers::lacking(GET, "properties.securityProfile.azureKeyVaultKms.keyId"))
 }
 
-/// The System pool as read, with its profile as ARM answered it (for a PUT of its resource).
-fn system_pool(c: &answers::ManagedCluster, raw: &Value) -> Option<SystemPoolView> {
+/// The System pool `name` as read, with its profile as ARM answered it (for a PUT of its
+/// resource).
+fn system_pool(c: &answers::ManagedCluster, raw: &Value, name: &str) -> Option<SystemPoolView> {
     let (i, pool) = c
         .properties
         .agent_pool_profiles
         .iter()
         .enumerate()
-        .find(|(_, a)| a.name == SYSTEM_POOL)?;
+        .find(|(_, a)| a.name == name)?;
     let profile = raw
         .pointer(&format!("/properties/agentPoolProfiles/{i}"))
         .cloned()
         .unwrap_or_default();
     let p = &pool.properties;
     Some(SystemPoolView {
+        name: name.to_string(),
         profile,
         etag: p.etag.clone(),
         version: p.current_orchestrator_version.clone().unwrap_or_default(),
@@ -119,17 +123,22 @@ fn system_pool(c: &answers::ManagedCluster, raw: &Value) -> Option<SystemPoolVie
     })
 }
 
-/// The cluster as read, in the diff's terms; `raw` is the whole answer (kept for the next PUT).
+/// The cluster as read, in the diff's terms, with its System pool `system`; `raw` is the whole
+/// answer (kept for the next PUT).
 ///
 /// # Errors
 /// An answer that lacks a field a decision needs: the field is named.
-fn observed(c: &answers::ManagedCluster, raw: Value) -> Result<ObservedCluster, CloudError> {
+fn observed(
+    c: &answers::ManagedCluster,
+    raw: Value,
+    system: &str,
+) -> Result<ObservedCluster, CloudError> {
     let p = &c.properties;
     let access = p.api_server_access_profile.clone().unwrap_or_default();
     let aad = p.aad_profile.clone().unwrap_or_default();
     let security = p.security_profile.clone().unwrap_or_default();
     Ok(ObservedCluster {
-        system_pool: system_pool(c, &raw),
+        system_pool: system_pool(c, &raw, system),
         raw,
         etag: c.etag.clone(),
         state: p.provisioning_state.clone(),
@@ -262,7 +271,7 @@ pub async fn describe(
         return Ok(None);
     };
     let c: answers::ManagedCluster = read_answer(GET, raw.clone())?;
-    let detail = observed(&c, raw)?;
+    let detail = observed(&c, raw, &clients.system_pool)?;
     let id = c.id.clone();
     let life = lifecycle(&detail.state);
     let access = if matches!(
@@ -358,6 +367,24 @@ mod tests {
                 .unwrap()
                 .contains("BEGIN CERTIFICATE")
         );
+    }
+
+    #[test]
+    fn the_system_pool_is_the_agent_pool_the_spec_names() {
+        let raw = serde_json::json!({
+            "id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/c",
+            "name": "c", "location": "eastus",
+            "properties": {"provisioningState": "Succeeded", "currentKubernetesVersion": "1.32.7", "kubernetesVersion": "1.32", "dnsPrefix": "c", "nodeResourceGroup": "MC_g_c_eastus",
+                "agentPoolProfiles": [
+                    {"name": "pool0", "mode": "System", "count": 3, "currentOrchestratorVersion": "1.32.7", "provisioningState": "Succeeded"},
+                    {"name": "pool1", "mode": "User", "count": 1, "provisioningState": "Succeeded"}]}
+        });
+        let c: answers::ManagedCluster = serde_json::from_value(raw.clone()).unwrap();
+        let named = observed(&c, raw.clone(), "pool0").unwrap();
+        let pool = named.system_pool.unwrap();
+        assert_eq!((pool.name.as_str(), pool.count), ("pool0", 3));
+        assert_eq!(pool.profile["name"], "pool0");
+        assert!(observed(&c, raw, "system").unwrap().system_pool.is_none());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod observe;
 
 use std::sync::Arc;
 
+use contract::conditions::Reason;
 use contract::idempotency::ARM_UNSENT_TOKEN;
 use contract::naming;
 use provider_runtime::machine_pool::{PoolConnected, PoolNames};
@@ -63,6 +64,15 @@ impl PoolClients {
 
 /// Clients and names for one pass, for the pool in the cluster at `reach.place`.
 async fn connect(shared: &Arc<Shared>, reach: Reach<'_>) -> Result<At, ProviderError> {
+    let system = &reach.place.control_plane.spec.aks.system_pool.name;
+    if reach.pool == system {
+        return Err(ProviderError::terminal(
+            Reason::InvalidSpec,
+            format!(
+                "agent pool {system} is the cluster's System pool, which the AKSControlPlane keeps (spec.aks.systemPool.name): an AKSMachinePool cannot manage it too; give this pool another spec.cloudName"
+            ),
+        ));
+    }
     let infra = reach.place.infra;
     let arm = scope::arm_for(shared, reach.client, reach.namespace, &infra).await?;
     let cluster_path = format!(
