@@ -36,6 +36,7 @@ use crate::kube_api::{CORE_GROUP, Cluster, parts, reference_to, wait_for};
 use crate::peer::{Peer, PeerPool, Source, Translation, capz};
 use crate::record::Record;
 use crate::report;
+use kube::core::ApiResource;
 
 /// The annotation Cluster API providers read as "do nothing with this object".
 const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
@@ -60,6 +61,9 @@ struct Move<'a> {
     peer: Peer,
     record: Record,
     translation: Translation,
+    /// The objects the peer's objects control that stand for cloud resources (CAPZ's Azure
+    /// Service Operator objects), with their kinds.
+    related: Vec<(ApiResource, Value)>,
 }
 
 /// Runs the move of Cluster `name` as `options` ask.
@@ -241,12 +245,25 @@ impl<'a> Move<'a> {
                 infra,
             });
         }
+        let related = if peer == Peer::Capz {
+            let mut owners = vec![&control_plane, &infra];
+            owners.extend(pools.iter().map(|p| &p.infra));
+            let uids: Vec<String> = owners
+                .iter()
+                .filter_map(|o| o["metadata"]["uid"].as_str().map(str::to_string))
+                .collect();
+            mc.controlled_by(capz::SERVICE_OPERATOR_GROUPS, &uids)
+                .await?
+        } else {
+            Vec::new()
+        };
         let source = Source {
             cluster: cluster.clone(),
             infra,
             control_plane,
             pools,
             region: region.clone(),
+            related: related.iter().map(|(_, o)| o.clone()).collect(),
         };
 
         let record = match record {
@@ -276,6 +293,7 @@ impl<'a> Move<'a> {
             peer,
             record,
             translation,
+            related,
         })
     }
 
@@ -390,36 +408,34 @@ impl<'a> Move<'a> {
     /// CAPZ's Azure Service Operator objects (those its objects control) set to leave Azure
     /// alone, their old policy kept where CAPZ restores it from; returns how many there are.
     async fn hold_service_operator(&self) -> Result<usize> {
-        let mut owners = Vec::new();
-        for reference in self.record.peer_objects() {
-            if let Some(obj) = self.mc.get_ref(reference).await?
-                && let Some(uid) = obj["metadata"]["uid"].as_str()
-            {
-                owners.push(uid.to_string());
-            }
-        }
-        let held = self
-            .mc
-            .controlled_by(capz::SERVICE_OPERATOR_GROUPS, &owners)
-            .await?;
-        for (resource, obj) in &held {
+        for (resource, obj) in &self.related {
             if let Some(patch) = capz::hold(&obj["metadata"]["annotations"]) {
                 let name = obj["metadata"]["name"].as_str().unwrap_or_default();
                 self.mc.merge_resource(resource, name, &patch).await?;
             }
         }
-        Ok(held.len())
+        Ok(self.related.len())
     }
 
-    /// Takes the peer's owner references off the kubeconfig Secrets.
+    /// Takes the peer's owner references off the kubeconfig Secrets: its control plane's, and
+    /// those of the objects it controls (Azure Service Operator writes CAPZ's kubeconfig and
+    /// owns it).
     async fn release_secrets(&self) -> Result<()> {
         let (_, peer_kind, _) = parts(&self.record.control_plane_ref)?;
+        let related: Vec<&str> = self
+            .related
+            .iter()
+            .filter_map(|(_, o)| o["metadata"]["uid"].as_str())
+            .collect();
         for secret in self.record.secret_owners.keys() {
             let Some(s) = self.mc.secrets().get_opt(secret).await? else {
                 continue;
             };
             let owners = s.metadata.owner_references.unwrap_or_default();
-            let kept: Vec<_> = owners.iter().filter(|o| o.kind != peer_kind).collect();
+            let kept: Vec<_> = owners
+                .iter()
+                .filter(|o| o.kind != peer_kind && !related.contains(&o.uid.as_str()))
+                .collect();
             if kept.len() != owners.len() {
                 let patch = json!({"metadata": {"ownerReferences": kept}});
                 self.mc

@@ -1,17 +1,17 @@
-//! A CAPZ Cluster moved to ours on the AKS emulator. CAPZ does not run here (both its AKS paths
-//! go through Azure Service Operator, whose identity library insists on Azure's own hosts): its
-//! CRDs come from its released module (v1.26.0), its objects are written as its AKS template
-//! renders them (with Entra ID on), and the cluster with its System pool `pool0` and User pool
-//! `pool1` is made in the emulator over ARM as CAPZ makes it (its tags). Beside them, the Azure
-//! Service Operator objects CAPZ controls: ASO builds its CRDs at release time and none is in
-//! its Go module, so these three kinds are declared here with their real groups and versions and
-//! an open schema; no ASO controller runs, and the test checks what one would act on: each of
-//! CAPZ's ASO objects says `reconcile-policy: skip` before it is deleted.
+//! CAPZ Clusters moved to ours on the AKS emulator, from both of CAPZ's kinds. CAPZ does not run
+//! here (both its AKS paths go through Azure Service Operator, whose identity library insists on
+//! Azure's own hosts): its CRDs come from its released module (v1.26.0), its objects are written
+//! as its AKS templates render them (with Entra ID on), and each cluster with its System pool
+//! `pool0` and User pool `pool1` is made in the emulator over ARM as CAPZ makes it (its tags).
+//! Beside them, the Azure Service Operator objects CAPZ controls: ASO builds its CRDs at release
+//! time and none is in its Go module, so these three kinds are declared here with their real
+//! groups and versions and an open schema; no ASO controller runs, and the test checks what one
+//! would act on: each of CAPZ's ASO objects says `reconcile-policy: skip` before it is deleted.
 //!
-//! The move is proven from the cloud's side: the same cluster (its API server's name, which AKS
-//! draws at random on create), no delete call, our tag beside CAPZ's; the System pool kept by
-//! the control plane by its name, its MachinePool gone and its nodes untouched; then ours
-//! resizes both pools and deletes the cluster.
+//! The moves are proven from the cloud's side: the same cluster (its API server's name, which
+//! AKS draws at random on create), no delete call, our tag beside CAPZ's; the System pool kept by
+//! the control plane by its name, its MachinePool gone and its nodes untouched; then ours resizes
+//! both pools of the first and deletes both clusters.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -37,11 +37,58 @@ const GROUP: &str = "rg-z1";
 const AKS_NAME: &str = "z1";
 const CONTAINER: &str = emulators::aks::arm::CONTAINER_API_VERSION;
 const HOLD_FINALIZER: &str = "test.managed.cluster.x-k8s.io/observe";
+/// The Entra group made the clusters' admins.
+const ADMINS: &str = "00000000-0000-4000-8000-0000000000a1";
 
 fn cluster_path() -> String {
-    format!(
-        "/resourceGroups/{GROUP}/providers/Microsoft.ContainerService/managedClusters/{AKS_NAME}"
-    )
+    path_of(GROUP, AKS_NAME)
+}
+
+fn path_of(group: &str, name: &str) -> String {
+    format!("/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{name}")
+}
+
+/// What CAPZ makes in Azure for Cluster `name`: the network (10.`octet`.0.0/16, subnet `nodes`)
+/// in resource group `group`, then the cluster with Entra ID and its System pool `pool0`, then
+/// the User pool `pool1` (two nodes), tagged as CAPZ tags them. The cluster as made, and the
+/// subnet's ID.
+async fn make_cluster(api: &ArmApi, group: &str, name: &str, octet: u8) -> (Value, String) {
+    let net = create_network(api, group, AZURE_LOCATION, name, octet)
+        .await
+        .unwrap();
+    let path = path_of(group, name);
+    let tags = json!({format!("sigs.k8s.io_cluster-api-provider-azure_cluster_{name}"): "owned",
+                      "sigs.k8s.io_cluster-api-provider-azure_role": "common", "Name": name});
+    let body = json!({
+        "location": AZURE_LOCATION, "tags": tags, "identity": {"type": "SystemAssigned"},
+        "properties": {"kubernetesVersion": "1.32", "dnsPrefix": name,
+            "aadProfile": {"managed": true, "enableAzureRBAC": true, "adminGroupObjectIDs": [ADMINS]},
+            "networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay"},
+            "agentPoolProfiles": [{"name": "pool0", "mode": "System", "count": 1,
+                "vmSize": "Standard_D2s_v5", "osType": "Linux", "type": "VirtualMachineScaleSets",
+                "vnetSubnetID": net.subnet_id}]}});
+    api.ok(Method::PUT, &path, CONTAINER, Some(&body))
+        .await
+        .unwrap();
+    let succeeded = |path: String| async move {
+        let v = get(api, &path).await?;
+        (v["properties"]["provisioningState"] == "Succeeded").then_some(v)
+    };
+    eventually("CAPZ's cluster", Duration::from_secs(180), || {
+        succeeded(path.clone())
+    })
+    .await;
+    let pool = json!({"properties": {"mode": "User", "count": 2, "vmSize": "Standard_D2s_v5",
+        "osType": "Linux", "type": "VirtualMachineScaleSets", "vnetSubnetID": net.subnet_id}});
+    let pool_path = format!("{path}/agentPools/pool1");
+    api.ok(Method::PUT, &pool_path, CONTAINER, Some(&pool))
+        .await
+        .unwrap();
+    eventually("CAPZ's User pool", Duration::from_secs(180), || {
+        succeeded(pool_path.clone())
+    })
+    .await;
+    (get(api, &path).await.unwrap(), net.subnet_id)
 }
 
 async fn get(api: &ArmApi, path: &str) -> Option<Value> {
@@ -113,6 +160,7 @@ async fn a_capz_cluster_moves_to_ours_by_resource_id_with_its_system_pool_kept_b
     let client = env.plane.client().await.unwrap();
     let kubeconfig = env.plane.kubeconfig_path().to_path_buf();
     let mut crds = support::managed_crds(support::CAPZ, "azure");
+    crds.extend(support::managed_crds(support::CAPZ, "azureaso"));
     crds.extend([
         service_operator_crd(
             "containerservice.azure.com",
@@ -136,55 +184,8 @@ async fn a_capz_cluster_moves_to_ours_by_resource_id_with_its_system_pool_kept_b
     env.plane.install_crds(&crds).await.unwrap();
     test_support::create_namespace(&client, NS).await;
 
-    // What CAPZ makes in Azure: the network, then the cluster with Entra ID and its System
-    // pool, then the User pool, tagged as CAPZ tags them.
     let api = env.aks().unwrap().api();
-    let net = create_network(&api, GROUP, AZURE_LOCATION, "z1", 60)
-        .await
-        .unwrap();
-    let tags = json!({"sigs.k8s.io_cluster-api-provider-azure_cluster_z1": "owned",
-                      "sigs.k8s.io_cluster-api-provider-azure_role": "common", "Name": "z1"});
-    api.ok(
-        Method::PUT,
-        &cluster_path(),
-        CONTAINER,
-        Some(&json!({
-        "location": AZURE_LOCATION, "tags": tags, "identity": {"type": "SystemAssigned"},
-        "properties": {"kubernetesVersion": "1.32", "dnsPrefix": "z1",
-            "aadProfile": {"managed": true, "enableAzureRBAC": true, "adminGroupObjectIDs": ["00000000-0000-4000-8000-0000000000a1"]},
-            "networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay"},
-            "agentPoolProfiles": [{"name": "pool0", "mode": "System", "count": 1,
-                "vmSize": "Standard_D2s_v5", "osType": "Linux", "type": "VirtualMachineScaleSets",
-                "vnetSubnetID": net.subnet_id}]}})),
-    )
-    .await
-    .unwrap();
-    let running = |path: String| {
-        let api = &api;
-        async move {
-            let v = get(api, &path).await?;
-            (v["properties"]["provisioningState"] == "Succeeded").then_some(v)
-        }
-    };
-    eventually("CAPZ's cluster", Duration::from_secs(180), || {
-        running(cluster_path())
-    })
-    .await;
-    api.ok(
-        Method::PUT,
-        &format!("{}/agentPools/pool1", cluster_path()),
-        CONTAINER,
-        Some(&json!({
-        "properties": {"mode": "User", "count": 2, "vmSize": "Standard_D2s_v5", "osType": "Linux",
-            "type": "VirtualMachineScaleSets", "vnetSubnetID": net.subnet_id}})),
-    )
-    .await
-    .unwrap();
-    eventually("CAPZ's User pool", Duration::from_secs(180), || {
-        running(format!("{}/agentPools/pool1", cluster_path()))
-    })
-    .await;
-    let made = get(&api, &cluster_path()).await.unwrap();
+    let (made, _) = make_cluster(&api, GROUP, AKS_NAME, 60).await;
     let version = made["properties"]["currentKubernetesVersion"]
         .as_str()
         .unwrap()
@@ -202,7 +203,7 @@ async fn a_capz_cluster_moves_to_ours_by_resource_id_with_its_system_pool_kept_b
         "spec": {"identityRef": {"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureClusterIdentity", "name": "id"},
                  "location": AZURE_LOCATION, "resourceGroupName": GROUP, "subscriptionID": SUBSCRIPTION,
                  "version": format!("v{version}"), "dnsPrefix": "z1", "sshPublicKey": "",
-                 "aadProfile": {"managed": true, "adminGroupObjectIDs": ["00000000-0000-4000-8000-0000000000a1"]},
+                 "aadProfile": {"managed": true, "adminGroupObjectIDs": [ADMINS]},
                  "virtualNetwork": {"name": "z1", "cidrBlock": "10.60.0.0/16", "resourceGroup": GROUP,
                                     "subnet": {"name": "nodes", "cidrBlock": "10.60.0.0/20"}}}})).await;
     for (pool, mode) in [("pool0", "System"), ("pool1", "User")] {
@@ -486,5 +487,217 @@ async fn a_capz_cluster_moves_to_ours_by_resource_id_with_its_system_pool_kept_b
         || async { get(&api, &cluster_path()).await.is_none().then_some(()) },
     )
     .await;
+    aso_kinds(&env, &client, &kubeconfig).await;
     env.stop().await;
+}
+
+/// The same move from CAPZ's `AzureASOManaged*` kinds, whose specs hold the Azure Service
+/// Operator objects as CAPZ's `cluster-template-aks-aso.yaml` renders them (with Entra ID on
+/// and the pools on a brought subnet): the subscription is read from the live ManagedCluster
+/// object's `status.id`, and the kubeconfig Secret ASO wrote (owned by that object) survives the
+/// objects' garbage collection as ours.
+async fn aso_kinds(env: &Environment, client: &kube::Client, kubeconfig: &std::path::Path) {
+    let api = env.aks().unwrap().api();
+    let group = "rg-z2";
+    let (made, subnet) = make_cluster(&api, group, "z2", 61).await;
+    let version = made["properties"]["currentKubernetesVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = made["id"].as_str().unwrap().to_string();
+    let create = |obj: Value| support::create(client, NS, obj);
+    let container = "containerservice.azure.com/v1api20240901";
+    let annotations = json!({"serviceoperator.azure.com/credential-from": "aso-credential"});
+    let managed_cluster = json!({"apiVersion": container, "kind": "ManagedCluster",
+        "metadata": {"name": "z2", "annotations": annotations},
+        "spec": {"dnsPrefix": "z2", "identity": {"type": "SystemAssigned"}, "location": AZURE_LOCATION,
+                 "networkProfile": {"networkPlugin": "azure"}, "owner": {"name": group},
+                 "servicePrincipalProfile": {"clientId": "msi"},
+                 "aadProfile": {"managed": true, "enableAzureRBAC": true, "adminGroupObjectIDs": [ADMINS]}}});
+    let resource_group = json!({"apiVersion": "resources.azure.com/v1api20200601", "kind": "ResourceGroup",
+        "metadata": {"name": group, "annotations": annotations}, "spec": {"location": AZURE_LOCATION}});
+    let agent_pool = |pool: &str, mode: &str| {
+        json!({"apiVersion": container, "kind": "ManagedClustersAgentPool",
+            "metadata": {"name": format!("z2-{pool}"), "annotations": annotations},
+            "spec": {"azureName": pool, "mode": mode, "owner": {"name": "z2"},
+                     "type": "VirtualMachineScaleSets", "vmSize": "Standard_D2s_v5",
+                     "vnetSubnetReference": {"armId": subnet}}})
+    };
+    create(
+        json!({"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureASOManagedCluster",
+        "metadata": {"name": "z2", "namespace": NS}, "spec": {"resources": [resource_group]}}),
+    )
+    .await;
+    create(
+        json!({"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureASOManagedControlPlane",
+        "metadata": {"name": "z2", "namespace": NS},
+        "spec": {"version": format!("v{version}"), "resources": [managed_cluster]}}),
+    )
+    .await;
+    for (pool, mode) in [("pool0", "System"), ("pool1", "User")] {
+        create(
+            json!({"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureASOManagedMachinePool",
+            "metadata": {"name": format!("z2-{pool}"), "namespace": NS},
+            "spec": {"resources": [agent_pool(pool, mode)]}}),
+        )
+        .await;
+    }
+    create(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "z2", "namespace": NS},
+        "spec": {"infrastructureRef": {"apiGroup": INFRA, "kind": "AzureASOManagedCluster", "name": "z2"},
+                 "controlPlaneRef": {"apiGroup": INFRA, "kind": "AzureASOManagedControlPlane", "name": "z2"}}}))
+    .await;
+    for (pool, replicas) in [("pool0", 1), ("pool1", 2)] {
+        create(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool",
+            "metadata": {"name": format!("z2-{pool}"), "namespace": NS},
+            "spec": {"clusterName": "z2", "replicas": replicas, "template": {"spec": {
+                "clusterName": "z2", "version": format!("v{version}"), "bootstrap": {"dataSecretName": ""},
+                "infrastructureRef": {"apiGroup": INFRA, "kind": "AzureASOManagedMachinePool", "name": format!("z2-{pool}")}}}}}))
+        .await;
+    }
+    // The live ASO objects CAPZ applied from those, with what ASO found in Azure.
+    let capz = |kind: &str| support::api(client, NS, INFRA, "v1beta1", kind);
+    let cp = capz("AzureASOManagedControlPlane").get("z2").await.unwrap();
+    let infra = capz("AzureASOManagedCluster").get("z2").await.unwrap();
+    let live = |mut obj: Value, owner: &kube::api::DynamicObject, status: Value| {
+        obj["metadata"]["namespace"] = json!(NS);
+        obj["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": format!("{INFRA}/v1beta1"), "kind": owner.types.as_ref().unwrap().kind,
+            "name": owner.metadata.name, "uid": owner.metadata.uid, "controller": true}]);
+        obj["status"] = status;
+        obj
+    };
+    create(live(managed_cluster, &cp, json!({"id": id}))).await;
+    create(live(resource_group, &infra, json!({}))).await;
+    for pool in ["pool0", "pool1"] {
+        let owner = capz("AzureASOManagedMachinePool")
+            .get(&format!("z2-{pool}"))
+            .await
+            .unwrap();
+        let status = json!({"id": format!("{id}/agentPools/{pool}"), "vnetSubnetID": subnet});
+        create(live(agent_pool(pool, "User"), &owner, status)).await;
+    }
+    let managed = support::api(
+        client,
+        NS,
+        "containerservice.azure.com",
+        "v1api20240901",
+        "ManagedCluster",
+    )
+    .get("z2")
+    .await
+    .unwrap();
+    // ASO wrote the admin kubeconfig CAPZ asked for and owns it; CAPZ controls it.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "z2-kubeconfig", "labels": {"cluster.x-k8s.io/cluster-name": "z2"},
+            "ownerReferences": [
+                {"apiVersion": container, "kind": "ManagedCluster", "name": "z2", "uid": managed.metadata.uid},
+                {"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureASOManagedControlPlane",
+                 "name": "z2", "uid": cp.metadata.uid, "controller": true}]},
+        "type": "cluster.x-k8s.io/secret",
+        "stringData": {"value": "written by ASO"},
+    }))
+    .unwrap();
+    secrets.create(&Default::default(), &secret).await.unwrap();
+
+    let deletes_before = deletes(env);
+    let moved = support::run(kubeconfig, NS, &["z2", "--accept"]).await;
+    let said = text(&moved);
+    assert!(moved.status.success(), "{said}");
+    for expected in [
+        &format!("AKSControlPlane z2: Planned ({})", id.to_ascii_lowercase()),
+        "set 4 Azure Service Operator object(s)",
+        "removed MachinePool z2-pool0",
+    ] {
+        assert!(
+            said.to_ascii_lowercase()
+                .contains(&expected.to_ascii_lowercase()),
+            "{expected}: {said}"
+        );
+    }
+    assert_eq!(deletes(env), deletes_before, "no delete call");
+    let cluster = get(&api, &path_of(group, "z2")).await.unwrap();
+    assert_eq!(cluster["properties"]["fqdn"], made["properties"]["fqdn"]);
+    let (key, value) = contract::naming::ownership_tag("aks", NS, "z2");
+    assert_eq!(cluster["tags"][&key], json!(value), "{cluster}");
+    let ours = support::api(
+        client,
+        NS,
+        "controlplane.cluster.x-k8s.io",
+        "v1alpha1",
+        "AKSControlPlane",
+    )
+    .get("z2")
+    .await
+    .unwrap();
+    assert_eq!(ours.data["spec"]["aks"]["systemPool"]["name"], "pool0");
+    let infra = support::api(client, NS, INFRA, "v1alpha1", "AKSCluster")
+        .get("z2")
+        .await
+        .unwrap();
+    assert_eq!(infra.data["spec"]["network"]["subnetIDs"], json!([subnet]));
+    for kind in [
+        "AzureASOManagedCluster",
+        "AzureASOManagedControlPlane",
+        "AzureASOManagedMachinePool",
+    ] {
+        assert!(
+            capz(kind)
+                .list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty(),
+            "{kind} left"
+        );
+    }
+    let managed_api = support::api(
+        client,
+        NS,
+        "containerservice.azure.com",
+        "v1api20240901",
+        "ManagedCluster",
+    );
+    eventually(
+        "CAPZ's ASO objects collected",
+        Duration::from_secs(60),
+        || async {
+            managed_api
+                .get_opt("z2")
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        },
+    )
+    .await;
+    let owners = secrets
+        .get("z2-kubeconfig")
+        .await
+        .expect("the kubeconfig Secret outlives ASO's object")
+        .metadata
+        .owner_references
+        .unwrap_or_default();
+    assert!(
+        owners.len() == 1
+            && owners[0].kind == "AKSControlPlane"
+            && owners[0].controller == Some(true),
+        "{owners:?}"
+    );
+    support::api(client, NS, "cluster.x-k8s.io", "v1beta2", "Cluster")
+        .delete("z2", &Default::default())
+        .await
+        .unwrap();
+    eventually(
+        "the cluster deleted by ours",
+        Duration::from_secs(300),
+        || async {
+            get(&api, &path_of(group, "z2"))
+                .await
+                .is_none()
+                .then_some(())
+        },
+    )
+    .await;
 }

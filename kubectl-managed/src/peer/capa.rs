@@ -543,6 +543,7 @@ mod tests {
                 }}),
             }],
             region: None,
+            related: Vec::new(),
         }
     }
 

@@ -371,6 +371,7 @@ mod tests {
                 infra: json!({"kind": "GCPManagedMachinePool", "metadata": {"name": "g1-mp-0"}, "spec": {}}),
             }],
             region: None,
+            related: Vec::new(),
         }
     }
 

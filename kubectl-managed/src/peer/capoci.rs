@@ -395,6 +395,7 @@ mod tests {
                     "nodePoolNodeConfig": {"placementConfigs": [{"availabilityDomain": "AD-1", "subnetName": "worker"}]}}}),
             }],
             region: Some("us-ashburn-1".into()),
+            related: Vec::new(),
         }
     }
 

@@ -15,8 +15,7 @@
 //!
 //! What ours cannot take over is refused: a cluster without Microsoft Entra ID integration
 //! (ours reaches the API server with Entra tokens), an autoscaled System pool kept by the control
-//! plane, Windows pools. CAPZ's `AzureASOManaged*` kinds are refused too: their subscription
-//! lives in ASO's credential Secret, which this command does not read yet.
+//! plane, Windows pools. CAPZ's `AzureASOManaged*` kinds are read by [`super::capz_aso`].
 
 use serde_json::{Map, Value, json};
 
@@ -25,7 +24,7 @@ use super::{
 };
 
 /// What the notes say of a field ours has no place for.
-const NO_EQUIVALENT: &str = "no equivalent in AKSCluster/AKSControlPlane/AKSMachinePool: what it made stays in Azure and nothing manages it any more";
+pub(super) const NO_EQUIVALENT: &str = "no equivalent in AKSCluster/AKSControlPlane/AKSMachinePool: what it made stays in Azure and nothing manages it any more";
 
 /// The API groups of Azure Service Operator's kinds end with this.
 pub const SERVICE_OPERATOR_GROUPS: &str = ".azure.com";
@@ -53,17 +52,10 @@ pub fn hold(annotations: &Value) -> Option<Value> {
 
 /// CAPZ's objects as ours.
 pub fn translate(source: &Source) -> Translation {
-    let mut t = Translation::default();
     if source.control_plane["kind"] == "AzureASOManagedControlPlane" {
-        t.notes.push(Note {
-            object: title(&source.control_plane),
-            field: "spec.resources".into(),
-            outcome: Outcome::Refused(
-                "CAPZ's AzureASOManaged kinds are not supported by this command yet (the cluster's subscription is in ASO's credential Secret); adopt the cluster with AKSControlPlane spec.adoption by hand, or move from the AzureManaged kinds".into(),
-            ),
-        });
-        return t;
+        return super::capz_aso::translate(source);
     }
+    let mut t = Translation::default();
     let cp = &source.control_plane;
     let (infra, control_plane, mut notes) = control_plane(cp);
     t.infra_cluster = infra;
@@ -461,6 +453,7 @@ mod tests {
                 },
             ],
             region: None,
+            related: Vec::new(),
         }
     }
 
@@ -525,9 +518,6 @@ mod tests {
             t.control_plane["spec"]["aks"]["systemPool"]["name"],
             "pool0"
         );
-        let mut aso = source();
-        aso.control_plane["kind"] = json!("AzureASOManagedControlPlane");
-        assert!(Peer::Capz.translate(&aso).refused());
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod capa;
 pub mod capg;
 pub mod capoci;
 pub mod capz;
+mod capz_aso;
 
 mod fields;
 
@@ -160,6 +161,9 @@ pub struct Source {
     /// The region the user gave (`--region`), for a peer object that names none (CAPOCI's then
     /// used its controller's default region).
     pub region: Option<String>,
+    /// The objects the peer's objects control, as read (CAPZ's Azure Service Operator objects,
+    /// whose status holds what ASO found in Azure).
+    pub related: Vec<Value>,
 }
 
 /// A MachinePool and the peer's object behind it.
