@@ -92,6 +92,7 @@ DEFAULT_SECONDS = {
     "demo/eks_end_to_end": 110,
     "demo/two_clouds": 120,
     "demo/bench_smoke": 120,
+    "demo/capoci": 110,
     "kubectl-managed/capa": 170,
     "kubectl-managed/capg": 45,
     "kubectl-managed/capoci": 35,

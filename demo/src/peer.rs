@@ -1,4 +1,5 @@
-//! The Go peer the benchmark measures beside our EKS provider: Cluster API Provider AWS (CAPA)
+//! The Go peers run beside ours on the same bed: [`capoci`] for OKE, and here the one the
+//! benchmark measures beside our EKS provider: Cluster API Provider AWS (CAPA)
 //! v2.13.0, built from its published Go module (`testbed/build-capa.sh`, nothing patched), run
 //! out of cluster on the same management plane against the same EKS emulator and moto.
 //!
@@ -7,6 +8,8 @@
 //! `EKSEnableIAM` off), no add-ons, one managed node group per cluster. CAPA's admission
 //! webhooks are not registered with the API server (they would need a serving address the API
 //! server trusts), so the cluster YAML writes out what their defaulting would set.
+
+pub mod capoci;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -29,11 +32,19 @@ const CONTRACT_LABEL: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "v1beta1_v1bet
 /// # Errors
 /// The build failed (it needs Go and the module proxy).
 pub async fn assets() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CAPA_ASSETS") {
+    built("build-capa.sh", "CAPA_ASSETS", "CAPA", CAPA_VERSION).await
+}
+
+/// A peer's binary and CRDs: the directory `assets_var` names, or what `testbed/<script>`
+/// builds (once; cached).
+async fn built(script: &str, assets_var: &str, peer: &str, version: &str) -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(assets_var) {
         return Ok(PathBuf::from(dir));
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbed/build-capa.sh");
-    eprintln!("bench: building CAPA {CAPA_VERSION} (cached after the first time)");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testbed")
+        .join(script);
+    eprintln!("demo: building {peer} {version} (cached after the first time)");
     let out = tokio::process::Command::new("bash")
         .arg(&script)
         .stderr(Stdio::inherit())
@@ -42,8 +53,8 @@ pub async fn assets() -> Result<PathBuf> {
         .with_context(|| format!("running {}", script.display()))?;
     if !out.status.success() {
         bail!(
-            "building CAPA with {} failed (its log is above): it needs Go and the Go module proxy; \
-             CAPA_ASSETS can name a directory holding a prebuilt cluster-api-provider-aws and crds/",
+            "building {peer} with {} failed (its log is above): it needs Go and the Go module proxy; \
+             {assets_var} can name a directory holding a prebuilt binary and crds/",
             script.display()
         );
     }

@@ -198,6 +198,34 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
         .map(|a| a["name"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(ads.len(), 3);
+    let (fds, _) = bed
+        .ok(
+            "GET",
+            &format!(
+                "/20160918/faultDomains?compartmentId={COMPARTMENT}&availabilityDomain={}",
+                ads[1]
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(fds[2]["name"], "FAULT-DOMAIN-3");
+    assert_eq!(fds[2]["availabilityDomain"], ads[1].as_str());
+    let (regions, _) = bed.ok("GET", "/20160918/regions", None).await;
+    assert!(
+        regions
+            .as_array()
+            .unwrap()
+            .contains(&json!({"key": "IAD", "name": "us-ashburn-1"})),
+        "{regions}"
+    );
+    let (status, _) = bed
+        .refused(
+            "GET",
+            &format!("/20160918/faultDomains?compartmentId={COMPARTMENT}&availabilityDomain=Uocm:PHX-AD-1"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
     let (options, _) = bed.ok("GET", "/20180222/clusterOptions/all", None).await;
     assert!(
         options["kubernetesVersions"]
@@ -233,6 +261,15 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
         .ok("GET", &format!("/20180222/clusters/{cluster}"), None)
         .await;
     assert_eq!(c["lifecycleState"], "ACTIVE");
+    // The options a create left out, as OKE fills them in.
+    assert_eq!(
+        c["options"]["addOns"],
+        json!({"isKubernetesDashboardEnabled": false, "isTillerEnabled": false})
+    );
+    assert_eq!(
+        c["options"]["admissionControllerOptions"]["isPodSecurityPolicyEnabled"],
+        false
+    );
     assert!(
         c["endpoints"]["publicEndpoint"]
             .as_str()
@@ -339,6 +376,7 @@ async fn a_cluster_and_its_node_pool_go_through_their_work_requests() {
         &[],
     )
     .await;
+    assert!(p["nodeMetadata"].is_null(), "none was given: {p}");
     let etag = headers
         .get("etag")
         .and_then(|e| e.to_str().ok())

@@ -366,3 +366,32 @@ impl Environment {
         Ok(())
     }
 }
+
+impl Environment {
+    /// Starts the OKE peer, CAPOCI (built once and cached), on this bed: its CRDs installed, its
+    /// process signing as our provider's OCI user (so the clusters it makes are admin-reachable
+    /// with the same key), stopped with the environment. Needs OKE started.
+    ///
+    /// # Errors
+    /// OKE is not started, the build failed, or the process could not start.
+    pub async fn start_capoci(&mut self) -> Result<()> {
+        let oke = self
+            .oke
+            .as_ref()
+            .context("CAPOCI runs against OKE: start OKE first")?;
+        let assets = crate::peer::capoci::assets().await?;
+        crate::peer::install_crds(&self.plane, &assets).await?;
+        let signer = crate::peer::capoci::Signer {
+            tenancy: emulators::oke::TENANCY.to_string(),
+            user: oke.user.clone(),
+            fingerprint: oke.fingerprint.clone(),
+            key_pem: std::fs::read_to_string(&oke.key_file)?,
+            region: emulators::oke::REGION.to_string(),
+        };
+        let logs = self.dir.path().join("logs");
+        let child =
+            crate::peer::capoci::start(&self.plane, &assets, self.dir.path(), &logs, &signer)?;
+        self.providers.push((Cloud::Oke, child));
+        Ok(())
+    }
+}

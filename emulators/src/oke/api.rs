@@ -272,6 +272,8 @@ enum Route {
     CoreResource(CoreKind, String),
     Services,
     AvailabilityDomains,
+    FaultDomains,
+    Regions,
     Instances,
     Instance(String),
 }
@@ -299,6 +301,8 @@ fn parse(segs: &[&str]) -> Option<Route> {
         ["20180222", "workRequests", id, "logs"] => Route::WorkRequestLogs(s(id)),
         ["20160918", "services"] => Route::Services,
         ["20160918", "availabilityDomains"] => Route::AvailabilityDomains,
+        ["20160918", "faultDomains"] => Route::FaultDomains,
+        ["20160918", "regions"] => Route::Regions,
         ["20160918", "instances"] => Route::Instances,
         ["20160918", "instances", id] => Route::Instance(s(id)),
         ["20160918", c] => Route::CoreCollection(CoreKind::of_collection(c)?),
@@ -332,6 +336,8 @@ fn operation(route: &Route, method: &Method) -> Option<String> {
         (Route::WorkRequestLogs(_), M::GET) => fixed("ListWorkRequestLogs"),
         (Route::Services, M::GET) => fixed("ListServices"),
         (Route::AvailabilityDomains, M::GET) => fixed("ListAvailabilityDomains"),
+        (Route::FaultDomains, M::GET) => fixed("ListFaultDomains"),
+        (Route::Regions, M::GET) => fixed("ListRegions"),
         (Route::Instances, M::GET) => fixed("ListInstances"),
         (Route::Instance(_), M::GET) => fixed("GetInstance"),
         (Route::CoreCollection(k), M::POST) => Some(format!("Create{}", k.name())),
@@ -461,6 +467,8 @@ impl Oke {
             (Route::WorkRequestLogs(id), M::GET) => self.work_request_logs(id, req),
             (Route::Services, M::GET) => self.list_services(req),
             (Route::AvailabilityDomains, M::GET) => self.list_availability_domains(req),
+            (Route::FaultDomains, M::GET) => self.list_fault_domains(req),
+            (Route::Regions, M::GET) => Ok(list_regions()),
             (Route::Instances, M::GET) => self.list_instances(req),
             (Route::Instance(id), M::GET) => self.get_instance(id),
             (Route::CoreCollection(k), M::POST) => self.core_create(*k, req),
@@ -471,6 +479,16 @@ impl Oke {
             _ => Err(OciError::method(method.as_str())),
         }
     }
+}
+
+/// `GET /20160918/regions` (Identity): every region of the realm, keys in upper case as OCI
+/// writes them (one page, no parameters).
+fn list_regions() -> Answer {
+    let items = crate::oke::catalog::REGIONS
+        .iter()
+        .map(|(name, key)| json!({"key": key.to_ascii_uppercase(), "name": name}))
+        .collect();
+    Answer::json(200, Value::Array(items))
 }
 
 #[cfg(test)]

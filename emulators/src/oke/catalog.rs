@@ -177,21 +177,26 @@ pub fn availability_domains(region: &str) -> Vec<String> {
 /// The fault domains of an availability domain.
 pub const FAULT_DOMAINS: [&str; 3] = ["FAULT-DOMAIN-1", "FAULT-DOMAIN-2", "FAULT-DOMAIN-3"];
 
+/// The regions the emulated realm knows (`ListRegions`), each with its three-letter key.
+pub const REGIONS: &[(&str, &str)] = &[
+    ("us-ashburn-1", "iad"),
+    ("us-phoenix-1", "phx"),
+    ("us-sanjose-1", "sjc"),
+    ("us-chicago-1", "ord"),
+    ("eu-frankfurt-1", "fra"),
+    ("eu-amsterdam-1", "ams"),
+    ("uk-london-1", "lhr"),
+    ("ap-tokyo-1", "nrt"),
+    ("ap-sydney-1", "syd"),
+    ("ca-toronto-1", "yyz"),
+];
+
 /// The three-letter key of a region (`us-ashburn-1` → `iad`), as OCIDs carry it.
 pub fn region_key(region: &str) -> &'static str {
-    match region {
-        "us-ashburn-1" => "iad",
-        "us-phoenix-1" => "phx",
-        "us-sanjose-1" => "sjc",
-        "us-chicago-1" => "ord",
-        "eu-frankfurt-1" => "fra",
-        "eu-amsterdam-1" => "ams",
-        "uk-london-1" => "lhr",
-        "ap-tokyo-1" => "nrt",
-        "ap-sydney-1" => "syd",
-        "ca-toronto-1" => "yyz",
-        _ => "xyz",
-    }
+    REGIONS
+        .iter()
+        .find(|(name, _)| *name == region)
+        .map_or("xyz", |(_, key)| key)
 }
 
 #[cfg(test)]

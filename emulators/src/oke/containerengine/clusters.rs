@@ -76,11 +76,28 @@ impl Oke {
                 "endpointConfig.isPublicIpEnabled is true but subnet {endpoint_subnet} is private (prohibitPublicIpOnVnic): a public endpoint needs a public subnet"
             )));
         }
-        let options = if b["options"].is_null() {
+        let mut options = if b["options"].is_null() {
             json!({})
         } else {
             b["options"].clone()
         };
+        // What OKE answers for the options a create leaves out.
+        for (key, default) in [
+            (
+                "addOns",
+                json!({"isKubernetesDashboardEnabled": false, "isTillerEnabled": false}),
+            ),
+            (
+                "admissionControllerOptions",
+                json!({"isPodSecurityPolicyEnabled": false}),
+            ),
+        ] {
+            if let Some(o) = options.as_object_mut()
+                && o.get(key).is_none_or(Value::is_null)
+            {
+                o.insert(key.into(), default);
+            }
+        }
         for s in options["serviceLbSubnetIds"]
             .as_array()
             .into_iter()

@@ -282,11 +282,8 @@ impl Oke {
             }),
             labels,
             node_config: config.clone(),
-            node_metadata: if b["nodeMetadata"].is_null() {
-                json!({})
-            } else {
-                b["nodeMetadata"].clone()
-            },
+            // Absent unless given, as OKE answers it.
+            node_metadata: b["nodeMetadata"].clone(),
             ssh_key: str_field(b, "sshPublicKey").map(String::from),
             eviction: b["nodeEvictionNodePoolSettings"].clone(),
             cycling: b["nodePoolCyclingDetails"].clone(),

@@ -283,6 +283,31 @@ impl Oke {
         req.page(items)
     }
 
+    /// `GET /20160918/faultDomains?compartmentId=…&availabilityDomain=…` (Identity): the three
+    /// fault domains of one of the region's availability domains.
+    pub(super) fn list_fault_domains(&self, req: &Req) -> Result<Answer, OciError> {
+        let compartment = self.listed_compartment(req)?;
+        let ad = req
+            .param("availabilityDomain")
+            .ok_or_else(|| OciError::missing("availabilityDomain"))?;
+        let Some(i) = self.availability_domains().iter().position(|a| a == ad) else {
+            return Err(OciError::not_found(format!("availability domain {ad}")));
+        };
+        let items = crate::oke::catalog::FAULT_DOMAINS
+            .iter()
+            .enumerate()
+            .map(|(f, name)| {
+                json!({
+                    "id": format!("ocid1.faultdomain.oc1..aaaaaaaaemulatedad{i}fd{f}"),
+                    "name": name,
+                    "compartmentId": compartment,
+                    "availabilityDomain": ad,
+                })
+            })
+            .collect();
+        req.page(items)
+    }
+
     /// `GET /20160918/services`.
     pub(super) fn list_services(&self, req: &Req) -> Result<Answer, OciError> {
         req.page(services(self.region_key()))
