@@ -170,7 +170,7 @@ fn parse(segs: &[&str]) -> Option<Route> {
 /// api-versions its resource provider serves.
 fn operation(route: &Route, method: &Method) -> Option<(&'static str, &'static [&'static str])> {
     use Method as M;
-    let cs: &'static [&'static str] = &[arm::CONTAINER_API_VERSION];
+    let cs = arm::CONTAINER_API_VERSIONS;
     let op = match (route, method.clone()) {
         (Route::Group(_), M::PUT) => ("ResourceGroups_CreateOrUpdate", arm::RESOURCES_API_VERSIONS),
         (Route::Group(_), M::GET | M::HEAD) => ("ResourceGroups_Get", arm::RESOURCES_API_VERSIONS),

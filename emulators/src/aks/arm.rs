@@ -19,18 +19,193 @@ use tokio::time::Instant;
 
 use crate::kit::{self, Fault};
 
-/// The `Microsoft.ContainerService` api-version served (Microsoft's REST API specification,
-/// `specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2026-08-01`).
+/// The `Microsoft.ContainerService` api-version whose shapes the emulator follows (Microsoft's REST
+/// API specification,
+/// `specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2026-08-01`):
+/// the newest stable one.
 pub const CONTAINER_API_VERSION: &str = "2026-08-01";
 
-/// `Microsoft.Network` api-versions accepted.
-pub const NETWORK_API_VERSIONS: &[&str] = &["2024-05-01", "2024-07-01", "2024-10-01"];
+// The api-versions below are every stable version Microsoft's REST API specification publishes
+// for the operations emulated (`specification/<service>/resource-manager/…/stable/<version>/`),
+// as real ARM serves every one of them; a version that was never published is refused
+// (`NoRegisteredProviderFound`, listing these). Older versions' bodies differ from the newest
+// only in fields the emulator does not read, except where noted.
 
-/// `Microsoft.Compute` api-versions accepted.
-pub const COMPUTE_API_VERSIONS: &[&str] = &["2024-07-01", "2024-11-01"];
+/// `Microsoft.ContainerService` api-versions accepted for managed clusters and agent pools: the
+/// stable ones since 2023 (older ones lack fields the emulator's answers assume, such as the
+/// overlay network plugin mode).
+pub const CONTAINER_API_VERSIONS: &[&str] = &[
+    "2023-01-01",
+    "2023-02-01",
+    "2023-03-01",
+    "2023-04-01",
+    "2023-05-01",
+    "2023-06-01",
+    "2023-07-01",
+    "2023-08-01",
+    "2023-09-01",
+    "2023-10-01",
+    "2023-11-01",
+    "2024-01-01",
+    "2024-02-01",
+    "2024-05-01",
+    "2024-07-01",
+    "2024-08-01",
+    "2024-09-01",
+    "2024-10-01",
+    "2025-01-01",
+    "2025-02-01",
+    "2025-03-01",
+    "2025-04-01",
+    "2025-05-01",
+    "2025-06-01",
+    "2025-07-01",
+    "2025-08-01",
+    "2025-09-01",
+    "2025-10-01",
+    "2026-01-01",
+    "2026-02-01",
+    "2026-03-01",
+    "2026-04-01",
+    "2026-05-01",
+    "2026-06-01",
+    "2026-07-01",
+    "2026-08-01",
+];
+
+/// `Microsoft.Network` api-versions accepted for virtual networks and subnets.
+pub const NETWORK_API_VERSIONS: &[&str] = &[
+    "2015-06-15",
+    "2016-03-30",
+    "2016-06-01",
+    "2016-09-01",
+    "2016-12-01",
+    "2017-03-01",
+    "2017-06-01",
+    "2017-08-01",
+    "2017-09-01",
+    "2017-10-01",
+    "2017-11-01",
+    "2018-01-01",
+    "2018-02-01",
+    "2018-04-01",
+    "2018-06-01",
+    "2018-07-01",
+    "2018-08-01",
+    "2018-10-01",
+    "2018-11-01",
+    "2018-12-01",
+    "2019-02-01",
+    "2019-04-01",
+    "2019-06-01",
+    "2019-07-01",
+    "2019-08-01",
+    "2019-09-01",
+    "2019-11-01",
+    "2019-12-01",
+    "2020-03-01",
+    "2020-04-01",
+    "2020-05-01",
+    "2020-06-01",
+    "2020-07-01",
+    "2020-08-01",
+    "2020-11-01",
+    "2021-02-01",
+    "2021-03-01",
+    "2021-05-01",
+    "2021-08-01",
+    "2022-01-01",
+    "2022-05-01",
+    "2022-07-01",
+    "2022-09-01",
+    "2022-11-01",
+    "2023-02-01",
+    "2023-04-01",
+    "2023-05-01",
+    "2023-06-01",
+    "2023-09-01",
+    "2023-11-01",
+    "2024-01-01",
+    "2024-03-01",
+    "2024-05-01",
+    "2024-07-01",
+    "2024-10-01",
+    "2025-01-01",
+    "2025-03-01",
+    "2025-05-01",
+    "2025-07-01",
+    "2025-09-01",
+    "2026-01-01",
+    "2026-03-01",
+    "2026-07-01",
+];
+
+/// `Microsoft.Compute` api-versions accepted for listing scale sets and their instances.
+pub const COMPUTE_API_VERSIONS: &[&str] = &[
+    "2015-06-15",
+    "2016-03-30",
+    "2017-03-30",
+    "2017-12-01",
+    "2018-04-01",
+    "2018-06-01",
+    "2018-10-01",
+    "2019-03-01",
+    "2019-07-01",
+    "2019-12-01",
+    "2020-06-01",
+    "2020-12-01",
+    "2021-03-01",
+    "2021-04-01",
+    "2021-07-01",
+    "2021-11-01",
+    "2022-03-01",
+    "2022-08-01",
+    "2022-11-01",
+    "2023-03-01",
+    "2023-07-01",
+    "2023-09-01",
+    "2024-03-01",
+    "2024-07-01",
+    "2024-11-01",
+    "2025-04-01",
+    "2025-11-01",
+    "2026-03-01",
+    "2026-04-01",
+];
 
 /// `Microsoft.Resources` (resource groups) api-versions accepted.
-pub const RESOURCES_API_VERSIONS: &[&str] = &["2021-04-01", "2022-09-01", "2024-03-01"];
+pub const RESOURCES_API_VERSIONS: &[&str] = &[
+    "2015-11-01",
+    "2016-02-01",
+    "2016-07-01",
+    "2016-09-01",
+    "2017-05-10",
+    "2018-02-01",
+    "2018-05-01",
+    "2019-03-01",
+    "2019-05-01",
+    "2019-05-10",
+    "2019-07-01",
+    "2019-08-01",
+    "2019-10-01",
+    "2020-06-01",
+    "2020-08-01",
+    "2020-10-01",
+    "2021-01-01",
+    "2021-04-01",
+    "2022-09-01",
+    "2023-07-01",
+    "2024-03-01",
+    "2024-07-01",
+    "2024-11-01",
+    "2025-03-01",
+    "2025-04-01",
+];
+
+/// The newest of `versions` (each list above is oldest first).
+pub fn newest(versions: &'static [&'static str]) -> &'static str {
+    versions.last().copied().unwrap_or_default()
+}
 
 /// One ARM error response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -365,6 +540,31 @@ mod tests {
             "{}",
             old.message
         );
+        // What Microsoft's current SDKs send is served; a version never published is not.
+        for (version, served) in [
+            ("2025-04-01", RESOURCES_API_VERSIONS),
+            ("2026-03-01", NETWORK_API_VERSIONS),
+            ("2025-10-01", CONTAINER_API_VERSIONS),
+        ] {
+            assert!(
+                check_api_version(Some(version), served, "x").is_ok(),
+                "{version}"
+            );
+        }
+        assert!(check_api_version(Some("2025-04-02"), RESOURCES_API_VERSIONS, "x").is_err());
+        assert!(check_api_version(Some("2026-02-01"), NETWORK_API_VERSIONS, "x").is_err());
+        for list in [
+            CONTAINER_API_VERSIONS,
+            NETWORK_API_VERSIONS,
+            COMPUTE_API_VERSIONS,
+            RESOURCES_API_VERSIONS,
+        ] {
+            assert!(
+                list.windows(2).all(|w| w[0] < w[1]),
+                "oldest first, once each"
+            );
+        }
+        assert_eq!(newest(CONTAINER_API_VERSIONS), CONTAINER_API_VERSION);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::arm::{CONTAINER_API_VERSION, NETWORK_API_VERSIONS, RESOURCES_API_VERSIONS};
+use super::arm::{CONTAINER_API_VERSION, NETWORK_API_VERSIONS, RESOURCES_API_VERSIONS, newest};
 
 /// A small ARM client of the emulator.
 pub struct ArmApi {
@@ -152,8 +152,8 @@ pub async fn create_network(
     name: &str,
     octet: u8,
 ) -> Result<Network> {
-    let rv = RESOURCES_API_VERSIONS[0];
-    let nv = NETWORK_API_VERSIONS[0];
+    let rv = newest(RESOURCES_API_VERSIONS);
+    let nv = newest(NETWORK_API_VERSIONS);
     api.ok(
         reqwest::Method::PUT,
         &format!("/resourcegroups/{group}"),
