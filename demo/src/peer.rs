@@ -85,6 +85,20 @@ pub async fn install_crds(plane: &ManagementPlane, assets: &Path) -> Result<()> 
     plane.install_crds(&crds).await
 }
 
+/// A directory with a serving pair for `peer`'s webhook server: it must start (no peer lets it
+/// be switched off), though no webhook configuration points at it.
+///
+/// # Errors
+/// The pair could not be made or written.
+fn webhook_certs(plane: &ManagementPlane, run_dir: &Path, peer: &str) -> Result<PathBuf> {
+    let certs = run_dir.join(format!("{peer}-webhook-certs"));
+    std::fs::create_dir_all(&certs)?;
+    let pair = plane.ca().serving(&format!("{peer}-webhook"), &[], &[])?;
+    std::fs::write(certs.join("tls.crt"), &pair.cert_pem)?;
+    std::fs::write(certs.join("tls.key"), &pair.key_pem)?;
+    Ok(certs)
+}
+
 /// What the clusters of the scenario name in AWS: the pre-made roles and the network.
 #[derive(Debug, Clone)]
 pub struct Aws {
@@ -140,13 +154,7 @@ pub fn start(
     let binary = assets.join("cluster-api-provider-aws");
     let user = "cluster-api-provider-aws";
     let kubeconfig = crate::env::own_kubeconfig(plane, run_dir, user)?;
-    // Its webhook server must start (it cannot be switched off) and needs a serving pair; no
-    // webhook configuration points at it.
-    let certs = run_dir.join("capa-webhook-certs");
-    std::fs::create_dir_all(&certs)?;
-    let pair = plane.ca().serving("capa-webhook", &[], &[])?;
-    std::fs::write(certs.join("tls.crt"), &pair.cert_pem)?;
-    std::fs::write(certs.join("tls.key"), &pair.key_pem)?;
+    let certs = webhook_certs(plane, run_dir, "capa")?;
     let metrics_port = testbed::process::free_port()?;
     let webhook_port = testbed::process::free_port()?;
     let mut command = testbed::process::command(&binary);

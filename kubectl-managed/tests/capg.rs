@@ -138,16 +138,9 @@ async fn a_capg_cluster_moves_to_ours_by_name_and_ours_then_scales_and_deletes_i
         .await
         .unwrap();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    let owner = support::controller_of(&format!("{INFRA}/v1beta1"), &capg_cp);
     for name in ["g1-kubeconfig", "g1-user-kubeconfig"] {
-        let secret: Secret = serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": "g1"},
-                "ownerReferences": [{"apiVersion": format!("{INFRA}/v1beta1"), "kind": "GCPManagedControlPlane",
-                    "name": "g1-control-plane", "uid": capg_cp.metadata.uid, "controller": true}]},
-            "type": "cluster.x-k8s.io/secret",
-            "stringData": {"value": "written by CAPG"},
-        }))
-        .unwrap();
-        secrets.create(&Default::default(), &secret).await.unwrap();
+        support::peer_secret(&client, NS, name, "g1", json!([owner])).await;
     }
 
     let calls_before = lifecycle_calls(&env);

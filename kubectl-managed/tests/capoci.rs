@@ -154,15 +154,8 @@ async fn a_capoci_cluster_moves_to_ours_by_ocid_and_ours_then_scales_and_deletes
         .await
         .unwrap();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "o1-kubeconfig", "labels": {"cluster.x-k8s.io/cluster-name": "o1"},
-            "ownerReferences": [{"apiVersion": format!("{INFRA}/v1beta2"), "kind": "OCIManagedControlPlane",
-                "name": "o1", "uid": capoci_cp.metadata.uid, "controller": true}]},
-        "type": "cluster.x-k8s.io/secret",
-        "stringData": {"value": "written by CAPOCI"},
-    }))
-    .unwrap();
-    secrets.create(&Default::default(), &secret).await.unwrap();
+    let owner = support::controller_of(&format!("{INFRA}/v1beta2"), &capoci_cp);
+    support::peer_secret(&client, NS, "o1-kubeconfig", "o1", json!([owner])).await;
 
     let calls_before = lifecycle_calls(&env);
     let planned = support::run(&kubeconfig, NS, &["o1", "--region", REGION]).await;

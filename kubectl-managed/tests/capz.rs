@@ -285,16 +285,9 @@ async fn a_capz_cluster_moves_to_ours_by_resource_id_with_its_system_pool_kept_b
         create(obj).await;
     }
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    let owner = support::controller_of(&format!("{INFRA}/v1beta1"), &amcp);
     for name in ["z1-kubeconfig", "z1-kubeconfig-user"] {
-        let secret: Secret = serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": "z1"},
-                "ownerReferences": [{"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureManagedControlPlane",
-                    "name": "z1", "uid": amcp.metadata.uid, "controller": true}]},
-            "type": "cluster.x-k8s.io/secret",
-            "stringData": {"value": "written by CAPZ"},
-        }))
-        .unwrap();
-        secrets.create(&Default::default(), &secret).await.unwrap();
+        support::peer_secret(&client, NS, name, "z1", json!([owner])).await;
     }
 
     let deletes_before = deletes(&env);
@@ -589,17 +582,11 @@ async fn aso_kinds(env: &Environment, client: &kube::Client, kubeconfig: &std::p
     .unwrap();
     // ASO wrote the admin kubeconfig CAPZ asked for and owns it; CAPZ controls it.
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "z2-kubeconfig", "labels": {"cluster.x-k8s.io/cluster-name": "z2"},
-            "ownerReferences": [
-                {"apiVersion": container, "kind": "ManagedCluster", "name": "z2", "uid": managed.metadata.uid},
-                {"apiVersion": format!("{INFRA}/v1beta1"), "kind": "AzureASOManagedControlPlane",
-                 "name": "z2", "uid": cp.metadata.uid, "controller": true}]},
-        "type": "cluster.x-k8s.io/secret",
-        "stringData": {"value": "written by ASO"},
-    }))
-    .unwrap();
-    secrets.create(&Default::default(), &secret).await.unwrap();
+    let owners = json!([
+        {"apiVersion": container, "kind": "ManagedCluster", "name": "z2", "uid": managed.metadata.uid},
+        support::controller_of(&format!("{INFRA}/v1beta1"), &cp),
+    ]);
+    support::peer_secret(client, NS, "z2-kubeconfig", "z2", owners).await;
 
     let deletes_before = deletes(env);
     let moved = support::run(kubeconfig, NS, &["z2", "--accept"]).await;

@@ -65,11 +65,7 @@ pub fn start(
     let binary = assets.join("cluster-api-provider-oci");
     let user = "cluster-api-provider-oci";
     let kubeconfig = crate::env::own_kubeconfig(plane, run_dir, user)?;
-    let certs = run_dir.join("capoci-webhook-certs");
-    std::fs::create_dir_all(&certs)?;
-    let pair = plane.ca().serving("capoci-webhook", &[], &[])?;
-    std::fs::write(certs.join("tls.crt"), &pair.cert_pem)?;
-    std::fs::write(certs.join("tls.key"), &pair.key_pem)?;
+    let certs = super::webhook_certs(plane, run_dir, "capoci")?;
     // CAPOCI reads its credentials from AUTH_CONFIG_DIR, which may be one YAML file; the values
     // are used as read, so no trailing newline may end up in one.
     let auth = run_dir.join("capoci-auth.yaml");

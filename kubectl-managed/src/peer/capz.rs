@@ -274,6 +274,38 @@ fn control_plane(obj: &Value) -> (Value, Value, Vec<Note>) {
     );
     f.unmanaged("networkPluginMode", "fixed when AKS created the cluster");
     f.unmanaged("networkDataplane", "fixed when AKS created the cluster");
+    access_and_security(&mut f, &mut spec, "keyID");
+    if f.str("azureEnvironment")
+        .is_some_and(|e| e != "AzurePublicCloud")
+    {
+        f.refuse(
+            "azureEnvironment",
+            "ours reaches the Azure public cloud only",
+        );
+    }
+    f.dropped("sshPublicKey", "the nodes keep the key they were made with");
+    f.dropped(
+        "nodeResourceGroupName",
+        "AKS reports it; ours shows it in status.aks.nodeResourceGroup",
+    );
+    f.dropped(
+        "controlPlaneEndpoint",
+        "AKSControlPlane publishes the endpoint itself (the same one)",
+    );
+    f.dropped("machineTemplate", "not used for AKS clusters");
+    infra.insert("aks".into(), Value::Object(infra_aks));
+    spec.insert("aks".into(), Value::Object(aks));
+    (
+        Value::Object(infra),
+        Value::Object(spec),
+        f.finish(NO_EQUIVALENT),
+    )
+}
+
+/// The API server's access, the OIDC issuer and Key Vault encryption, into `spec`, as CAPZ's
+/// control plane and an ASO `ManagedCluster` both write them (ARM's names; the key's field is
+/// `keyID` in CAPZ's kind, `keyId` in ARM's).
+pub(super) fn access_and_security(f: &mut Fields, spec: &mut Map<String, Value>, key_field: &str) {
     let mut access = Map::new();
     if let Some(ranges) = f.mapped(
         "apiServerAccessProfile.authorizedIPRanges",
@@ -302,10 +334,8 @@ fn control_plane(obj: &Value) -> (Value, Value, Vec<Note>) {
     ) {
         spec.insert("oidcIssuer".into(), json!({"enabled": on}));
     }
-    if let Some(key) = f.mapped(
-        "securityProfile.azureKeyVaultKms.keyID",
-        "AKSControlPlane spec.encryption.kmsKeyID",
-    ) {
+    let key_path = format!("securityProfile.azureKeyVaultKms.{key_field}");
+    if let Some(key) = f.mapped(&key_path, "AKSControlPlane spec.encryption.kmsKeyID") {
         spec.insert("encryption".into(), json!({"kmsKeyID": key}));
     }
     if f.str("securityProfile.azureKeyVaultKms.keyVaultNetworkAccess") == Some("Private") {
@@ -318,31 +348,20 @@ fn control_plane(obj: &Value) -> (Value, Value, Vec<Note>) {
         "securityProfile",
         "the cluster keeps its workload identity, Defender and image cleaner settings",
     );
-    if f.str("azureEnvironment")
-        .is_some_and(|e| e != "AzurePublicCloud")
-    {
-        f.refuse(
-            "azureEnvironment",
-            "ours reaches the Azure public cloud only",
+}
+
+/// A pool's `mode` as ours writes it: a System pool other than the one the control plane keeps
+/// stays an AKSMachinePool, `aks.mode: System`.
+pub(super) fn pool_mode(f: &mut Fields, aks: &mut Map<String, Value>) {
+    if f.str("mode") == Some("System") {
+        f.mapped(
+            "mode",
+            "AKSMachinePool spec.aks.mode (a second System pool)",
         );
+        aks.insert("mode".into(), json!("System"));
+    } else {
+        f.dropped("mode", "User, ours' default");
     }
-    f.dropped("sshPublicKey", "the nodes keep the key they were made with");
-    f.dropped(
-        "nodeResourceGroupName",
-        "AKS reports it; ours shows it in status.aks.nodeResourceGroup",
-    );
-    f.dropped(
-        "controlPlaneEndpoint",
-        "AKSControlPlane publishes the endpoint itself (the same one)",
-    );
-    f.dropped("machineTemplate", "not used for AKS clusters");
-    infra.insert("aks".into(), Value::Object(infra_aks));
-    spec.insert("aks".into(), Value::Object(aks));
-    (
-        Value::Object(infra),
-        Value::Object(spec),
-        f.finish(NO_EQUIVALENT),
-    )
 }
 
 /// The AKSMachinePool spec for an `AzureManagedMachinePool` in the cluster's `subnet`.
@@ -358,15 +377,7 @@ fn machine_pool(obj: &Value, subnet: &Value) -> (Value, Vec<Note>) {
     f.mapped("name", "AKSMachinePool spec.cloudName");
     spec.insert("cloudName".into(), json!(name));
     spec.insert("adoption".into(), json!({}));
-    if f.str("mode") == Some("System") {
-        f.mapped(
-            "mode",
-            "AKSMachinePool spec.aks.mode (a second System pool)",
-        );
-        aks.insert("mode".into(), json!("System"));
-    } else {
-        f.dropped("mode", "User, ours' default");
-    }
+    pool_mode(&mut f, &mut aks);
     if let Some(sku) = f.mapped("sku", "AKSMachinePool spec.machineType") {
         spec.insert("machineType".into(), sku.clone());
     }

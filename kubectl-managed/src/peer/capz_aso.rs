@@ -269,44 +269,7 @@ fn managed_cluster(obj: &Value) -> (Map<String, Value>, Map<String, Value>, Vec<
         "networkProfile",
         "the cluster keeps its network plugin and ranges, fixed when AKS created it",
     );
-    let mut access = Map::new();
-    if let Some(ranges) = f.mapped(
-        "apiServerAccessProfile.authorizedIPRanges",
-        "AKSControlPlane spec.endpointAccess.publicCIDRs",
-    ) {
-        access.insert("publicCIDRs".into(), ranges.clone());
-    }
-    if f.get("apiServerAccessProfile.enablePrivateCluster") == Some(&json!(true)) {
-        f.mapped(
-            "apiServerAccessProfile.enablePrivateCluster",
-            "AKSControlPlane spec.endpointAccess {public: false, private: true}",
-        );
-        access.insert("public".into(), json!(false));
-        access.insert("private".into(), json!(true));
-    }
-    if !access.is_empty() {
-        spec.insert("endpointAccess".into(), Value::Object(access));
-    }
-    f.unmanaged(
-        "apiServerAccessProfile",
-        "the cluster keeps its private DNS zone and public FQDN settings",
-    );
-    if let Some(on) = f.mapped(
-        "oidcIssuerProfile.enabled",
-        "AKSControlPlane spec.oidcIssuer.enabled",
-    ) {
-        spec.insert("oidcIssuer".into(), json!({"enabled": on}));
-    }
-    if let Some(key) = f.mapped(
-        "securityProfile.azureKeyVaultKms.keyId",
-        "AKSControlPlane spec.encryption.kmsKeyID",
-    ) {
-        spec.insert("encryption".into(), json!({"kmsKeyID": key}));
-    }
-    f.unmanaged(
-        "securityProfile",
-        "the cluster keeps its workload identity, Defender and image cleaner settings",
-    );
+    super::capz::access_and_security(&mut f, &mut spec, "keyId");
     f.dropped(
         "identity",
         "the cluster keeps its managed identity; ours does not change it",
@@ -393,15 +356,7 @@ fn agent_pool_spec(
     spec.insert("cloudName".into(), json!(name));
     spec.insert("adoption".into(), json!({}));
     f.mapped("azureName", "AKSMachinePool spec.cloudName");
-    if f.str("mode") == Some("System") {
-        f.mapped(
-            "mode",
-            "AKSMachinePool spec.aks.mode (a second System pool)",
-        );
-        aks.insert("mode".into(), json!("System"));
-    } else {
-        f.dropped("mode", "User, ours' default");
-    }
+    super::capz::pool_mode(&mut f, &mut aks);
     if let Some(size) = f.mapped("vmSize", "AKSMachinePool spec.machineType") {
         spec.insert("machineType".into(), size.clone());
     }

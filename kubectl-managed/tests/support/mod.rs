@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The API of `kind` in `ns`.
 pub fn api(
@@ -148,4 +149,32 @@ pub fn condition<'a>(obj: &'a DynamicObject, type_: &str) -> Option<&'a Value> {
         .as_array()?
         .iter()
         .find(|c| c["type"] == type_)
+}
+
+/// Creates the kubeconfig Secret `name` of Cluster `cluster` in `ns` as a peer writes it, owned
+/// by `owners` (owner references, the peer's controller among them).
+pub async fn peer_secret(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    cluster: &str,
+    owners: Value,
+) {
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": cluster},
+                     "ownerReferences": owners},
+        "type": "cluster.x-k8s.io/secret",
+        "stringData": {"value": "written by the peer"},
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+}
+
+/// The controller owner reference to `obj`, a peer object served at `api_version`.
+pub fn controller_of(api_version: &str, obj: &DynamicObject) -> Value {
+    json!({"apiVersion": api_version, "kind": obj.types.as_ref().map(|t| t.kind.clone()),
+           "name": obj.metadata.name, "uid": obj.metadata.uid, "controller": true})
 }
