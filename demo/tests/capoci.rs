@@ -43,48 +43,31 @@ fn api(client: &kube::Client, group: &str, version: &str, kind: &str) -> Api<Dyn
     )
 }
 
-/// The OKE cluster named `name`, as ListClusters and GetCluster answer it, unless deleted.
-async fn cluster(oci: &OciApi, name: &str) -> Option<Value> {
-    let (list, _) = oci
-        .ok(
-            "GET",
-            &format!("/20180222/clusters?compartmentId={COMPARTMENT}&name={name}"),
-            None,
-        )
-        .await
-        .ok()?;
-    let id = list
+/// The first resource `list` answers that is not DELETED, read again by its id under `get`.
+async fn live(oci: &OciApi, list: &str, get: &str) -> Option<Value> {
+    let (items, _) = oci.ok("GET", list, None).await.ok()?;
+    let id = items
         .as_array()?
         .iter()
         .find(|c| c["lifecycleState"] != "DELETED")?["id"]
         .as_str()?
         .to_string();
-    oci.ok("GET", &format!("/20180222/clusters/{id}"), None)
+    oci.ok("GET", &format!("{get}/{id}"), None)
         .await
         .ok()
-        .map(|(c, _)| c)
+        .map(|(v, _)| v)
+}
+
+/// The OKE cluster named `name`, as ListClusters and GetCluster answer it, unless deleted.
+async fn cluster(oci: &OciApi, name: &str) -> Option<Value> {
+    let list = format!("/20180222/clusters?compartmentId={COMPARTMENT}&name={name}");
+    live(oci, &list, "/20180222/clusters").await
 }
 
 /// The cluster's one node pool.
 async fn pool(oci: &OciApi, cluster: &str) -> Option<Value> {
-    let (list, _) = oci
-        .ok(
-            "GET",
-            &format!("/20180222/nodePools?compartmentId={COMPARTMENT}&clusterId={cluster}"),
-            None,
-        )
-        .await
-        .ok()?;
-    let id = list
-        .as_array()?
-        .iter()
-        .find(|p| p["lifecycleState"] != "DELETED")?["id"]
-        .as_str()?
-        .to_string();
-    oci.ok("GET", &format!("/20180222/nodePools/{id}"), None)
-        .await
-        .ok()
-        .map(|(p, _)| p)
+    let list = format!("/20180222/nodePools?compartmentId={COMPARTMENT}&clusterId={cluster}");
+    live(oci, &list, "/20180222/nodePools").await
 }
 
 fn active_nodes(pool: &Value) -> usize {

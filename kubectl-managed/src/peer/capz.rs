@@ -256,15 +256,7 @@ fn control_plane(obj: &Value) -> (Value, Value, Vec<Note>) {
             }
         }
     }
-    if let Some(disabled) = f.mapped(
-        "disableLocalAccounts",
-        "AKSControlPlane spec.aks.localAccounts (negated)",
-    ) {
-        aks.insert("localAccounts".into(), json!(disabled != &json!(true)));
-    }
-    if let Some(prefix) = f.mapped("dnsPrefix", "AKSControlPlane spec.aks.dnsPrefix") {
-        aks.insert("dnsPrefix".into(), prefix.clone());
-    }
+    accounts_and_dns(&mut f, &mut aks);
     if let Some(policy) = f.mapped("networkPolicy", "AKSControlPlane spec.aks.networkPolicy") {
         aks.insert("networkPolicy".into(), policy.clone());
     }
@@ -300,6 +292,20 @@ fn control_plane(obj: &Value) -> (Value, Value, Vec<Note>) {
         Value::Object(spec),
         f.finish(NO_EQUIVALENT),
     )
+}
+
+/// Local accounts and the DNS prefix, into `aks`, as CAPZ's control plane and an ASO
+/// `ManagedCluster` both write them.
+pub(super) fn accounts_and_dns(f: &mut Fields, aks: &mut Map<String, Value>) {
+    if let Some(disabled) = f.mapped(
+        "disableLocalAccounts",
+        "AKSControlPlane spec.aks.localAccounts (negated)",
+    ) {
+        aks.insert("localAccounts".into(), json!(disabled != &json!(true)));
+    }
+    if let Some(prefix) = f.mapped("dnsPrefix", "AKSControlPlane spec.aks.dnsPrefix") {
+        aks.insert("dnsPrefix".into(), prefix.clone());
+    }
 }
 
 /// The API server's access, the OIDC issuer and Key Vault encryption, into `spec`, as CAPZ's

@@ -24,7 +24,7 @@ pub fn translate(source: &Source) -> Translation {
     let Some(cluster) = resource(cp, "ManagedCluster") else {
         f.refuse(
             "resources",
-            "no ManagedCluster among them: nothing to adopt",
+            "no ManagedCluster among them, so there is no AKS cluster to adopt: CAPZ's control plane must hold its ManagedCluster object, as CAPZ's AKS ASO template writes it",
         );
         t.notes = f.finish(NO_EQUIVALENT);
         return t;
@@ -36,7 +36,7 @@ pub fn translate(source: &Source) -> Translation {
         f.refuse(
             "resources",
             &format!(
-                "the ManagedCluster object {} has no status.id: Azure Service Operator has not made or found the cluster yet",
+                "the ManagedCluster object {} has no status.id: Azure Service Operator has not made or found the cluster yet; run the command again once it reports the cluster's ID",
                 cluster["metadata"]["name"].as_str().unwrap_or_default()
             ),
         );
@@ -250,15 +250,7 @@ fn managed_cluster(obj: &Value) -> (Map<String, Value>, Map<String, Value>, Vec<
             "no AKS-managed Microsoft Entra ID integration, and ours reaches the API server with Entra tokens; turn it on (aadProfile.managed: true) first (AKS cannot turn it off again)",
         ),
     }
-    if let Some(disabled) = f.mapped(
-        "disableLocalAccounts",
-        "AKSControlPlane spec.aks.localAccounts (negated)",
-    ) {
-        aks.insert("localAccounts".into(), json!(disabled != &json!(true)));
-    }
-    if let Some(prefix) = f.mapped("dnsPrefix", "AKSControlPlane spec.aks.dnsPrefix") {
-        aks.insert("dnsPrefix".into(), prefix.clone());
-    }
+    super::capz::accounts_and_dns(&mut f, &mut aks);
     if let Some(policy) = f.mapped(
         "networkProfile.networkPolicy",
         "AKSControlPlane spec.aks.networkPolicy",
