@@ -93,6 +93,7 @@ DEFAULT_SECONDS = {
     "demo/two_clouds": 120,
     "demo/bench_smoke": 120,
     "demo/capoci": 110,
+    "demo/capg": 270,
     "kubectl-managed/capa": 170,
     "kubectl-managed/capg": 45,
     "kubectl-managed/capoci": 35,

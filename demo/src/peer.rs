@@ -1,4 +1,4 @@
-//! The Go peers run beside ours on the same bed: [`capoci`] for OKE, and here the one the
+//! The Go peers run beside ours on the same bed: [`capg`] for GKE, [`capoci`] for OKE, and here the one the
 //! benchmark measures beside our EKS provider: Cluster API Provider AWS (CAPA)
 //! v2.13.0, built from its published Go module (`testbed/build-capa.sh`, nothing patched), run
 //! out of cluster on the same management plane against the same EKS emulator and moto.
@@ -9,6 +9,7 @@
 //! webhooks are not registered with the API server (they would need a serving address the API
 //! server trusts), so the cluster YAML writes out what their defaulting would set.
 
+pub mod capg;
 pub mod capoci;
 
 use std::path::{Path, PathBuf};
@@ -22,9 +23,10 @@ use tokio::process::Child;
 /// The CAPA release measured (the only one the Go module proxy serves here).
 pub const CAPA_VERSION: &str = "v2.13.0";
 
-/// The label Cluster API core reads a provider's contract versions from; CAPA's kustomization
-/// puts it on every CRD (`config/crd/kustomization.yaml`), its bare CRD files do not carry it.
-const CONTRACT_LABEL: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "v1beta1_v1beta2");
+/// The label Cluster API core reads a provider's contract versions from: every peer follows the
+/// v1beta1 contract with each version its CRDs serve. The peers' kustomizations put it on every
+/// CRD; their bare CRD files do not carry it.
+const CONTRACT_LABEL: &str = "cluster.x-k8s.io/v1beta1";
 
 /// The directory holding CAPA's binary and CRDs: `CAPA_ASSETS`, or built (once, cached) by
 /// `testbed/build-capa.sh`.
@@ -61,7 +63,7 @@ async fn built(script: &str, assets_var: &str, peer: &str, version: &str) -> Res
     Ok(PathBuf::from(String::from_utf8(out.stdout)?.trim()))
 }
 
-/// Installs CAPA's CRDs (every file of `crds/`), each labelled with the contract it follows.
+/// Installs a peer's CRDs (every file of `crds/`), each labelled with the contract it follows.
 ///
 /// # Errors
 /// A file is not a CRD, or the API server refused one.
@@ -76,10 +78,12 @@ pub async fn install_crds(plane: &ManagementPlane, assets: &Path) -> Result<()> 
         let text = std::fs::read_to_string(&file)?;
         let mut crd: CustomResourceDefinition =
             serde_saphyr::from_str(&text).with_context(|| format!("reading {}", file.display()))?;
+        let versions: Vec<&str> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+        let versions = versions.join("_");
         crd.metadata
             .labels
             .get_or_insert_with(Default::default)
-            .insert(CONTRACT_LABEL.0.into(), CONTRACT_LABEL.1.into());
+            .insert(CONTRACT_LABEL.into(), versions);
         crds.push(crd);
     }
     plane.install_crds(&crds).await

@@ -395,3 +395,30 @@ impl Environment {
         Ok(())
     }
 }
+
+impl Environment {
+    /// Starts the GKE peer, CAPG (built once and cached), on this bed: its CRDs installed, its
+    /// process signing with our provider's service-account key and reaching Google's host names
+    /// through the emulator's proxy, stopped with the environment. Needs GKE started.
+    ///
+    /// # Errors
+    /// GKE is not started, the build failed, or the process could not start.
+    pub async fn start_capg(&mut self) -> Result<()> {
+        let gke = self
+            .gke
+            .as_ref()
+            .context("CAPG runs against GKE: start GKE first")?;
+        let assets = crate::peer::capg::assets().await?;
+        crate::peer::install_crds(&self.plane, &assets).await?;
+        let google = crate::peer::capg::Google {
+            proxy_url: gke.server.proxy_url().to_string(),
+            ca_pem: gke.server.ca_pem().to_string(),
+            key_file: gke.key_file.clone(),
+        };
+        let logs = self.dir.path().join("logs");
+        let child =
+            crate::peer::capg::start(&self.plane, &assets, self.dir.path(), &logs, &google)?;
+        self.providers.push((Cloud::Gke, child));
+        Ok(())
+    }
+}

@@ -38,6 +38,8 @@ async fn inventory(State(gke): State<Arc<Gke>>) -> Response {
 enum Api {
     Container(container::Call, container::Target),
     Compute(compute::Call, compute::Target),
+    /// IAM Credentials' `generateAccessToken` for the service account named.
+    GenerateAccessToken(String),
 }
 
 async fn dispatch(
@@ -62,6 +64,9 @@ async fn dispatch(
     }
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let api = match segs.as_slice() {
+        ["v1", "projects", "-", "serviceAccounts", account] if method == Method::POST => account
+            .strip_suffix(":generateAccessToken")
+            .map(|email| Api::GenerateAccessToken(email.to_string())),
         ["v1", rest @ ..] => container::parse(&method, rest).map(|(c, t)| Api::Container(c, t)),
         ["compute", "v1", rest @ ..] => {
             compute::parse(&method, rest).map(|(c, t)| Api::Compute(c, t))
@@ -81,11 +86,18 @@ async fn dispatch(
             t.project.clone(),
         ),
         Api::Compute(c, t) => (c.rpc(), c.permission(), t.project.clone()),
+        // An account of any project may be named; the caller's own project is checked below.
+        Api::GenerateAccessToken(_) => (
+            "GenerateAccessToken".to_string(),
+            "iam.serviceAccounts.getAccessToken".to_string(),
+            String::new(),
+        ),
     };
     if let Err(fault) = gke.kit.enter(&rpc, &format!("{method} {path}")).await {
         return fault_response(&fault);
     }
     let result = async {
+        let mut caller = None;
         if gke.auth.enabled() {
             let bearer = headers
                 .get(header::AUTHORIZATION)
@@ -96,11 +108,12 @@ async fn dispatch(
                 tracing::info!(rpc, reason = %why, "request refused");
                 GoogleError::unauthenticated()
             })?;
-            if principal.project != project {
+            if !project.is_empty() && principal.project != project {
                 return Err(GoogleError::permission_denied(format!(
                     "Permission '{permission}' denied on resource 'projects/{project}' (or it may not exist)."
                 )));
             }
+            caller = Some(principal);
         }
         let body: Value = if body.is_empty() {
             Value::Object(Default::default())
@@ -112,6 +125,9 @@ async fn dispatch(
         match api {
             Api::Container(call, t) => gke.container_call(call, &t, body),
             Api::Compute(call, t) => gke.compute_call(call, &t, body, &query).await,
+            Api::GenerateAccessToken(email) => {
+                generate_access_token(&gke, caller.as_ref(), &email, &body)
+            }
         }
     }
     .await;
@@ -123,4 +139,37 @@ async fn dispatch(
             e.into_response()
         }
     }
+}
+
+/// `POST /v1/projects/-/serviceAccounts/{email}:generateAccessToken` (IAM Credentials): an
+/// access token the workload API servers accept, as IAM's are by GKE's.
+fn generate_access_token(
+    gke: &Gke,
+    caller: Option<&super::auth::Principal>,
+    email: &str,
+    body: &Value,
+) -> Result<Value, GoogleError> {
+    if body["scope"].as_array().is_none_or(Vec::is_empty) {
+        return Err(GoogleError::invalid("Scope required."));
+    }
+    let lifetime = match body["lifetime"].as_str() {
+        None => None,
+        Some(text) => Some(
+            text.strip_suffix('s')
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(std::time::Duration::from_secs_f64)
+                .ok_or_else(|| {
+                    GoogleError::invalid(format!("Invalid value at 'lifetime' ({text})"))
+                })?,
+        ),
+    };
+    let (token, expires) = gke
+        .auth
+        .generate_access_token(caller, email, lifetime)
+        .map_err(|(status, message)| match status {
+            403 => GoogleError::permission_denied(message),
+            _ => GoogleError::invalid(message),
+        })?;
+    Ok(serde_json::json!({ "accessToken": token, "expireTime": expires.to_string() }))
 }

@@ -32,6 +32,10 @@ pub enum Call {
     ListManagedInstances,
     /// `*Operations.get`, or `wait` (`true`: answers once done or after two minutes).
     GetOperation(bool),
+    /// `regions.get`.
+    GetRegion,
+    /// `zones.list`, with its `filter`.
+    ListZones,
 }
 
 impl Call {
@@ -53,6 +57,8 @@ impl Call {
             }
             Self::GetOperation(false) => "compute.operations.get".into(),
             Self::GetOperation(true) => "compute.operations.wait".into(),
+            Self::GetRegion => "compute.regions.get".into(),
+            Self::ListZones => "compute.zones.list".into(),
         }
     }
 
@@ -111,6 +117,14 @@ pub fn parse(method: &Method, segs: &[&str]) -> Option<(Call, Target)> {
         project: (*project).to_string(),
         ..Target::default()
     };
+    match rest {
+        ["regions", region] if method == Method::GET => {
+            t.name = (*region).to_string();
+            return Some((Call::GetRegion, t));
+        }
+        ["zones"] if method == Method::GET => return Some((Call::ListZones, t)),
+        _ => {}
+    }
     let (place, rest) = match rest {
         ["global", rest @ ..] => (None, rest),
         ["regions", r, rest @ ..] => (Some(format!("regions/{r}")), rest),
@@ -161,6 +175,90 @@ pub fn parse(method: &Method, segs: &[&str]) -> Option<(Call, Target)> {
     Some((call, t))
 }
 
+/// The regions the zone listing shows unfiltered; any other well-formed region is served too
+/// (as clusters are), each with the zones `-a`, `-b` and `-c`, the ones clusters use.
+const LISTED_REGIONS: [&str; 6] = [
+    "us-central1",
+    "us-east1",
+    "us-west1",
+    "europe-west1",
+    "europe-west4",
+    "asia-east1",
+];
+
+fn region_link(project: &str, region: &str) -> String {
+    format!("{COMPUTE}/projects/{project}/regions/{region}")
+}
+
+fn zone_names(region: &str) -> [String; 3] {
+    ["a", "b", "c"].map(|z| format!("{region}-{z}"))
+}
+
+/// `regions.get`: the region with its zones' links.
+fn region(project: &str, name: &str) -> Result<Value, GoogleError> {
+    if region_name(name).is_none() {
+        return Err(not_found(&format!("projects/{project}/regions/{name}")));
+    }
+    Ok(json!({
+        "kind": "compute#region",
+        "id": stable_id(name),
+        "name": name,
+        "description": name,
+        "status": "UP",
+        "zones": zone_names(name).iter().map(|z| format!("{COMPUTE}/projects/{project}/zones/{z}")).collect::<Vec<_>>(),
+        "selfLink": region_link(project, name),
+    }))
+}
+
+/// `zones.list`: every listed region's zones, or those a `region eq <link or name>` filter
+/// keeps (the filter Compute's Go clients build; `eq` compares the whole value).
+fn zones(project: &str, filter: Option<&str>) -> Value {
+    let wanted = filter.and_then(|f| {
+        let (field, value) = f.trim().trim_matches(['(', ')']).split_once(" eq ")?;
+        (field.trim() == "region").then(|| last_segment(value.trim().trim_matches('"')).to_string())
+    });
+    let regions: Vec<String> = match (&wanted, filter) {
+        (Some(region), _) => region_name(region).into_iter().collect(),
+        (None, Some(_)) => Vec::new(),
+        (None, None) => LISTED_REGIONS.iter().map(|r| (*r).to_string()).collect(),
+    };
+    let items: Vec<Value> = regions
+        .iter()
+        .flat_map(|region| {
+            zone_names(region).into_iter().map(move |zone| {
+                json!({
+                    "kind": "compute#zone",
+                    "id": stable_id(&zone),
+                    "name": zone,
+                    "description": zone,
+                    "status": "UP",
+                    "region": region_link(project, region),
+                    "selfLink": format!("{COMPUTE}/projects/{project}/zones/{zone}"),
+                })
+            })
+        })
+        .collect();
+    json!({
+        "kind": "compute#zoneList",
+        "id": format!("projects/{project}/zones"),
+        "items": items,
+        "selfLink": format!("{COMPUTE}/projects/{project}/zones"),
+    })
+}
+
+/// A place's numeric id, the same on every call.
+fn stable_id(name: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, name.as_bytes());
+    let mut bytes = [0_u8; 8];
+    bytes.copy_from_slice(&digest.as_ref()[..8]);
+    (u64::from_be_bytes(bytes) >> 1).to_string()
+}
+
+fn region_name(name: &str) -> Option<String> {
+    (validate::location(name).is_ok() && super::state::region_of(name) == name)
+        .then(|| name.to_string())
+}
+
 fn collection(kind: ComputeKind) -> &'static str {
     match kind {
         ComputeKind::Network => "networks",
@@ -209,6 +307,8 @@ impl Gke {
         query: &std::collections::HashMap<String, String>,
     ) -> Result<Value, GoogleError> {
         match call {
+            Call::GetRegion => region(&t.project, &t.name),
+            Call::ListZones => Ok(zones(&t.project, query.get("filter").map(String::as_str))),
             Call::Insert(kind) => self.compute_insert(kind, t, body),
             Call::Get(kind) => {
                 let st = self.lock();

@@ -14,6 +14,7 @@ pub mod catalog;
 mod compute;
 mod container;
 pub mod error;
+pub mod grpc;
 pub mod outside;
 mod render;
 pub mod server;

@@ -431,7 +431,11 @@ impl Gke {
                     return Ok(());
                 };
                 p.status = Status::Running;
-                scale(&name, p, n, free, leave_at).map_err(quota)
+                scale(&name, p, n, free, leave_at).map_err(quota)?;
+                // GKE shows a resized pool's per-zone size as its initialNodeCount from then on
+                // (a resize in the console changes it: hashicorp/terraform-provider-google#6901).
+                p.spec["initialNodeCount"] = serde_json::json!(n);
+                Ok(())
             }
             Effect::SetAutoscaling(pool, autoscaling) => {
                 let Some(p) = c.pool_mut(&pool) else {

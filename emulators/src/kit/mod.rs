@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod milestones;
 pub mod promises;
 pub mod serve;
+pub mod tls;
 pub mod workload;
 
 use std::sync::{Arc, RwLock};

@@ -29,6 +29,7 @@ pub struct Served<S> {
     service: Arc<S>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
+    front: Option<super::tls::Front>,
 }
 
 impl<S: Emulated> Served<S> {
@@ -58,7 +59,20 @@ impl<S: Emulated> Served<S> {
             service,
             stop: Some(stop),
             task,
+            front: None,
         })
+    }
+
+    /// Also serves the routes under the cloud's own host names ([`super::tls::Front`]).
+    #[must_use]
+    pub fn with_front(mut self, front: super::tls::Front) -> Self {
+        self.front = Some(front);
+        self
+    }
+
+    /// The proxy serving the cloud's own host names, if this cloud has one.
+    pub fn front(&self) -> Option<&super::tls::Front> {
+        self.front.as_ref()
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -79,6 +93,7 @@ impl<S: Emulated> Served<S> {
     /// Stops serving (in-flight requests finish, for at most 5 s), then the service's ticker and
     /// every workload API server.
     pub async fn shutdown(mut self) {
+        self.front = None;
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

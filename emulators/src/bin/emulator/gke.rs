@@ -37,6 +37,11 @@ pub(crate) struct GkeArgs {
     /// fault suite searches everything the provider emits for).
     #[arg(long)]
     print_key_secret: bool,
+    /// Write the CA behind the certificate of Google's host names (served through the proxy
+    /// printed as `HTTPS_PROXY=`) to FILE; printed as `SSL_CERT_FILE=`, the trust bundle a Go
+    /// client such as CAPG needs.
+    #[arg(long, value_name = "FILE")]
+    write_ca: Option<PathBuf>,
     /// Back every cluster with a real kube-apiserver (assets from TESTBED_ASSETS or built once).
     #[arg(long)]
     workload_servers: bool,
@@ -93,6 +98,12 @@ pub(crate) async fn run_gke(args: GkeArgs) -> Result<()> {
             }
         }
         writeln!(stdout, "GCP_PROJECT={}", args.project)?;
+        writeln!(stdout, "HTTPS_PROXY={}", server.proxy_url())?;
+        if let Some(path) = &args.write_ca {
+            std::fs::write(path, server.ca_pem())
+                .with_context(|| format!("writing {}", path.display()))?;
+            writeln!(stdout, "SSL_CERT_FILE={}", path.display())?;
+        }
         writeln!(stdout, "ready")?;
         stdout.flush()?;
     }
