@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, deprecated)]
 
 mod clusters;
+mod grpc;
 mod network;
 mod refusals;
 mod support;
