@@ -1,58 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Go peer the benchmark compares against: Cluster API Provider AWS, from its published
-# Go module (module mode, its root `main` package, nothing patched), into a cache directory keyed
-# by the version, with its CRDs beside it. A second run with the same version does nothing.
+# Go module, into the cache, and prints the directory holding `cluster-api-provider-aws` and
+# `crds/` (testbed/go-peer.sh; `CAPA_ASSETS` names a prebuilt one).
 #
 #   testbed/build-capa.sh            # builds (if needed) and prints the directory
 #
-# The directory holds `cluster-api-provider-aws` and `crds/` (the module's config/crd/bases).
-#
-# Environment:
-#   CAPA_ASSETS         use this directory as is (must hold the binary and crds/); nothing is built
-#   TESTBED_CACHE_DIR   where built assets are kept (default: ${XDG_CACHE_HOME:-$HOME/.cache}/capi-managed-testbed)
+# v2.13.0 is the only release the Go module proxy serves here (it still speaks the v1beta1
+# contract, which Cluster API v1.14 accepts).
 set -euo pipefail
-
-# The only release the Go module proxy serves here (it still speaks the v1beta1 contract, which
-# Cluster API v1.14 accepts).
-CAPA_VERSION=v2.13.0
-MODULE=sigs.k8s.io/cluster-api-provider-aws/v2
-
-cache=${TESTBED_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/capi-managed-testbed}
-out="$cache/capa-$CAPA_VERSION"
-bin=cluster-api-provider-aws
-
-log() { printf '[build-capa] %s\n' "$*" >&2; }
-
-if [ -n "${CAPA_ASSETS:-}" ]; then
-  [ -x "$CAPA_ASSETS/$bin" ] && [ -d "$CAPA_ASSETS/crds" ] || { log "CAPA_ASSETS=$CAPA_ASSETS lacks $bin or crds/"; exit 1; }
-  echo "$CAPA_ASSETS"
-  exit 0
-fi
-
-complete() { [ -x "$out/$bin" ] && [ -d "$out/crds" ]; }
-if complete; then echo "$out"; exit 0; fi
-
-mkdir -p "$cache"
-exec 9>"$cache/.capa-$CAPA_VERSION.lock"
-if ! flock -n 9; then
-  log "another build of CAPA $CAPA_VERSION is under way; waiting for it"
-  flock 9
-fi
-if complete; then echo "$out"; exit 0; fi
-
-command -v go >/dev/null || { log "go is required to build CAPA"; exit 1; }
-mkdir -p "$out"
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-start=$(date +%s)
-log "building $MODULE@$CAPA_VERSION"
-# The module has no replace lines, so `go install` builds its root package as released.
-GOBIN="$out/.bin" go install -trimpath -ldflags "-s -w" "$MODULE@$CAPA_VERSION"
-moddir=$(go mod download -json "$MODULE@$CAPA_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
-rm -rf "$out/crds.tmp" && mkdir -p "$out/crds.tmp"
-cp "$moddir"/config/crd/bases/*.yaml "$out/crds.tmp/"
-chmod -R u+w "$out/crds.tmp"
-mv "$out/.bin/$bin" "$out/$bin.tmp" && rmdir "$out/.bin"
-mv "$out/crds.tmp" "$out/crds"
-mv "$out/$bin.tmp" "$out/$bin"
-log "CAPA $CAPA_VERSION ready in $out ($(( $(date +%s) - start ))s)"
-echo "$out"
+source "$(dirname "$0")/go-peer.sh"
+build_go_peer capa v2.13.0 sigs.k8s.io/cluster-api-provider-aws/v2 cluster-api-provider-aws CAPA_ASSETS

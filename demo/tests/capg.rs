@@ -9,8 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use demo::env::{Cloud, EnvOptions, Environment, GCP_PROJECT, GCP_REGION};
 use demo::peer::capg;
@@ -18,25 +17,10 @@ use emulators::gke::outside::{GoogleApi, create_network};
 use emulators::kit::InstanceState;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
+use test_support::eventually_logged;
 
 const NS: &str = "capg";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io";
-
-async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            eprintln!("capg: {what} after {:?}", start.elapsed());
-            return v;
-        }
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
 
 fn api(client: &kube::Client, group: &str, version: &str, kind: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
@@ -88,16 +72,16 @@ async fn capg_unpatched_creates_scales_upgrades_and_deletes_a_gke_cluster_on_the
     // workload cluster (Cluster API core reads it with the token CAPG minted through IAM
     // Credentials).
     let limit = Duration::from_secs(480);
-    eventually("the cluster RUNNING", limit, || async {
+    eventually_logged("the cluster RUNNING", limit, || async {
         let c = cluster(&google).await?;
         (c["status"] == "RUNNING").then_some(c)
     })
     .await;
     let machine_pools = api(&client, "cluster.x-k8s.io", "v1beta2", "MachinePool");
     let mut looks = 0;
-    eventually("the pool's node ready", limit, || {
+    eventually_logged("the pool's node ready", limit, || {
         looks += 1;
-        let shown = looks % 30 == 0;
+        let shown = looks % 300 == 0;
         let (google, machine_pools) = (&google, &machine_pools);
         async move {
             let p = pool(google).await?;
@@ -120,7 +104,7 @@ async fn capg_unpatched_creates_scales_upgrades_and_deletes_a_gke_cluster_on_the
         .await
         .unwrap();
     let gke = env.gke().unwrap().server.gke().clone();
-    eventually("the pool at two nodes", limit, || async {
+    eventually_logged("the pool at two nodes", limit, || async {
         let mp = machine_pools.get("g1-pool-0").await.ok()?;
         let running = gke
             .instances()
@@ -140,7 +124,7 @@ async fn capg_unpatched_creates_scales_upgrades_and_deletes_a_gke_cluster_on_the
         )
         .await
         .unwrap();
-    eventually("the control plane at 1.34.1", limit, || async {
+    eventually_logged("the control plane at 1.34.1", limit, || async {
         let c = cluster(&google).await?;
         (c["currentMasterVersion"].as_str()?.starts_with("1.34.1-") && c["status"] == "RUNNING")
             .then_some(())
@@ -154,7 +138,7 @@ async fn capg_unpatched_creates_scales_upgrades_and_deletes_a_gke_cluster_on_the
         )
         .await
         .unwrap();
-    eventually("the pool at 1.34.1", limit, || async {
+    eventually_logged("the pool at 1.34.1", limit, || async {
         let p = pool(&google).await?;
         (p["version"].as_str()?.starts_with("1.34.1-") && p["status"] == "RUNNING").then_some(())
     })
@@ -179,7 +163,7 @@ async fn capg_unpatched_creates_scales_upgrades_and_deletes_a_gke_cluster_on_the
         .await
         .unwrap();
     let clusters = api(&client, "cluster.x-k8s.io", "v1beta2", "Cluster");
-    eventually("the cluster deleted", limit, || async {
+    eventually_logged("the cluster deleted", limit, || async {
         let gone = cluster(&google).await.is_none();
         let object_gone = clusters.get_opt("g1").await.ok()?.is_none();
         (gone && object_gone).then_some(())

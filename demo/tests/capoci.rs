@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use demo::env::{Cloud, EnvOptions, Environment};
 use demo::peer::capoci;
@@ -15,25 +14,10 @@ use emulators::oke::COMPARTMENT;
 use emulators::oke::outside::{OciApi, create_network};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
+use test_support::eventually_logged;
 
 const NS: &str = "capoci";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io";
-
-async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            eprintln!("capoci: {what} after {:?}", start.elapsed());
-            return v;
-        }
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
 
 fn api(client: &kube::Client, group: &str, version: &str, kind: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
@@ -106,7 +90,7 @@ async fn capoci_unpatched_creates_scales_upgrades_and_deletes_an_oke_cluster_on_
     // Created: the cluster and its pool ACTIVE in OKE, the MachinePool's node Ready in the
     // workload cluster (Cluster API core reads it with CAPOCI's kubeconfig).
     let limit = Duration::from_secs(420);
-    let made = eventually("the cluster ACTIVE", limit, || async {
+    let made = eventually_logged("the cluster ACTIVE", limit, || async {
         let c = cluster(&oci, "o1").await?;
         (c["lifecycleState"] == "ACTIVE").then_some(c)
     })
@@ -114,9 +98,9 @@ async fn capoci_unpatched_creates_scales_upgrades_and_deletes_an_oke_cluster_on_
     let id = made["id"].as_str().unwrap().to_string();
     let machine_pools = api(&client, "cluster.x-k8s.io", "v1beta2", "MachinePool");
     let mut looks = 0;
-    eventually("the pool's node ready", limit, || {
+    eventually_logged("the pool's node ready", limit, || {
         looks += 1;
-        let shown = looks % 30 == 0;
+        let shown = looks % 300 == 0;
         let (oci, machine_pools, id) = (&oci, &machine_pools, &id);
         async move {
             let p = pool(oci, id).await?;
@@ -141,7 +125,7 @@ async fn capoci_unpatched_creates_scales_upgrades_and_deletes_an_oke_cluster_on_
         )
         .await
         .unwrap();
-    eventually("the pool at two nodes", limit, || async {
+    eventually_logged("the pool at two nodes", limit, || async {
         let p = pool(&oci, &id).await?;
         (p["nodeConfigDetails"]["size"] == 2 && active_nodes(&p) == 2).then_some(())
     })
@@ -156,7 +140,7 @@ async fn capoci_unpatched_creates_scales_upgrades_and_deletes_an_oke_cluster_on_
         )
         .await
         .unwrap();
-    eventually("the control plane at v1.33.1", limit, || async {
+    eventually_logged("the control plane at v1.33.1", limit, || async {
         let c = cluster(&oci, "o1").await?;
         (c["kubernetesVersion"] == "v1.33.1" && c["lifecycleState"] == "ACTIVE").then_some(())
     })
@@ -169,7 +153,7 @@ async fn capoci_unpatched_creates_scales_upgrades_and_deletes_an_oke_cluster_on_
         )
         .await
         .unwrap();
-    eventually("the pool at v1.33.1", limit, || async {
+    eventually_logged("the pool at v1.33.1", limit, || async {
         let p = pool(&oci, &id).await?;
         (p["kubernetesVersion"] == "v1.33.1" && p["lifecycleState"] == "ACTIVE").then_some(())
     })
@@ -188,7 +172,7 @@ async fn capoci_unpatched_creates_scales_upgrades_and_deletes_an_oke_cluster_on_
         .await
         .unwrap();
     let clusters = api(&client, "cluster.x-k8s.io", "v1beta2", "Cluster");
-    eventually("the cluster deleted", limit, || async {
+    eventually_logged("the cluster deleted", limit, || async {
         let gone = cluster(&oci, "o1").await.is_none();
         let object_gone = clusters.get_opt("o1").await.ok()?.is_none();
         (gone && object_gone).then_some(())

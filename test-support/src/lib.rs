@@ -36,6 +36,21 @@ where
     }
 }
 
+/// [`eventually`], and says on stderr how long `what` took (a long test's timeline).
+///
+/// # Panics
+/// As [`eventually`].
+pub async fn eventually_logged<T, F, Fut>(what: &str, timeout: Duration, probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = tokio::time::Instant::now();
+    let value = eventually(what, timeout, probe).await;
+    eprintln!("{what} after {:?}", start.elapsed());
+    value
+}
+
 /// Polls `probe` until it returns `true`.
 ///
 /// # Panics
