@@ -94,6 +94,7 @@ DEFAULT_SECONDS = {
     "demo/bench_smoke": 120,
     "demo/capoci": 110,
     "demo/capg": 270,
+    "demo/bench_peers": 300,
     "kubectl-managed/capa": 170,
     "kubectl-managed/capg": 45,
     "kubectl-managed/capoci": 35,

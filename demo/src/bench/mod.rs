@@ -58,6 +58,7 @@ mod probes;
 mod report;
 mod scenario;
 mod statistics;
+mod subject;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -68,6 +69,7 @@ use serde_json::{Value, json};
 use crate::env::{Cloud, EksProvider, EnvOptions, Environment};
 pub use report::svg_plot;
 pub use statistics::medians;
+pub use subject::Subject;
 
 /// What a benchmark run does.
 #[derive(Debug, Clone)]
@@ -97,13 +99,13 @@ pub struct BenchOptions {
     pub timeout: Duration,
     /// Where the JSON and the plots go.
     pub out: PathBuf,
-    /// The provider measured: ours, or the Go peer (CAPA).
-    pub provider: EksProvider,
-    /// Clusters on a network the user brings (always so for CAPA).
+    /// The provider measured, on its cloud: ours, or the Go peer a user would otherwise pick.
+    pub subject: Subject,
+    /// Clusters on a network the user brings (always so for a peer).
     pub byo_network: bool,
-    /// Back every cluster with a real workload API server (~260 MiB each): CAPA reaches into
-    /// every workload cluster (its CNI and `aws-auth` steps), so it cannot run without them;
-    /// ours never does.
+    /// Back every cluster with a real workload API server (~260 MiB each; always so for a
+    /// peer): CAPA reaches into every workload cluster (its CNI and `aws-auth` steps), so it
+    /// cannot run without them; ours never does.
     pub workload_servers: bool,
 }
 
@@ -120,14 +122,20 @@ impl BenchOptions {
         1 + largest + throttled + 2 * self.active_clusters + self.delayed_clusters
     }
 
-    /// The stem of the files a run writes: `eks`, `eks-byo` (ours on a brought network) or
-    /// `capa`.
+    /// The stem of the files a run writes ([`Subject`]: `eks`, `eks-byo` for ours on a brought
+    /// network, `capa`, `gke`, `capg`, `oke`, `capoci`).
     pub fn stem(&self) -> &'static str {
-        match (self.provider, self.byo_network) {
-            (EksProvider::Capa, _) => "capa",
-            (EksProvider::Ours | EksProvider::CapaThenOurs, true) => "eks-byo",
-            (EksProvider::Ours | EksProvider::CapaThenOurs, false) => "eks",
-        }
+        self.subject.stem(self.byo_network)
+    }
+
+    /// Whether the clusters are on a network the user brings.
+    fn brought_network(&self) -> bool {
+        self.byo_network || self.subject.is_peer()
+    }
+
+    /// Whether every cluster has a real workload API server.
+    fn with_workload_servers(&self) -> bool {
+        self.workload_servers || self.subject.is_peer()
     }
 }
 
@@ -148,15 +156,24 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
     let started_at = jiff::Timestamp::now();
     // The environment keeps the interval for the provider's whole life.
     let poll: &'static str = Box::leak(options.poll_interval.clone().into_boxed_str());
+    let subject = options.subject;
     let mut env = Environment::start(EnvOptions {
         cluster_delay: 0.0,
         pool_delay: 0.0,
         poll_interval: poll,
-        clouds: vec![Cloud::Eks],
-        workload_servers: options.workload_servers || options.provider == EksProvider::Capa,
+        clouds: vec![subject.cloud()],
+        workload_servers: options.with_workload_servers(),
         audit_writes: true,
-        eks_provider: options.provider,
-        byo_network: options.byo_network,
+        eks_provider: match subject {
+            Subject::Eks(provider) => provider,
+            _ => EksProvider::Ours,
+        },
+        byo_network: options.brought_network(),
+        peers: match subject {
+            Subject::Capg => vec![Cloud::Gke],
+            Subject::Capoci => vec![Cloud::Oke],
+            _ => Vec::new(),
+        },
         eks_cluster_quota: options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA),
     })
     .await?;

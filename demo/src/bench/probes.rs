@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::{Value, json};
 
-use crate::env::EksProvider;
+use super::subject::{Calls, Subject};
 
 pub(super) fn rss_mib(pid: u32) -> Result<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -38,15 +38,23 @@ fn cpu_from_stat(stat: &str) -> Option<f64> {
     Some((utime + stime) / 100.0)
 }
 
-/// The provider's own count of its cloud calls by `service/operation`, every outcome summed:
-/// ours `capi_provider_cloud_calls_total`, CAPA's `aws_api_requests_total`.
-pub(super) async fn cloud_calls(url: &str, provider: EksProvider) -> Result<BTreeMap<String, u64>> {
-    let text = metrics_page(url).await?;
-    let metric = match provider {
-        EksProvider::Ours | EksProvider::CapaThenOurs => "capi_provider_cloud_calls_total",
-        EksProvider::Capa => "aws_api_requests_total",
-    };
-    Ok(parse_cloud_calls(&text, metric))
+/// A provider's cloud calls by operation, every outcome summed: from its own counter on its
+/// metrics page (ours `capi_provider_cloud_calls_total` by `service/operation`, CAPA's
+/// `aws_api_requests_total`), or as the emulator counted them.
+pub(super) async fn cloud_calls(
+    url: &str,
+    kit: &emulators::kit::Kit,
+    subject: Subject,
+) -> Result<BTreeMap<String, u64>> {
+    match subject.calls() {
+        Calls::Metric(metric) => Ok(parse_cloud_calls(&metrics_page(url).await?, metric)),
+        Calls::Emulator => Ok(kit
+            .calls
+            .snapshot()
+            .into_iter()
+            .map(|(op, outcomes)| (op, outcomes.values().sum()))
+            .collect()),
+    }
 }
 
 /// The provider's metrics page.
@@ -181,16 +189,10 @@ impl Durations {
     }
 }
 
-/// The provider's reconcile-duration histogram: ours
-/// `capi_provider_reconcile_duration_seconds`, CAPA's (controller-runtime's)
-/// `controller_runtime_reconcile_time_seconds`.
-pub(super) async fn reconcile_durations(url: &str, provider: EksProvider) -> Result<Durations> {
+/// The provider's reconcile-duration histogram ([`Subject::reconcile_metric`]).
+pub(super) async fn reconcile_durations(url: &str, subject: Subject) -> Result<Durations> {
     let text = metrics_page(url).await?;
-    let metric = match provider {
-        EksProvider::Ours | EksProvider::CapaThenOurs => "capi_provider_reconcile_duration_seconds",
-        EksProvider::Capa => "controller_runtime_reconcile_time_seconds",
-    };
-    Ok(Durations::parse(&text, metric))
+    Ok(Durations::parse(&text, subject.reconcile_metric()))
 }
 
 pub(super) fn diff(
@@ -214,10 +216,12 @@ pub(super) fn split_reads(calls: &BTreeMap<String, u64>) -> (u64, u64) {
     let mut reads = 0;
     let mut writes = 0;
     for (key, n) in calls {
-        let op = key.rsplit('/').next().unwrap_or_default();
-        if ["Describe", "List", "Get"]
+        // `eks/DescribeCluster`, `GetNodePool`, `compute.operations.wait`, `Token`.
+        let op = key.rsplit(['/', '.']).next().unwrap_or_default();
+        if ["Describe", "List", "Get", "get", "list", "wait"]
             .iter()
             .any(|p| op.starts_with(p))
+            || op == "Token"
         {
             reads += n;
         } else {
@@ -275,46 +279,26 @@ fn count_audit_writes(
     out
 }
 
-/// The cloud names of the clusters of `ns` whose control plane reports itself initialized:
-/// ours on its EKSControlPlane (`status.initialization.controlPlaneInitialized`, the v1beta2
-/// contract), CAPA on its AWSManagedControlPlane (`status.initialized`, the v1beta1 contract).
+/// The cloud names of the clusters of `ns` whose control plane reports itself initialized
+/// ([`Subject::initialized_cloud_name`]).
 pub(super) async fn initialized_control_planes(
     client: &kube::Client,
     ns: &str,
-    provider: EksProvider,
+    subject: Subject,
 ) -> Result<Vec<String>> {
-    let (version, kind) = match provider {
-        EksProvider::Ours | EksProvider::CapaThenOurs => ("v1alpha1", "EKSControlPlane"),
-        EksProvider::Capa => ("v1beta2", "AWSManagedControlPlane"),
-    };
+    let (group, version, kind) = subject.control_plane();
     let api: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         ns,
-        &ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "controlplane.cluster.x-k8s.io",
-            version,
-            kind,
-        )),
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)),
     );
     let mut out = Vec::new();
     for cp in api.list(&ListParams::default()).await? {
-        match provider {
-            EksProvider::Ours | EksProvider::CapaThenOurs => {
-                if cp.data["status"]["initialization"]["controlPlaneInitialized"] == true {
-                    out.push(contract::naming::derive_cloud_name(
-                        ns,
-                        &cluster_of(&cp),
-                        &contract::naming::EKS_CLUSTER,
-                    ));
-                }
-            }
-            EksProvider::Capa => {
-                if cp.data["status"]["initialized"] == true
-                    && let Some(name) = cp.data["spec"]["eksClusterName"].as_str()
-                {
-                    out.push(name.to_string());
-                }
-            }
+        let cluster = cluster_of(&cp);
+        if let Some(name) =
+            subject.initialized_cloud_name(ns, &cluster, &serde_json::to_value(&cp)?)
+        {
+            out.push(name);
         }
     }
     Ok(out)
@@ -331,7 +315,7 @@ pub(super) struct Readiness {
 pub(super) async fn readiness(
     client: &kube::Client,
     ns: &str,
-    provider: EksProvider,
+    subject: Subject,
 ) -> Result<Readiness> {
     let api = |group: &str, version: &str, kind: &str| -> Api<DynamicObject> {
         Api::namespaced_with(
@@ -343,12 +327,8 @@ pub(super) async fn readiness(
     let clusters = api("cluster.x-k8s.io", "v1beta2", "Cluster")
         .list(&ListParams::default())
         .await?;
-    // Ours reports a Ready condition; CAPA's v1beta1-contract pool its `status.ready`.
-    let (version, kind) = match provider {
-        EksProvider::Ours | EksProvider::CapaThenOurs => ("v1alpha1", "EKSMachinePool"),
-        EksProvider::Capa => ("v1beta2", "AWSManagedMachinePool"),
-    };
-    let pools = api("infrastructure.cluster.x-k8s.io", version, kind)
+    let (group, version, kind) = subject.pool();
+    let pools = api(group, version, kind)
         .list(&ListParams::default())
         .await?;
     let mut pools_ready: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -356,11 +336,7 @@ pub(super) async fn readiness(
         let cluster = cluster_of(p);
         let entry = pools_ready.entry(cluster).or_default();
         entry.0 += 1;
-        let ready = match provider {
-            EksProvider::Ours | EksProvider::CapaThenOurs => condition_true(&p.data, "Ready"),
-            EksProvider::Capa => p.data["status"]["ready"] == true,
-        };
-        if ready {
+        if subject.pool_ready(&p.data) {
             entry.1 += 1;
         }
     }
@@ -382,14 +358,6 @@ pub(super) async fn readiness(
         }
     }
     Ok(out)
-}
-
-fn condition_true(obj: &Value, type_: &str) -> bool {
-    obj["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == type_ && c["status"] == "True")
 }
 
 /// The Cluster an object belongs to, from its `cluster.x-k8s.io/cluster-name` label.

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::statistics::round;
 use super::{BenchOptions, Point};
-use crate::env::{Cloud, EksProvider};
+use crate::env::Cloud;
 
 /// The report of one run: what was run, where and how, the figures and the series.
 pub(super) fn run_report(
@@ -17,10 +17,11 @@ pub(super) fn run_report(
 ) -> Result<Value> {
     Ok(json!({
         "provider": options.stem(),
-        "providerBinary": match options.provider {
-            EksProvider::Ours | EksProvider::CapaThenOurs => crate::env::provider_binary(Cloud::Eks)?.display().to_string(),
-            EksProvider::Capa => format!("cluster-api-provider-aws {}", crate::peer::CAPA_VERSION),
+        "providerBinary": match options.subject.release() {
+            None => crate::env::provider_binary(options.subject.cloud())?.display().to_string(),
+            Some(release) => format!("{} {release}", options.subject.binary()),
         },
+        "cloud": options.subject.cloud().kind_prefix(),
         "date": started_at.to_string(),
         "command": std::env::args().collect::<Vec<_>>().join(" "),
         "machine": machine(),
@@ -29,11 +30,13 @@ pub(super) fn run_report(
             "restSeconds": options.rest.as_secs_f64(),
             "pollInterval": options.poll_interval,
             "cloudDelaySeconds": 0,
-            "workloadServers": options.workload_servers || options.provider == EksProvider::Capa,
-            "network": if options.byo_network || options.provider == EksProvider::Capa { "brought by the user" } else { "made by the provider" },
+            "workloadServers": options.with_workload_servers(),
+            "network": if options.brought_network() { "brought by the user" } else { "made by the provider" },
             "poolsPerCluster": 1,
             "nodesPerPool": 1,
-            "eksClusterQuota": options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA),
+            "kubernetesVersion": options.subject.kubernetes_version(),
+            "eksClusterQuota": (options.subject.cloud() == Cloud::Eks)
+                .then(|| options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA)),
         },
         "figures": figures,
         "series": series.iter().map(|p| json!({
@@ -63,7 +66,7 @@ pub(super) fn write_report(options: &BenchOptions, report: &Value) -> Result<()>
     let plots = [
         (
             format!("{}-rss.svg", options.stem()),
-            format!("{} resident memory", options.provider.binary()),
+            format!("{} resident memory", options.subject.binary()),
             "clusters",
             "RSS (MiB)",
             points("rssMiB"),

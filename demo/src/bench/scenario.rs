@@ -15,6 +15,7 @@ use super::probes::{
     reconcile_durations, rss_mib, split_reads, unix_millis,
 };
 use super::statistics::{percentile, round, slope};
+use super::subject::Subject;
 use super::{BenchOptions, Point};
 use crate::env::{Cloud, Environment};
 
@@ -32,10 +33,15 @@ pub(super) async fn measure(
     options: &BenchOptions,
 ) -> Result<(Value, Vec<Point>)> {
     let started_at = jiff::Timestamp::now();
+    let subject = options.subject;
+    let cloud = subject.cloud();
     let pid = env.provider_pid().context("the provider is not running")?;
     let metrics = env
-        .metrics_url(Cloud::Eks)
+        .metrics_url(cloud)
         .context("the provider has no metrics page")?;
+    let kit = env
+        .kit(cloud)
+        .with_context(|| format!("{} is not emulated here", cloud.kind_prefix()))?;
     let client = env.plane.client().await?;
 
     // P1.
@@ -44,16 +50,16 @@ pub(super) async fn measure(
     eprintln!("bench: P1 idle RSS {idle:.1} MiB");
 
     // P11, P12: one cluster.
-    let calls_before = cloud_calls(&metrics, options.provider).await?;
+    let calls_before = cloud_calls(&metrics, &kit, subject).await?;
     let one = "bench-one";
     test_namespace(&client, one).await?;
-    let yaml = env.generate_cluster("one", one, "v1.31.0", 1).await?;
+    let yaml = subject.render(env, "one", one).await?;
     let start = Instant::now();
     env.apply_yaml(&yaml, one).await?;
     let mut provisioned = None;
     loop {
         env.ensure_provider_running()?;
-        let state = readiness(&client, one, options.provider).await?;
+        let state = readiness(&client, one, subject).await?;
         if provisioned.is_none() && state.provisioned == 1 {
             provisioned = Some(start.elapsed().as_secs_f64());
         }
@@ -66,10 +72,7 @@ pub(super) async fn measure(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let one_ready = start.elapsed().as_secs_f64();
-    let one_calls = diff(
-        &calls_before,
-        &cloud_calls(&metrics, options.provider).await?,
-    );
+    let one_calls = diff(&calls_before, &cloud_calls(&metrics, &kit, subject).await?);
     let p11 = provisioned.unwrap_or(one_ready);
     eprintln!(
         "bench: P11 one cluster Provisioned after {p11:.1}s (ready {one_ready:.1}s), P12 {} cloud calls",
@@ -89,12 +92,12 @@ pub(super) async fn measure(
         if size <= made {
             continue;
         }
-        let clusters = batch(env, ns, "c", made..size).await?;
+        let clusters = batch(env, subject, ns, "c", made..size).await?;
         let start = Instant::now();
         apply_batch(env, &clusters, ns).await?;
         loop {
             env.ensure_provider_running()?;
-            let state = readiness(&client, ns, options.provider).await?;
+            let state = readiness(&client, ns, subject).await?;
             if state.ready == size {
                 break;
             }
@@ -125,7 +128,7 @@ pub(super) async fn measure(
 
     // P7, P8, P10: at rest. What the last pass of each object still writes settles first.
     tokio::time::sleep(Duration::from_secs(15)).await;
-    let calls_from = cloud_calls(&metrics, options.provider).await?;
+    let calls_from = cloud_calls(&metrics, &kit, subject).await?;
     let cpu_from = cpu_seconds(pid)?;
     let window_from = jiff::Timestamp::now();
     let clock = Instant::now();
@@ -133,19 +136,19 @@ pub(super) async fn measure(
     let seconds = clock.elapsed().as_secs_f64();
     let window_to = jiff::Timestamp::now();
     let cpu = cpu_seconds(pid)? - cpu_from;
-    let at_rest = diff(&calls_from, &cloud_calls(&metrics, options.provider).await?);
+    let at_rest = diff(&calls_from, &cloud_calls(&metrics, &kit, subject).await?);
     // The audit log is written in batches of up to a second.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let writes = audit_writes(
         &env.plane.audit_log(),
-        options.provider.binary(),
+        subject.binary(),
         window_from,
         window_to,
     )?;
     // The same count over the creations: it shows the log sees the provider's writes at all.
     let writes_creating: u64 = audit_writes(
         &env.plane.audit_log(),
-        options.provider.binary(),
+        subject.binary(),
         started_at,
         window_from,
     )?
@@ -197,14 +200,14 @@ pub(super) async fn measure(
         Value::Null
     };
 
-    // P9: the first size again, in a namespace of its own, applied at once while 10 % of the EKS
-    // emulator's answers are 429 + Retry-After (EC2 calls go to moto, which throttles nothing).
+    // P9: the first size again, in a namespace of its own, applied at once while 10 % of the
+    // emulator's answers are 429 + Retry-After (EKS's EC2 calls go to moto, which throttles
+    // nothing).
     let throttled = match (options.throttled, series.get(1).copied()) {
         (true, Some(free)) => {
-            let kit = env.eks_kit().context("EKS is not emulated here")?;
             let ns = "bench-throttled";
             test_namespace(&client, ns).await?;
-            let clusters = batch(env, ns, "t", 0..free.clusters).await?;
+            let clusters = batch(env, subject, ns, "t", 0..free.clusters).await?;
             let answered = |kit: &emulators::kit::Kit| -> u64 {
                 kit.calls
                     .snapshot()
@@ -214,7 +217,7 @@ pub(super) async fn measure(
             };
             let faults_before = answered(&kit);
             let early_before = kit.promises.early().len();
-            let calls_before = cloud_calls(&metrics, options.provider).await?;
+            let calls_before = cloud_calls(&metrics, &kit, subject).await?;
             // The next two answers for certain (so even a small size meets the fault), then a
             // share of the rest.
             for trigger in [json!({"count": 2}), json!({"rate": THROTTLE_RATE})] {
@@ -228,7 +231,7 @@ pub(super) async fn measure(
             apply_batch(env, &clusters, ns).await?;
             let outcome = loop {
                 env.ensure_provider_running()?;
-                let state = readiness(&client, ns, options.provider).await?;
+                let state = readiness(&client, ns, subject).await?;
                 if state.ready == free.clusters {
                     break Ok(start.elapsed().as_secs_f64());
                 }
@@ -244,16 +247,14 @@ pub(super) async fn measure(
             };
             kit.faults.clear();
             let seconds = outcome?;
-            let calls = diff(
-                &calls_before,
-                &cloud_calls(&metrics, options.provider).await?,
-            );
+            let calls = diff(&calls_before, &cloud_calls(&metrics, &kit, subject).await?);
             let early = kit.promises.early().len() - early_before;
             let throttled_answers = answered(&kit) - faults_before;
             eprintln!(
-                "bench: P9 {} clusters with {:.0} % of EKS answers 429: ready after {seconds:.1}s ({:.2}× the {:.1}s without), {throttled_answers} answered 429, {early} calls before Retry-After",
+                "bench: P9 {} clusters with {:.0} % of {} answers 429: ready after {seconds:.1}s ({:.2}× the {:.1}s without), {throttled_answers} answered 429, {early} calls before Retry-After",
                 free.clusters,
                 THROTTLE_RATE * 100.0,
+                cloud.kind_prefix(),
                 seconds / free.seconds_to_ready,
                 free.seconds_to_ready
             );
@@ -267,7 +268,11 @@ pub(super) async fn measure(
                 "cloudCalls": calls.values().sum::<u64>(),
                 "retryAfterSeconds": THROTTLE_RETRY_AFTER,
                 "rate": THROTTLE_RATE,
-                "scope": "EKS calls (the emulator); EC2 calls go to moto, unthrottled",
+                "scope": if cloud == Cloud::Eks {
+                    "EKS calls (the emulator); EC2 calls go to moto, unthrottled"
+                } else {
+                    "every call (the emulator)"
+                },
                 "target": "no call before Retry-After; ready within 1.5 × the fault-free time",
             })
         }
@@ -295,21 +300,20 @@ pub(super) async fn measure(
     // histogram over the run (a provider that waits on the cloud inside a reconcile shows
     // reconciles as long as the create).
     let delayed = if options.delayed_clusters > 0 {
-        let kit = env.eks_kit().context("EKS is not emulated here")?;
         let ns = "bench-delayed";
         test_namespace(&client, ns).await?;
         let n = options.delayed_clusters;
-        let clusters = batch(env, ns, "d", 0..n).await?;
+        let clusters = batch(env, subject, ns, "d", 0..n).await?;
         let before = hold_creates(&kit, options.delayed_for);
-        let reconciles_before = reconcile_durations(&metrics, options.provider).await?;
-        let calls_before = cloud_calls(&metrics, options.provider).await?;
+        let reconciles_before = reconcile_durations(&metrics, subject).await?;
+        let calls_before = cloud_calls(&metrics, &kit, subject).await?;
         let start = Instant::now();
         apply_batch(env, &clusters, ns).await?;
         let limit = options.timeout + options.delayed_for;
         let mut provisioned_after = None;
         let outcome = loop {
             env.ensure_provider_running()?;
-            let state = readiness(&client, ns, options.provider).await?;
+            let state = readiness(&client, ns, subject).await?;
             if provisioned_after.is_none() && state.provisioned == n {
                 provisioned_after = Some(start.elapsed().as_secs_f64());
             }
@@ -326,13 +330,10 @@ pub(super) async fn measure(
         };
         kit.set_timing(before);
         let seconds = outcome?;
-        let reconciles = reconcile_durations(&metrics, options.provider)
+        let reconciles = reconcile_durations(&metrics, subject)
             .await?
             .since(&reconciles_before);
-        let calls = diff(
-            &calls_before,
-            &cloud_calls(&metrics, options.provider).await?,
-        );
+        let calls = diff(&calls_before, &cloud_calls(&metrics, &kit, subject).await?);
         let over = reconciles.over(10.0);
         eprintln!(
             "bench: P6 {n} clusters CREATING {:.0}s each: all ready after {seconds:.1}s; {} reconciles, {} of them over {:.0}s, the longest {}",
@@ -426,10 +427,12 @@ async fn active_batch(
     ns: &str,
     prefix: &str,
 ) -> Result<Value> {
-    let kit = env.eks_kit().context("EKS is not emulated here")?;
+    let kit = env
+        .kit(options.subject.cloud())
+        .context("the cloud is not emulated here")?;
     test_namespace(client, ns).await?;
     let n = options.active_clusters;
-    let clusters = batch(env, ns, prefix, 0..n).await?;
+    let clusters = batch(env, options.subject, ns, prefix, 0..n).await?;
     let before = hold_creates(&kit, options.active_delay);
     apply_batch(env, &clusters, ns).await?;
     let start = Instant::now();
@@ -437,7 +440,7 @@ async fn active_batch(
     let outcome = loop {
         env.ensure_provider_running()?;
         let now = unix_millis();
-        for cloud in initialized_control_planes(client, ns, options.provider).await? {
+        for cloud in initialized_control_planes(client, ns, options.subject).await? {
             initialized.entry(cloud).or_insert(now);
         }
         if initialized.len() == n {
@@ -458,7 +461,7 @@ async fn active_batch(
         .milestones
         .all()
         .into_iter()
-        .filter(|m| m.state == "ACTIVE")
+        .filter(|m| m.state == options.subject.created_state())
         .filter_map(|m| {
             Some((
                 m.resource.strip_prefix("cluster/")?.to_string(),
@@ -493,8 +496,8 @@ async fn active_batch(
     }))
 }
 
-/// Makes the EKS emulator keep every cluster created from now on CREATING for `delay`; returns
-/// the timing to put back.
+/// Makes the emulator keep every cluster created from now on creating for `delay`; returns the
+/// timing to put back.
 fn hold_creates(kit: &emulators::kit::Kit, delay: Duration) -> emulators::kit::Timing {
     let before = kit.timing();
     let mut slow = before;
@@ -515,9 +518,10 @@ async fn test_namespace(client: &kube::Client, name: &str) -> Result<()> {
 }
 
 /// The YAML of clusters `<prefix><i>` for every `i` of `range` in `ns` (one pool of one node
-/// each, Kubernetes v1.31), to apply at once.
+/// each, [`Subject::render`]), to apply at once.
 async fn batch(
     env: &Environment,
+    subject: Subject,
     ns: &str,
     prefix: &str,
     range: std::ops::Range<usize>,
@@ -525,10 +529,7 @@ async fn batch(
     use futures::{StreamExt, TryStreamExt};
     // Rendered a few at a time (each is a clusterctl process), kept in order.
     futures::stream::iter(range)
-        .map(|i| async move {
-            env.generate_cluster(&format!("{prefix}{i}"), ns, "v1.31.0", 1)
-                .await
-        })
+        .map(|i| async move { subject.render(env, &format!("{prefix}{i}"), ns).await })
         .buffered(APPLY_CONCURRENCY)
         .try_collect()
         .await

@@ -1,22 +1,28 @@
-//! `bench`: the performance benchmark of the EKS provider, figures P1–P12 (module docs of
-//! `demo::bench`). Build release binaries first, so the provider measured is the one users run:
+//! `bench`: the performance benchmark of a provider, figures P1–P12 (module docs of
+//! `demo::bench`): ours on EKS, GKE or OKE, or the Go peer a user would otherwise pick there
+//! (CAPA, CAPG, CAPOCI). Build release binaries first, so the provider measured is the one users
+//! run:
 //!
 //!     cargo build --release -p provider-aws -p demo
 //!     target/release/bench --sizes 100,200,400 --rest-seconds 600
+//!     target/release/bench --cloud gke --byo-network --workload-servers --sizes 5
+//!     target/release/bench --provider capg --sizes 5
 //!
-//! Writes `<out>/eks-bench.json`, `eks-rss.svg` and `eks-time.svg` and prints the JSON; with
-//! `--runs N`, each run's under `<out>/run-<k>/` and the medians in `<out>`.
+//! Writes `<out>/<stem>-bench.json`, `<stem>-rss.svg` and `<stem>-time.svg` (stem: `eks`,
+//! `eks-byo`, `capa`, `gke`, `capg`, `oke`, `capoci`) and prints the JSON; with `--runs N`, each
+//! run's under `<out>/run-<k>/` and the medians in `<out>`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
+use demo::bench::Subject;
 
 #[derive(Parser)]
 #[command(
     name = "bench",
-    about = "P1–P12 of the performance benchmark for the EKS provider, or for the Go peer (CAPA)"
+    about = "P1–P12 of the performance benchmark for our EKS, GKE or OKE provider, or for the Go peer there (CAPA, CAPG, CAPOCI)"
 )]
 struct Args {
     /// Cumulative cluster counts, comma-separated (each size adds clusters up to it, applied at
@@ -58,17 +64,22 @@ struct Args {
     /// Where the JSON and plots go.
     #[arg(long, default_value = "target/bench")]
     out: PathBuf,
-    /// The provider measured: ours (`provider-aws`), or the Go peer, Cluster API Provider AWS
-    /// v2.13.0, built once from its Go module (`testbed/build-capa.sh`; `CAPA_ASSETS` names a
-    /// prebuilt directory), always on a network brought by the user.
+    /// The provider measured: ours (on `--cloud`), or a Go peer built once from its released
+    /// Go module and run unpatched, always on a network brought by the user: Cluster API
+    /// Provider AWS v2.13.0 (`capa`, EKS; `testbed/build-capa.sh`, `CAPA_ASSETS`), GCP v1.13.1
+    /// (`capg`, GKE; `testbed/build-capg.sh`, `CAPG_ASSETS`), for OCI v0.24.0 (`capoci`, OKE;
+    /// `testbed/build-capoci.sh`, `CAPOCI_ASSETS`).
     #[arg(long, value_enum, default_value_t = Provider::Ours)]
     provider: Provider,
-    /// Clusters on a network the user brings (a VPC and subnets made in moto beforehand), the
-    /// scenario the peer runs.
+    /// The cloud of our provider (a peer implies its own).
+    #[arg(long, value_enum)]
+    cloud: Option<CloudArg>,
+    /// Clusters on a network the user brings (made beforehand: a VPC and subnets in moto, a
+    /// GKE network and subnetwork, an OKE VCN and subnets), the scenario the peers run.
     #[arg(long)]
     byo_network: bool,
-    /// Back every cluster with a real workload API server (~260 MiB each; always on for CAPA,
-    /// which reaches into every workload cluster).
+    /// Back every cluster with a real workload API server (~260 MiB each; always on for the
+    /// peers: CAPA reaches into every workload cluster).
     #[arg(long)]
     workload_servers: bool,
 }
@@ -77,6 +88,32 @@ struct Args {
 enum Provider {
     Ours,
     Capa,
+    Capg,
+    Capoci,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CloudArg {
+    Eks,
+    Gke,
+    Oke,
+}
+
+/// What `--provider` and `--cloud` name together.
+fn subject(provider: Provider, cloud: Option<CloudArg>) -> Result<Subject> {
+    use demo::env::EksProvider;
+    let (subject, own) = match (provider, cloud.unwrap_or(CloudArg::Eks)) {
+        (Provider::Ours, CloudArg::Eks) => (Subject::Eks(EksProvider::Ours), CloudArg::Eks),
+        (Provider::Ours, CloudArg::Gke) => (Subject::Gke, CloudArg::Gke),
+        (Provider::Ours, CloudArg::Oke) => (Subject::Oke, CloudArg::Oke),
+        (Provider::Capa, _) => (Subject::Eks(EksProvider::Capa), CloudArg::Eks),
+        (Provider::Capg, _) => (Subject::Capg, CloudArg::Gke),
+        (Provider::Capoci, _) => (Subject::Capoci, CloudArg::Oke),
+    };
+    if cloud.is_some_and(|c| c != own) {
+        anyhow::bail!("--cloud names another cloud than the peer's: leave it out for a peer");
+    }
+    Ok(subject)
 }
 
 #[tokio::main]
@@ -94,10 +131,7 @@ async fn main() -> Result<()> {
         delayed_for: Duration::from_secs(args.delayed_seconds),
         timeout: Duration::from_secs(args.timeout_seconds),
         out: args.out.clone(),
-        provider: match args.provider {
-            Provider::Ours => demo::env::EksProvider::Ours,
-            Provider::Capa => demo::env::EksProvider::Capa,
-        },
+        subject: subject(args.provider, args.cloud)?,
         byo_network: args.byo_network,
         workload_servers: args.workload_servers,
     };

@@ -17,7 +17,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use super::process::start_provider;
 use super::{
     ACCESS_KEY_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, Cloud, EksProvider, EnvOptions,
-    Environment, GCP_PROJECT, REGION, SECRET_ACCESS_KEY,
+    Environment, GCP_PROJECT, GCP_REGION, REGION, SECRET_ACCESS_KEY,
 };
 
 /// The emulated EKS.
@@ -61,6 +61,9 @@ impl EksCloud {
     }
 }
 
+/// The name of the network a user brings to GKE or OKE.
+const BROUGHT: &str = "brought";
+
 /// The emulated GKE.
 pub struct GkeCloud {
     /// The GKE emulator.
@@ -69,6 +72,8 @@ pub struct GkeCloud {
     pub workload: Arc<WorkloadServers>,
     /// The service-account key file the provider uses.
     pub key_file: PathBuf,
+    /// The network brought by the user, when the clusters use one.
+    pub brought: Option<emulators::gke::outside::BroughtNetwork>,
     key: ServiceAccountKey,
 }
 
@@ -110,6 +115,8 @@ pub struct OkeCloud {
     pub workload: Arc<WorkloadServers>,
     /// The API key file the provider signs with.
     pub key_file: PathBuf,
+    /// The network brought by the user, when the clusters use one.
+    pub brought: Option<emulators::oke::outside::BroughtNetwork>,
     /// The user and fingerprint of that key.
     user: String,
     fingerprint: String,
@@ -205,8 +212,10 @@ impl Environment {
         &mut self,
         timing: Timing,
         logs: &Path,
-        poll: &str,
+        options: &EnvOptions,
     ) -> Result<()> {
+        let poll = options.poll_interval;
+        let peer = options.peers.contains(&Cloud::Gke);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
         let workload = self.workload_servers(Cloud::Gke, &base)?;
@@ -225,6 +234,27 @@ impl Environment {
         let server = serve_gke(config, timing, listener)
             .await
             .context("starting the GKE emulator")?;
+        let url = server.url().to_string();
+        let brought = if options.byo_network || peer {
+            let api = emulators::gke::outside::GoogleApi::new(&url, Some(key.clone()));
+            Some(
+                emulators::gke::outside::create_network(&api, GCP_PROJECT, GCP_REGION, BROUGHT, 60)
+                    .await
+                    .context("bringing a network to GKE")?,
+            )
+        } else {
+            None
+        };
+        self.gke = Some(GkeCloud {
+            server,
+            workload,
+            key_file: key_file.clone(),
+            brought,
+            key,
+        });
+        if peer {
+            return self.start_capg().await;
+        }
         self.start_ours(
             Cloud::Gke,
             &provider_gcp::api::crds(),
@@ -235,18 +265,11 @@ impl Environment {
                     "GOOGLE_APPLICATION_CREDENTIALS",
                     key_file.display().to_string(),
                 ),
-                ("GKE_CONTAINER_ENDPOINT", server.url().to_string()),
-                ("GKE_COMPUTE_ENDPOINT", server.url().to_string()),
+                ("GKE_CONTAINER_ENDPOINT", url.clone()),
+                ("GKE_COMPUTE_ENDPOINT", url),
             ],
         )
-        .await?;
-        self.gke = Some(GkeCloud {
-            server,
-            workload,
-            key_file,
-            key,
-        });
-        Ok(())
+        .await
     }
 
     pub(super) async fn start_aks(
@@ -294,8 +317,10 @@ impl Environment {
         &mut self,
         timing: Timing,
         logs: &Path,
-        poll: &str,
+        options: &EnvOptions,
     ) -> Result<()> {
+        let poll = options.poll_interval;
+        let peer = options.peers.contains(&Cloud::Oke);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
         let workload = self.workload_servers(Cloud::Oke, &base)?;
@@ -313,6 +338,33 @@ impl Environment {
         let server = serve_oke(config, timing, listener)
             .await
             .context("starting the OKE emulator")?;
+        let url = server.url().to_string();
+        self.oke = Some(OkeCloud {
+            server,
+            workload,
+            key_file: key_file.clone(),
+            brought: None,
+            user: user.clone(),
+            fingerprint: fingerprint.clone(),
+        });
+        if (options.byo_network || peer)
+            && let Some(oke) = self.oke.as_mut()
+        {
+            let api = oke.api()?;
+            oke.brought = Some(
+                emulators::oke::outside::create_network(
+                    &api,
+                    emulators::oke::COMPARTMENT,
+                    BROUGHT,
+                    60,
+                )
+                .await
+                .context("bringing a network to OKE")?,
+            );
+        }
+        if peer {
+            return self.start_capoci().await;
+        }
         self.start_ours(
             Cloud::Oke,
             &provider_oci::api::crds(),
@@ -323,18 +375,10 @@ impl Environment {
                 ("OCI_USER_ID", user.clone()),
                 ("OCI_CREDENTIALS_FINGERPRINT", fingerprint.clone()),
                 ("OCI_CREDENTIALS_KEY_PATH", key_file.display().to_string()),
-                ("OCI_ENDPOINT", server.url().to_string()),
+                ("OCI_ENDPOINT", url),
             ],
         )
-        .await?;
-        self.oke = Some(OkeCloud {
-            server,
-            workload,
-            key_file,
-            user,
-            fingerprint,
-        });
-        Ok(())
+        .await
     }
 
     /// A cloud's workload API servers, whose token reviews go to its emulator at `base`.
@@ -389,8 +433,9 @@ impl Environment {
             region: emulators::oke::REGION.to_string(),
         };
         let logs = self.dir.path().join("logs");
-        let child =
+        let (child, metrics) =
             crate::peer::capoci::start(&self.plane, &assets, self.dir.path(), &logs, &signer)?;
+        self.metrics.push((Cloud::Oke, metrics));
         self.providers.push((Cloud::Oke, child));
         Ok(())
     }
@@ -416,8 +461,9 @@ impl Environment {
             key_file: gke.key_file.clone(),
         };
         let logs = self.dir.path().join("logs");
-        let child =
+        let (child, metrics) =
             crate::peer::capg::start(&self.plane, &assets, self.dir.path(), &logs, &google)?;
+        self.metrics.push((Cloud::Gke, metrics));
         self.providers.push((Cloud::Gke, child));
         Ok(())
     }

@@ -72,28 +72,44 @@ impl Environment {
     ) -> Result<String> {
         let config_home = self.dir.path().join("clusterctl");
         std::fs::create_dir_all(&config_home)?;
-        // EKS on a brought network: the byo-network flavor, naming its subnets.
-        let brought = match (cloud, &self.eks) {
-            (Cloud::Eks, Some(eks)) => eks.brought.as_ref(),
-            _ => None,
+        // On a brought network: the byo-network flavor, naming what was brought.
+        let mut network: Vec<(&str, String)> = Vec::new();
+        match cloud {
+            Cloud::Eks => {
+                if let Some(aws) = self.eks.as_ref().and_then(|e| e.brought.as_ref()) {
+                    network.push(("AWS_SUBNET_IDS", format!("[{}]", aws.subnets.join(", "))));
+                }
+            }
+            Cloud::Gke => {
+                if let Some(net) = self.gke.as_ref().and_then(|g| g.brought.as_ref()) {
+                    network.push(("GCP_NETWORK", net.network.clone()));
+                    network.push(("GCP_SUBNETWORK", net.subnetwork.clone()));
+                }
+            }
+            Cloud::Oke => {
+                if let Some(net) = self.oke.as_ref().and_then(|o| o.brought.as_ref()) {
+                    network.push(("OCI_VCN_ID", net.vcn.clone()));
+                    network.push(("OCI_ENDPOINT_SUBNET_ID", net.endpoint_subnet.clone()));
+                    network.push(("OCI_NODE_SUBNET_ID", net.node_subnet.clone()));
+                }
+            }
+            Cloud::Aks => {}
+        }
+        let byo_template = cloud
+            .template()
+            .replace("cluster-template.yaml", "cluster-template-byo-network.yaml");
+        let template = if network.is_empty() {
+            cloud.template().to_string()
+        } else {
+            byo_template
         };
-        let template = match brought {
-            Some(_) => concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../provider-aws/templates/cluster-template-byo-network.yaml"
-            ),
-            None => cloud.template(),
-        };
-        let subnet_ids = brought
-            .map(|aws| format!("[{}]", aws.subnets.join(", ")))
-            .unwrap_or_default();
         let output = testbed::process::command(self.plane.assets().clusterctl())
             .args([
                 "generate",
                 "cluster",
                 name,
                 "--from",
-                template,
+                &template,
                 "--kubernetes-version",
                 version,
             ])
@@ -113,7 +129,7 @@ impl Environment {
             .env("AZURE_LOCATION", AZURE_LOCATION)
             .env("OCI_COMPARTMENT_ID", emulators::oke::COMPARTMENT)
             .env("OCI_REGION", OCI_REGION)
-            .env("AWS_SUBNET_IDS", subnet_ids)
+            .envs(network)
             .output()
             .await?;
         if !output.status.success() {

@@ -140,9 +140,13 @@ pub struct EnvOptions {
     pub audit_writes: bool,
     /// Which provider manages the EKS clusters.
     pub eks_provider: EksProvider,
-    /// EKS clusters on a network the user brings (a VPC and two subnets made in moto, IAM
-    /// roles made beforehand) instead of one the provider makes; always so for CAPA.
+    /// Clusters on a network the user brings instead of one the provider makes: for EKS a VPC
+    /// and two subnets made in moto and IAM roles made beforehand, for GKE a VPC network and
+    /// subnetwork, for OKE a VCN and its subnets. Always so for a Go peer.
     pub byo_network: bool,
+    /// Clouds whose clusters a Go peer manages instead of ours: CAPG for GKE, CAPOCI for OKE
+    /// (EKS's is `eks_provider`). Each peer is started with its metrics page.
+    pub peers: Vec<Cloud>,
     /// EKS clusters the emulated account may hold in its region: EKS's default of 100
     /// ([`emulators::eks::CLUSTER_QUOTA`]) unless raised, as Service Quotas raises it for an
     /// account that asks (benchmarks beyond 100 clusters).
@@ -160,6 +164,7 @@ impl Default for EnvOptions {
             audit_writes: false,
             eks_provider: EksProvider::Ours,
             byo_network: false,
+            peers: Vec::new(),
             eks_cluster_quota: emulators::eks::CLUSTER_QUOTA,
         }
     }
@@ -247,9 +252,9 @@ impl Environment {
         for cloud in &options.clouds {
             match cloud {
                 Cloud::Eks => env.start_eks(timing, &logs, &options).await?,
-                Cloud::Gke => env.start_gke(timing, &logs, options.poll_interval).await?,
+                Cloud::Gke => env.start_gke(timing, &logs, &options).await?,
                 Cloud::Aks => env.start_aks(timing, &logs, options.poll_interval).await?,
-                Cloud::Oke => env.start_oke(timing, &logs, options.poll_interval).await?,
+                Cloud::Oke => env.start_oke(timing, &logs, &options).await?,
             }
         }
         Ok(env)
@@ -327,6 +332,16 @@ impl Environment {
     /// is emulated.
     pub fn eks_kit(&self) -> Option<Arc<emulators::kit::Kit>> {
         self.eks.as_ref().map(|e| e.server.kit().clone())
+    }
+
+    /// `cloud`'s emulator kit (faults, call counters, milestones, delays), when started.
+    pub fn kit(&self, cloud: Cloud) -> Option<Arc<emulators::kit::Kit>> {
+        match cloud {
+            Cloud::Eks => self.eks_kit(),
+            Cloud::Gke => self.gke.as_ref().map(|g| g.server.kit().clone()),
+            Cloud::Oke => self.oke.as_ref().map(|o| o.server.kit().clone()),
+            Cloud::Aks => self.aks.as_ref().map(|a| a.server.kit().clone()),
+        }
     }
 
     /// The first provider's process id, while it runs.

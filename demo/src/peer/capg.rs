@@ -44,7 +44,8 @@ pub struct Google {
     pub key_file: PathBuf,
 }
 
-/// Starts CAPG's GKE controllers against the management plane as their own user.
+/// Starts CAPG's GKE controllers against the management plane as their own user (so the API
+/// server's audit log tells its writes apart); returns it and its metrics port (plain http).
 ///
 /// # Errors
 /// A file could not be written or the process not started.
@@ -54,7 +55,7 @@ pub fn start(
     run_dir: &Path,
     logs: &Path,
     google: &Google,
-) -> Result<Child> {
+) -> Result<(Child, u16)> {
     let binary = assets.join("cluster-api-provider-gcp");
     let user = "cluster-api-provider-gcp";
     let kubeconfig = crate::env::own_kubeconfig(plane, run_dir, user)?;
@@ -63,12 +64,14 @@ pub fn start(
     std::fs::write(&ca, &google.ca_pem)?;
     let webhook_port = testbed::process::free_port()?;
     let health_port = testbed::process::free_port()?;
+    let metrics_port = testbed::process::free_port()?;
     let mut command = testbed::process::command(&binary);
     command.args([
         // GKE's controllers only; CAPG's own GCPMachinePool controller is not wanted.
         "--feature-gates=GKE=true,MachinePool=false",
         "--leader-elect=false",
-        "--diagnostics-address=0",
+        &format!("--diagnostics-address=127.0.0.1:{metrics_port}"),
+        "--insecure-diagnostics",
         &format!("--health-addr=127.0.0.1:{health_port}"),
         &format!("--webhook-port={webhook_port}"),
         &format!("--webhook-cert-dir={}", certs.display()),
@@ -89,13 +92,14 @@ pub fn start(
         ("GOOGLE_API_USE_MTLS_ENDPOINT", "never".to_string()),
         ("GOOGLE_CLOUD_DISABLE_DIRECT_PATH", "true".to_string()),
     ];
-    crate::env::spawn_logged(
+    let child = crate::env::spawn_logged(
         command,
         &kubeconfig,
         &env,
         &logs.join(format!("{user}.log")),
     )
-    .with_context(|| format!("starting {}", binary.display()))
+    .with_context(|| format!("starting {}", binary.display()))?;
+    Ok((child, metrics_port))
 }
 
 /// One cluster for CAPG: Cluster, GCPManagedCluster on the brought `network` of `project` in

@@ -51,7 +51,8 @@ pub struct Signer {
     pub region: String,
 }
 
-/// Starts CAPOCI against the management plane as its own user, signing with `signer`.
+/// Starts CAPOCI against the management plane as its own user (so the API server's audit log
+/// tells its writes apart), signing with `signer`; returns it and its metrics port.
 ///
 /// # Errors
 /// A file could not be written or the process not started.
@@ -61,7 +62,7 @@ pub fn start(
     run_dir: &Path,
     logs: &Path,
     signer: &Signer,
-) -> Result<Child> {
+) -> Result<(Child, u16)> {
     let binary = assets.join("cluster-api-provider-oci");
     let user = "cluster-api-provider-oci";
     let kubeconfig = crate::env::own_kubeconfig(plane, run_dir, user)?;
@@ -83,11 +84,12 @@ pub fn start(
         ),
     )?;
     let webhook_port = testbed::process::free_port()?;
+    let metrics_port = testbed::process::free_port()?;
     let mut command = testbed::process::command(&binary);
     command.args([
         "--feature-gates=MachinePool=true,OKE=true",
         "--leader-elect=false",
-        "--metrics-bind-address=0",
+        &format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
         "--health-probe-bind-address=0",
         &format!("--webhook-port={webhook_port}"),
         &format!("--webhook-cert-dir={}", certs.display()),
@@ -97,13 +99,14 @@ pub fn start(
         ("HOME", run_dir.display().to_string()),
         ("AUTH_CONFIG_DIR", auth.display().to_string()),
     ];
-    crate::env::spawn_logged(
+    let child = crate::env::spawn_logged(
         command,
         &kubeconfig,
         &env,
         &logs.join(format!("{user}.log")),
     )
-    .with_context(|| format!("starting {}", binary.display()))
+    .with_context(|| format!("starting {}", binary.display()))?;
+    Ok((child, metrics_port))
 }
 
 /// One cluster for CAPOCI: Cluster, OCIManagedCluster on the brought `network` in

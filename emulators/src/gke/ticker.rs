@@ -351,6 +351,10 @@ impl Gke {
                     p.status = Status::Running;
                 }
                 c.status = Status::Running;
+                // When the cloud said RUNNING, for the benchmark's P5 (the kit's milestones).
+                self.kit
+                    .milestones
+                    .record(format!("cluster/{}", c.name), "RUNNING");
                 Ok(())
             }
             Effect::UpgradeMaster(version) => {

@@ -145,9 +145,17 @@ impl Oke {
                 let Some(c) = st.clusters.get_mut(target) else {
                     return Ok(());
                 };
-                if let Effect::UpgradeCluster(v) = effect {
-                    tracing::info!(cluster = %c.name, version = %v, "cluster upgraded");
-                    c.version = v;
+                match effect {
+                    Effect::UpgradeCluster(v) => {
+                        tracing::info!(cluster = %c.name, version = %v, "cluster upgraded");
+                        c.version = v;
+                    }
+                    // When the cloud said ACTIVE, for the benchmark's P5 (the kit's milestones).
+                    Effect::CreateCluster => self
+                        .kit
+                        .milestones
+                        .record(format!("cluster/{}", c.name), "ACTIVE"),
+                    _ => {}
                 }
                 c.life = Life::Active;
                 c.details = String::new();
