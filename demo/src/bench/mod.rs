@@ -1,13 +1,16 @@
-//! The performance benchmark of the EKS provider (figures P1–P12, each beside its target): one
-//! run against the real management plane, moto and the EKS emulator (zero provisioning delay,
-//! workload API servers off: the provider never reaches into a workload cluster), writing one
-//! JSON file and an SVG plot per scaling figure. Figures are reported, never asserted.
+//! The performance benchmark of a provider on its cloud ([`Subject`]: ours on EKS, GKE or OKE,
+//! or the Go peer a user would otherwise pick there), figures P1–P12 each beside its target: one
+//! run against the real management plane and the cloud's emulator (EKS: with moto; zero
+//! provisioning delay; workload API servers off unless asked for: ours never reaches into a
+//! workload cluster), writing one JSON file and an SVG plot per scaling figure. Figures are
+//! reported, never asserted.
 //!
 //! What one run measures, in order:
 //! - **P1** the provider's resident memory with no cluster;
-//! - **P11** apply → Cluster `Provisioned` for one cluster, and **P12** the cloud calls (EC2 and
-//!   EKS, from the provider's `capi_provider_cloud_calls_total`) until that cluster and its pool
-//!   are ready;
+//! - **P11** apply → Cluster `Provisioned` for one cluster, and **P12** the cloud calls until that
+//!   cluster and its pool are ready (EKS: EC2 and EKS, from the provider's own counter; GKE and
+//!   OKE: as the emulator counted them, the same for ours and a peer, neither of which counts
+//!   its own);
 //! - for each size N (cumulative): N clusters in all, the new ones applied at once, timed to all
 //!   ready (**P4** at the largest size); resident memory after each (**P2**: the slope of a
 //!   least-squares line through them, the idle point left out: the first cluster also pays for
@@ -21,7 +24,7 @@
 //! - **P3**: kube-apiserver restarted (every watch drops and relists), resident memory sampled
 //!   every 100 ms for 30 s: its peak against the steady value before;
 //! - **P9**: the first size's count again, applied at once while the next two and then 10 % of
-//!   the EKS emulator's answers are 429 + `Retry-After: 2`: time to all ready against the fault-free time of the
+//!   the emulator's answers are 429 + `Retry-After: 2`: time to all ready against the fault-free time of the
 //!   first size, and the calls the emulator saw before their `Retry-After` had passed.
 //!
 //! - **P5**: `active_clusters` created at once while the emulator keeps each CREATING for
@@ -48,7 +51,9 @@
 //! figures from the same management plane, emulator and moto, its cloud calls from its own
 //! counter (`aws_api_requests_total`), its pools ready by their `status.ready`. It needs real
 //! workload API servers (it reaches into every workload cluster) and a network brought by the
-//! user; `--byo-network --workload-servers` runs ours in that same scenario.
+//! user; `--byo-network --workload-servers` runs ours in that same scenario. `--provider capg`
+//! and `--provider capoci` do the same on GKE and OKE ([`crate::peer::capg`],
+//! [`crate::peer::capoci`]), against ours with `--cloud gke` or `--cloud oke`.
 //!
 //! The parts: `scenario` runs the steps above, `probes` reads what each measures, `statistics`
 //! turns readings into figures (rounding, slope, percentiles, medians over runs) and `report`
@@ -74,8 +79,8 @@ pub use subject::Subject;
 /// What a benchmark run does.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
-    /// Cumulative cluster counts (each cluster: Cluster, EKSCluster with its own network,
-    /// EKSControlPlane, one MachinePool and EKSMachinePool of one node, their Secrets).
+    /// Cumulative cluster counts (each cluster: Cluster, the cloud's cluster and control-plane
+    /// objects, one MachinePool of one node and its pool object, their Secrets).
     pub sizes: Vec<usize>,
     /// How long the settled clusters are watched at rest (P7, P8, P10).
     pub rest: Duration,
@@ -83,7 +88,7 @@ pub struct BenchOptions {
     pub poll_interval: String,
     /// Restart kube-apiserver and sample the peak (P3).
     pub relist: bool,
-    /// Run P9: the first size again with 10 % of the EKS answers 429 + Retry-After.
+    /// Run P9: the first size again with 10 % of the emulator's answers 429 + Retry-After.
     pub throttled: bool,
     /// P5: how many clusters are created at once with the emulator keeping each CREATING for
     /// `active_delay` (0 skips P5).

@@ -38,7 +38,7 @@ struct Args {
     /// Skip P3 (kube-apiserver restarted, peak memory across the relist).
     #[arg(long)]
     no_relist: bool,
-    /// Skip P9 (the first size again with 10 % of the EKS answers 429 + Retry-After).
+    /// Skip P9 (the first size again with 10 % of the emulator's answers 429 + Retry-After).
     #[arg(long)]
     no_throttled: bool,
     /// P5: clusters created at once, each kept CREATING by the emulator (0 skips P5).
