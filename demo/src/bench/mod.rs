@@ -9,8 +9,8 @@
 //! - **P1** the provider's resident memory with no cluster;
 //! - **P11** apply → Cluster `Provisioned` for one cluster, and **P12** the cloud calls until that
 //!   cluster and its pool are ready (EKS: EC2 and EKS, from the provider's own counter; GKE and
-//!   OKE: as the emulator counted them, the same for ours and a peer, neither of which counts
-//!   its own);
+//!   OKE: as the emulator counted them, for ours as for a peer, since neither peer counts its
+//!   own and one yardstick keeps the two comparable);
 //! - for each size N (cumulative): N clusters in all, the new ones applied at once, timed to all
 //!   ready (**P4** at the largest size); resident memory after each (**P2**: the slope of a
 //!   least-squares line through them, the idle point left out: the first cluster also pays for
@@ -43,9 +43,10 @@
 //! plane, emulators, provider), each run's files kept under `run-<k>/`; the report beside them
 //! holds every figure's median over the runs and its range (`figuresRange`), see [`medians`].
 //!
-//! The emulated account's EKS cluster quota (100, like EKS's default) is raised to what the run
-//! creates when that is more, as Service Quotas raises it for an account that asks; the JSON
-//! says so (`settings.eksClusterQuota`).
+//! The emulated account's cluster quota (EKS 100, GKE 50 per location, OKE 15 per region, each
+//! cloud's default) is raised to what the run creates when that is more, as the cloud's quota or
+//! limit increase raises it for an account that asks; the JSON says so
+//! (`settings.clusterQuota`).
 //!
 //! `--provider capa` measures the Go peer the same way (module docs of [`crate::peer`]): the same
 //! figures from the same management plane, emulator and moto, its cloud calls from its own
@@ -179,7 +180,7 @@ pub async fn run(options: &BenchOptions) -> Result<Value> {
             Subject::Capoci => vec![Cloud::Oke],
             _ => Vec::new(),
         },
-        eks_cluster_quota: options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA),
+        cluster_quota: Some(options.clusters_needed()),
     })
     .await?;
     let outcome = scenario::measure(&mut env, options).await;

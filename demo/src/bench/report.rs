@@ -35,8 +35,12 @@ pub(super) fn run_report(
             "poolsPerCluster": 1,
             "nodesPerPool": 1,
             "kubernetesVersion": options.subject.kubernetes_version(),
-            "eksClusterQuota": (options.subject.cloud() == Cloud::Eks)
-                .then(|| options.clusters_needed().max(emulators::eks::CLUSTER_QUOTA)),
+            "clusterQuota": options.clusters_needed().max(match options.subject.cloud() {
+                Cloud::Eks => emulators::eks::CLUSTER_QUOTA,
+                Cloud::Gke => emulators::gke::CLUSTER_QUOTA,
+                Cloud::Oke => emulators::oke::CLUSTER_LIMIT,
+                Cloud::Aks => 0,
+            }),
         },
         "figures": figures,
         "series": series.iter().map(|p| json!({

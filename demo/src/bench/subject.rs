@@ -22,6 +22,8 @@ pub enum Subject {
     Capoci,
 }
 
+const INFRA: &str = "infrastructure.cluster.x-k8s.io";
+
 /// Where a provider's cloud calls are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Calls {
@@ -72,16 +74,18 @@ impl Subject {
         }
     }
 
-    /// The stem of the files a run writes: `eks`, `eks-byo`, `capa`, `gke`, `capg`, `oke`,
-    /// `capoci`.
+    /// The stem of the files a run writes: `eks`, `gke` or `oke` (`-byo` on a brought network),
+    /// `capa`, `capg`, `capoci`.
     pub(super) fn stem(self, byo_network: bool) -> &'static str {
         match (self, byo_network) {
             (Subject::Eks(EksProvider::Capa), _) => "capa",
             (Subject::Eks(_), true) => "eks-byo",
             (Subject::Eks(_), false) => "eks",
-            (Subject::Gke, _) => "gke",
+            (Subject::Gke, true) => "gke-byo",
+            (Subject::Gke, false) => "gke",
             (Subject::Capg, _) => "capg",
-            (Subject::Oke, _) => "oke",
+            (Subject::Oke, true) => "oke-byo",
+            (Subject::Oke, false) => "oke",
             (Subject::Capoci, _) => "capoci",
         }
     }
@@ -125,7 +129,6 @@ impl Subject {
     /// The control plane's (group, version, kind).
     pub(super) fn control_plane(self) -> (&'static str, &'static str, &'static str) {
         const CP: &str = "controlplane.cluster.x-k8s.io";
-        const INFRA: &str = "infrastructure.cluster.x-k8s.io";
         match self {
             Subject::Eks(EksProvider::Capa) => (CP, "v1beta2", "AWSManagedControlPlane"),
             Subject::Eks(_) => (CP, "v1alpha1", "EKSControlPlane"),
@@ -138,7 +141,6 @@ impl Subject {
 
     /// The pool's (group, version, kind).
     pub(super) fn pool(self) -> (&'static str, &'static str, &'static str) {
-        const INFRA: &str = "infrastructure.cluster.x-k8s.io";
         match self {
             Subject::Eks(EksProvider::Capa) => (INFRA, "v1beta2", "AWSManagedMachinePool"),
             Subject::Eks(_) => (INFRA, "v1alpha1", "EKSMachinePool"),
@@ -178,31 +180,19 @@ impl Subject {
             (status["initialization"]["controlPlaneInitialized"] == true)
                 .then(|| contract::naming::derive_cloud_name(ns, cluster, limits))
         };
+        // A peer's: `status.initialized`, the cloud's name where the peer keeps it.
+        let peer = |name: &Value| {
+            (status["initialized"] == true)
+                .then(|| name.as_str().map(str::to_string))
+                .flatten()
+        };
         match self {
-            Subject::Eks(EksProvider::Capa) => (status["initialized"] == true)
-                .then(|| {
-                    control_plane["spec"]["eksClusterName"]
-                        .as_str()
-                        .map(str::to_string)
-                })
-                .flatten(),
+            Subject::Eks(EksProvider::Capa) => peer(&control_plane["spec"]["eksClusterName"]),
             Subject::Eks(_) => ours(&contract::naming::EKS_CLUSTER),
             Subject::Gke => ours(&contract::naming::GKE_CLUSTER),
             Subject::Oke => ours(&contract::naming::OKE_CLUSTER),
-            Subject::Capg => (status["initialized"] == true)
-                .then(|| {
-                    control_plane["spec"]["clusterName"]
-                        .as_str()
-                        .map(str::to_string)
-                })
-                .flatten(),
-            Subject::Capoci => (status["initialized"] == true)
-                .then(|| {
-                    control_plane["metadata"]["name"]
-                        .as_str()
-                        .map(str::to_string)
-                })
-                .flatten(),
+            Subject::Capg => peer(&control_plane["spec"]["clusterName"]),
+            Subject::Capoci => peer(&control_plane["metadata"]["name"]),
         }
     }
 
@@ -273,6 +263,8 @@ mod tests {
         ];
         let stems: Vec<&str> = all.iter().map(|s| s.stem(false)).collect();
         assert_eq!(stems, ["eks", "capa", "gke", "capg", "oke", "capoci"]);
+        assert_eq!(Subject::Oke.stem(true), "oke-byo");
+        assert_eq!(Subject::Capg.stem(true), "capg");
         assert_eq!(Subject::Capg.cloud(), Cloud::Gke);
         assert_eq!(Subject::Capoci.control_plane().2, "OCIManagedControlPlane");
         assert!(Subject::Capg.pool_ready(&serde_json::json!({"status": {"ready": true}})));

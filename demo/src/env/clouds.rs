@@ -154,7 +154,7 @@ impl Environment {
         let workload = self.workload_servers(Cloud::Eks, &base)?;
         let mut config = EksConfig::new(REGION, "123456789012");
         config.credentials = vec![(ACCESS_KEY_ID.into(), SECRET_ACCESS_KEY.into())];
-        config.cluster_quota = options.eks_cluster_quota;
+        config.cluster_quota = super::cluster_quota(options, emulators::eks::CLUSTER_QUOTA);
         if workload_servers {
             config.workload = Some(workload.clone());
         }
@@ -229,6 +229,7 @@ impl Environment {
         let config = GkeConfig {
             keys: vec![key.clone()],
             workload: Some(workload.clone()),
+            cluster_quota: super::cluster_quota(options, emulators::gke::CLUSTER_QUOTA),
             ..GkeConfig::default()
         };
         let server = serve_gke(config, timing, listener)
@@ -333,6 +334,7 @@ impl Environment {
         let config = OkeConfig {
             keys: vec![key],
             workload: Some(workload.clone()),
+            cluster_limit: super::cluster_quota(options, emulators::oke::CLUSTER_LIMIT),
             ..OkeConfig::default()
         };
         let server = serve_oke(config, timing, listener)

@@ -147,10 +147,10 @@ pub struct EnvOptions {
     /// Clouds whose clusters a Go peer manages instead of ours: CAPG for GKE, CAPOCI for OKE
     /// (EKS's is `eks_provider`). Each peer is started with its metrics page.
     pub peers: Vec<Cloud>,
-    /// EKS clusters the emulated account may hold in its region: EKS's default of 100
-    /// ([`emulators::eks::CLUSTER_QUOTA`]) unless raised, as Service Quotas raises it for an
-    /// account that asks (benchmarks beyond 100 clusters).
-    pub eks_cluster_quota: usize,
+    /// Clusters the emulated account may hold per region or location, when more than the
+    /// cloud's default (EKS 100, GKE 50, OKE 15): raised as a quota or limit increase would
+    /// raise it for an account that asks (the benchmark's runs).
+    pub cluster_quota: Option<usize>,
 }
 
 impl Default for EnvOptions {
@@ -165,9 +165,14 @@ impl Default for EnvOptions {
             eks_provider: EksProvider::Ours,
             byo_network: false,
             peers: Vec::new(),
-            eks_cluster_quota: emulators::eks::CLUSTER_QUOTA,
+            cluster_quota: None,
         }
     }
+}
+
+/// A cloud's cluster quota: its `default`, or `options.cluster_quota` when that is more.
+fn cluster_quota(options: &EnvOptions, default: usize) -> usize {
+    options.cluster_quota.map_or(default, |n| n.max(default))
 }
 
 /// How one of our providers was started: its cloud, environment and poll interval.

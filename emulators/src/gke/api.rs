@@ -16,6 +16,9 @@ use super::error::{GoogleError, fault_response};
 use super::{Gke, GkeInstances, GkeTokenVerifier, compute, container};
 use crate::kit;
 
+/// The header on the 404 of a path no route serves (not a resource that does not exist).
+pub const UNROUTED: &str = "x-emulator-unrouted";
+
 /// The emulator's routes.
 pub fn router(gke: Arc<Gke>) -> Router {
     let control = kit::control_router(
@@ -74,10 +77,15 @@ async fn dispatch(
         _ => None,
     };
     let Some(api) = api else {
-        return GoogleError::not_found(format!(
+        let mut response = GoogleError::not_found(format!(
             "The requested URL {path} was not found on this server."
         ))
         .into_response();
+        // Not a missing resource but a route not emulated: the gRPC front answers UNIMPLEMENTED.
+        response
+            .headers_mut()
+            .insert(UNROUTED, axum::http::HeaderValue::from_static("true"));
+        return response;
     };
     let (rpc, permission, project) = match &api {
         Api::Container(c, t) => (

@@ -379,7 +379,8 @@ impl Auth {
     }
 
     /// IAM Credentials' `generateAccessToken`: an access token for the service account `email`,
-    /// living `lifetime` (IAM's default and most: an hour), and when it expires. IAM lets an
+    /// living `lifetime` (IAM's most: an hour; its default, the emulator's token lifetime, an
+    /// hour unless set shorter), and when it expires. IAM lets an
     /// account with the Token Creator role mint for another; here an account mints for itself
     /// (what a controller holding one key does), and with no key trusted anyone mints for anyone.
     ///
@@ -392,8 +393,8 @@ impl Auth {
         email: &str,
         lifetime: Option<Duration>,
     ) -> Result<(String, jiff::Timestamp), (u16, String)> {
-        let lifetime = lifetime.unwrap_or(Duration::from_secs(3600));
-        if lifetime.is_zero() || lifetime > Duration::from_secs(3600) {
+        let lifetime = lifetime.unwrap_or(self.lifetime.min(Duration::from_secs(3600)));
+        if lifetime < Duration::from_secs(1) || lifetime > Duration::from_secs(3600) {
             return Err((
                 400,
                 "The lifetime must be between 1 second and 3600 seconds.".into(),

@@ -205,22 +205,26 @@ fn region(project: &str, name: &str) -> Result<Value, GoogleError> {
         "name": name,
         "description": name,
         "status": "UP",
-        "zones": zone_names(name).iter().map(|z| format!("{COMPUTE}/projects/{project}/zones/{z}")).collect::<Vec<_>>(),
+        "zones": zone_names(name).iter().map(|z| zone_link(project, z)).collect::<Vec<_>>(),
         "selfLink": region_link(project, name),
     }))
 }
 
-/// `zones.list`: every listed region's zones, or those a `region eq <link or name>` filter
-/// keeps (the filter Compute's Go clients build; `eq` compares the whole value).
-fn zones(project: &str, filter: Option<&str>) -> Value {
-    let wanted = filter.and_then(|f| {
-        let (field, value) = f.trim().trim_matches(['(', ')']).split_once(" eq ")?;
-        (field.trim() == "region").then(|| last_segment(value.trim().trim_matches('"')).to_string())
-    });
-    let regions: Vec<String> = match (&wanted, filter) {
-        (Some(region), _) => region_name(region).into_iter().collect(),
-        (None, Some(_)) => Vec::new(),
-        (None, None) => LISTED_REGIONS.iter().map(|r| (*r).to_string()).collect(),
+/// `zones.list`: every listed region's zones (or, with a `region eq` term, that region's), kept
+/// by Compute's legacy filter: `field eq|ne value` terms, several each in parentheses, on
+/// `name`, `region` (a link or a name) and `status`; `eq` compares the whole value.
+fn zones(project: &str, filter: Option<&str>) -> Result<Value, GoogleError> {
+    let terms = match filter.map(str::trim).filter(|f| !f.is_empty()) {
+        None => Vec::new(),
+        Some(f) => filter_terms(f)?,
+    };
+    let wanted = terms
+        .iter()
+        .find(|(field, eq, _)| field == "region" && *eq)
+        .map(|(_, _, value)| last_segment(value).to_string());
+    let regions: Vec<String> = match wanted {
+        Some(region) => region_name(&region).into_iter().collect(),
+        None => LISTED_REGIONS.iter().map(|r| (*r).to_string()).collect(),
     };
     let items: Vec<Value> = regions
         .iter()
@@ -233,17 +237,67 @@ fn zones(project: &str, filter: Option<&str>) -> Value {
                     "description": zone,
                     "status": "UP",
                     "region": region_link(project, region),
-                    "selfLink": format!("{COMPUTE}/projects/{project}/zones/{zone}"),
+                    "selfLink": zone_link(project, &zone),
                 })
             })
         })
+        .filter(|zone| {
+            terms.iter().all(|(field, eq, value)| {
+                let have = zone[field.as_str()].as_str().unwrap_or_default();
+                let same = if field == "region" {
+                    last_segment(have) == last_segment(value)
+                } else {
+                    have == value
+                };
+                same == *eq
+            })
+        })
         .collect();
-    json!({
+    Ok(json!({
         "kind": "compute#zoneList",
         "id": format!("projects/{project}/zones"),
         "items": items,
         "selfLink": format!("{COMPUTE}/projects/{project}/zones"),
-    })
+    }))
+}
+
+/// The terms of a legacy list filter: `(field, eq, value)`.
+fn filter_terms(filter: &str) -> Result<Vec<(String, bool, String)>, GoogleError> {
+    let bad = || GoogleError::invalid(format!("Invalid list filter expression '{filter}'."));
+    let groups: Vec<&str> = if filter.starts_with('(') {
+        filter
+            .split('(')
+            .map(|g| g.trim().trim_end_matches(')').trim())
+            .filter(|g| !g.is_empty())
+            .collect()
+    } else {
+        vec![filter]
+    };
+    groups
+        .into_iter()
+        .map(|term| {
+            let (field, eq, value) = if let Some((f, v)) = term.split_once(" eq ") {
+                (f, true, v)
+            } else if let Some((f, v)) = term.split_once(" ne ") {
+                (f, false, v)
+            } else {
+                return Err(bad());
+            };
+            let field = field.trim();
+            if !["name", "region", "status"].contains(&field) {
+                return Err(bad());
+            }
+            Ok((
+                field.to_string(),
+                eq,
+                value.trim().trim_matches('"').to_string(),
+            ))
+        })
+        .collect()
+}
+
+fn zone_link(project: &str, zone: &str) -> String {
+    format!("{COMPUTE}/projects/{project}/zones/{zone}")
 }
 
 /// A place's numeric id, the same on every call.
@@ -308,7 +362,7 @@ impl Gke {
     ) -> Result<Value, GoogleError> {
         match call {
             Call::GetRegion => region(&t.project, &t.name),
-            Call::ListZones => Ok(zones(&t.project, query.get("filter").map(String::as_str))),
+            Call::ListZones => zones(&t.project, query.get("filter").map(String::as_str)),
             Call::Insert(kind) => self.compute_insert(kind, t, body),
             Call::Get(kind) => {
                 let st = self.lock();
@@ -744,5 +798,41 @@ impl Gke {
             self_link,
             Effect::ComputePatch(kind, key, next),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn names(filter: Option<&str>) -> Vec<String> {
+        zones("p", filter).unwrap()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|z| z["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn zones_are_listed_by_compute_s_legacy_filter() {
+        let link = region_link("p", "us-central1");
+        let central = ["us-central1-a", "us-central1-b", "us-central1-c"];
+        assert_eq!(names(Some(&format!("region eq {link}"))), central);
+        assert_eq!(
+            names(Some(&format!("(region eq \"{link}\") (status eq UP)"))),
+            central
+        );
+        assert_eq!(
+            names(Some("(region eq us-central1) (name ne us-central1-b)")),
+            ["us-central1-a", "us-central1-c"]
+        );
+        assert!(names(Some("(region eq us-central1) (status eq DOWN)")).is_empty());
+        assert_eq!(names(None).len(), LISTED_REGIONS.len() * 3);
+        assert!(zones("p", Some("region = us-central1")).is_err());
+        assert!(zones("p", Some("zone eq us-central1-a")).is_err());
+        assert!(region("p", "us-central1").is_ok());
+        assert!(region("p", "us-central1-a").is_err(), "a zone is no region");
     }
 }

@@ -2,11 +2,13 @@
 //! (`google.iam.credentials.v1.IAMCredentials`) over gRPC, as Google's gRPC clients call them.
 //!
 //! The methods, their messages and their REST forms come from Google's published protos
-//! (`emulators/proto/`, compiled at build time). A call is transcoded the way Google's own
-//! front ends do it: the binary request becomes its JSON form, goes to the REST route its
-//! `google.api.http` rule names (so one state, one set of rules, faults and counters serve
-//! both fronts), and the JSON answer becomes the binary response; a REST error becomes the
-//! gRPC status its `error.status` names, with its message.
+//! (`emulators/proto/`, compiled at build time). A call is transcoded by the same mapping
+//! Google's front ends apply (in the other direction, REST to gRPC): the binary request becomes
+//! its JSON form, goes to the REST route its `google.api.http` rule names (so one state, one set
+//! of rules, faults and counters serve both fronts), and the JSON answer becomes the binary
+//! response. A REST error becomes the gRPC status its `error.status` names, with its message
+//! (and `google.rpc.RetryInfo` when it said when to retry); a route the REST front does not
+//! serve is UNIMPLEMENTED.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -148,11 +150,24 @@ async fn transcode(
         .map_err(|e| Status::internal(format!("building the REST request: {e}")))?;
     let Ok(answer) = rest.oneshot(http).await;
     let status = answer.status();
+    let unrouted = answer.headers().contains_key(super::api::UNROUTED);
+    let retry_after = answer
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<i64>().ok());
+    // A connection the fault kit drops mid-answer: what a client sees as the stream reset.
     let bytes = axum::body::to_bytes(answer.into_body(), MAX_ANSWER)
         .await
-        .map_err(|e| Status::internal(format!("reading the REST answer: {e}")))?;
+        .map_err(|e| Status::unavailable(format!("the connection was reset: {e}")))?;
+    if unrouted {
+        return Err(Status::unimplemented(format!(
+            "{} is not emulated",
+            method.full_name()
+        )));
+    }
     if !status.is_success() {
-        return Err(status_of(status, &bytes));
+        return Err(with_retry_info(status_of(status, &bytes), retry_after));
     }
     let mut json = serde_json::Deserializer::from_slice(&bytes);
     let output = DynamicMessage::deserialize_with_options(
@@ -224,8 +239,9 @@ struct Bound {
     body: Vec<u8>,
 }
 
-/// Binds the request's fields to the first rule whose path variables are all set: those fill
-/// the path, the body field (or every other field for `*`) the body, the rest the query.
+/// Binds the request's fields to the first rule whose path variables are all set and match
+/// their patterns: those fill the path (each segment percent-encoded), the body field (or every
+/// other field for `*`) the body, the rest the query.
 fn bind(rules: &[Rule], fields: Map<String, Value>) -> Result<Bound, Status> {
     'rules: for rule in rules {
         let mut fields = fields.clone();
@@ -237,9 +253,12 @@ fn bind(rules: &[Rule], fields: Map<String, Value>) -> Result<Bound, Status> {
                 continue 'rules;
             };
             let variable = &rest[open + 1..open + close];
-            let field = variable.split('=').next().unwrap_or_default();
+            let (field, pattern) = variable.split_once('=').unwrap_or((variable, "*"));
             match take(&mut fields, field) {
-                Some(Value::String(value)) if !value.is_empty() => path.push_str(&value),
+                Some(Value::String(value)) if matches(pattern, &value) => {
+                    let segments: Vec<String> = value.split('/').map(encode).collect();
+                    path.push_str(&segments.join("/"));
+                }
                 _ => continue 'rules,
             }
             rest = &rest[open + close + 1..];
@@ -248,7 +267,7 @@ fn bind(rules: &[Rule], fields: Map<String, Value>) -> Result<Bound, Status> {
         let body = match rule.body.as_str() {
             "" => None,
             "*" => Some(Value::Object(std::mem::take(&mut fields))),
-            field => Some(take(&mut fields, &camel(field)).unwrap_or(Value::Null)),
+            field => Some(take(&mut fields, field).unwrap_or_else(|| Value::Object(Map::new()))),
         };
         let query: Vec<String> = fields
             .iter()
@@ -277,8 +296,25 @@ fn bind(rules: &[Rule], fields: Map<String, Value>) -> Result<Bound, Status> {
         });
     }
     Err(Status::invalid_argument(
-        "the request names no resource: set its name (or parent)",
+        "the request names no resource of this method: set its name (or parent) as the method's \
+         resource pattern has it",
     ))
+}
+
+/// Whether a path value matches a variable's pattern: `*` is one non-empty segment, `**` the
+/// rest, anything else itself (`projects/*/locations/*/clusters/*`).
+fn matches(pattern: &str, value: &str) -> bool {
+    let mut segments = value.split('/');
+    for part in pattern.split('/') {
+        if part == "**" {
+            return segments.all(|s| !s.is_empty());
+        }
+        match segments.next() {
+            Some(s) if !s.is_empty() && (part == "*" || part == s) => {}
+            _ => return false,
+        }
+    }
+    segments.next().is_none()
 }
 
 /// Removes the field at a dotted path (`name`, `cluster.name`, in proto or JSON spelling).
@@ -309,8 +345,15 @@ fn camel(name: &str) -> String {
     out
 }
 
+/// Percent-encodes a path segment or query value, keeping what names use (`-._~@`).
 fn encode(text: &str) -> String {
-    percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
+    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~')
+        .remove(b'@');
+    percent_encoding::utf8_percent_encode(text, KEEP).to_string()
 }
 
 /// The gRPC status of a REST error answer: the code its `error.status` names (Google's
@@ -330,13 +373,46 @@ fn status_of(http: StatusCode, body: &[u8]) -> Status {
             404 => Code::NotFound,
             409 => Code::Aborted,
             429 => Code::ResourceExhausted,
+            500 => Code::Internal,
             501 => Code::Unimplemented,
-            503 => Code::Unavailable,
+            502 | 503 => Code::Unavailable,
             504 => Code::DeadlineExceeded,
             _ => Code::Unknown,
         },
     };
     Status::new(code, message)
+}
+
+/// `status` with `google.rpc.RetryInfo` in its details when the REST answer said how long to
+/// wait (`Retry-After`), as Google's gRPC fronts tell a throttled caller.
+fn with_retry_info(status: Status, retry_after: Option<i64>) -> Status {
+    use prost::encoding::{WireType, encode_key, encode_varint};
+    let Some(seconds) = retry_after else {
+        return status;
+    };
+    let message = |field: u32, bytes: &[u8], out: &mut Vec<u8>| {
+        encode_key(field, WireType::LengthDelimited, out);
+        encode_varint(bytes.len() as u64, out);
+        out.extend_from_slice(bytes);
+    };
+    // google.protobuf.Duration { seconds }
+    let mut duration = Vec::new();
+    encode_key(1, WireType::Varint, &mut duration);
+    encode_varint(seconds as u64, &mut duration);
+    // google.rpc.RetryInfo { retry_delay }
+    let mut retry_info = Vec::new();
+    message(1, &duration, &mut retry_info);
+    // google.protobuf.Any { type_url, value }
+    let mut any = Vec::new();
+    message(1, b"type.googleapis.com/google.rpc.RetryInfo", &mut any);
+    message(2, &retry_info, &mut any);
+    // google.rpc.Status { code, message, details }
+    let mut details = Vec::new();
+    encode_key(1, WireType::Varint, &mut details);
+    encode_varint(status.code() as u64, &mut details);
+    message(2, status.message().as_bytes(), &mut details);
+    message(3, &any, &mut details);
+    Status::with_details(status.code(), status.message(), details.into())
 }
 
 /// Passes messages through as bytes: [`Unary`] decodes them against the method's descriptor.
@@ -380,6 +456,7 @@ impl Decoder for Raw {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn rules_of(method: &str) -> Vec<Rule> {
         let pool = descriptors().unwrap();
@@ -454,6 +531,13 @@ mod tests {
             "/v1/projects/-/serviceAccounts/a@p.iam.gserviceaccount.com:generateAccessToken"
         );
         assert!(bind(&get, Map::new()).is_err(), "no name, no route");
+        // A name of another resource's pattern binds no route of this method.
+        let pool = "projects/p/locations/l/clusters/c/nodePools/np";
+        assert!(bind(&get, json!({ "name": pool }).as_object().unwrap().clone()).is_err());
+        assert!(matches("projects/*/locations/*", "projects/p/locations/l"));
+        assert!(!matches("projects/*/locations/*", "projects/p/locations/"));
+        assert!(!matches("projects/*", "projects/p/extra"));
+        assert!(matches("projects/**", "projects/p/extra"));
     }
 
     #[test]

@@ -23,6 +23,9 @@ use tokio_rustls::TlsAcceptor;
 /// The longest CONNECT request head read before the connection is dropped.
 const MAX_HEAD: usize = 8 * 1024;
 
+/// How long a client has to send its CONNECT request.
+const HEAD_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A running proxy in front of an emulator's routes.
 #[derive(Debug)]
 pub struct Front {
@@ -65,13 +68,22 @@ impl Front {
             .local_addr()
             .context("reading the proxy's address")?;
         let hosts: Arc<[String]> = hosts.iter().map(|h| (*h).to_string()).collect();
+        // The tunnels are the accept loop's own: stopping it (on drop) ends them all.
         let task = tokio::spawn(async move {
+            let mut tunnels = tokio::task::JoinSet::new();
             loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
+                while tunnels.try_join_next().is_some() {}
+                let stream = match listener.accept().await {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of descriptors, say: wait rather than spin.
+                        tracing::warn!(error = %e, "the proxy could not accept");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
                 };
                 let (acceptor, app, hosts) = (acceptor.clone(), app.clone(), hosts.clone());
-                tokio::spawn(async move {
+                tunnels.spawn(async move {
                     if let Err(e) = tunnel(stream, &hosts, acceptor, app).await {
                         tracing::debug!(error = %e, "proxied connection ended");
                     }
@@ -109,7 +121,9 @@ async fn tunnel(
     acceptor: TlsAcceptor,
     app: Router,
 ) -> Result<()> {
-    let head = read_head(&mut stream).await?;
+    let head = tokio::time::timeout(HEAD_WITHIN, read_head(&mut stream))
+        .await
+        .context("no CONNECT request in time")??;
     let target = head
         .lines()
         .next()

@@ -173,7 +173,7 @@ async fn grpc_through_the_proxy_reads_the_state_the_rest_front_wrote_and_errors_
     let answer = call(&bed, CONTAINER, GET_CLUSTER, None, request.clone()).await;
     assert_eq!(answer.code, 16, "{}", answer.message);
 
-    // Made through REST, read through gRPC: enums as numbers, presence kept.
+    // Made through REST, read through gRPC: enums as numbers.
     let op = create(&bed, "g1", "1.33").await;
     wait(&bed, &op).await;
     let answer = call(&bed, CONTAINER, GET_CLUSTER, Some(&jwt), request).await;
@@ -215,6 +215,16 @@ async fn grpc_through_the_proxy_reads_the_state_the_rest_front_wrote_and_errors_
     )
     .await;
     assert_eq!(answer.code, 3, "{}", answer.message);
+
+    // A binding the REST front does not serve (the deprecated zonal form): Unimplemented, not
+    // NotFound (which a caller would take for a missing cluster).
+    let zonal = encode(
+        &pool,
+        "google.container.v1.GetClusterRequest",
+        json!({ "projectId": PROJECT, "zone": "us-central1-a", "clusterId": "g1" }),
+    );
+    let answer = call(&bed, CONTAINER, GET_CLUSTER, Some(&jwt), zonal).await;
+    assert_eq!(answer.code, 12, "{}", answer.message);
 
     // A method the protos do not have: Unimplemented.
     let answer = call(

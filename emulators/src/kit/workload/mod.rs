@@ -182,6 +182,8 @@ impl WorkloadServers {
         tokio::spawn(async move {
             loop {
                 let Ok((mut socket, _)) = listener.accept().await else {
+                    // Out of descriptors, say: wait rather than spin.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 };
                 tokio::spawn(async move {
