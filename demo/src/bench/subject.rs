@@ -214,7 +214,7 @@ impl Subject {
                     .gke()
                     .and_then(|g| g.brought.as_ref())
                     .map(|n| n.network.clone())
-                    .unwrap_or_default();
+                    .ok_or_else(|| anyhow::anyhow!("CAPG needs a brought network"))?;
                 Ok(crate::peer::capg::cluster_yaml(
                     name,
                     ns,

@@ -155,7 +155,7 @@ async fn transcode(
         .headers()
         .get(header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<i64>().ok());
+        .and_then(|v| v.parse::<u64>().ok());
     // A connection the fault kit drops mid-answer: what a client sees as the stream reset.
     let bytes = axum::body::to_bytes(answer.into_body(), MAX_ANSWER)
         .await
@@ -385,7 +385,7 @@ fn status_of(http: StatusCode, body: &[u8]) -> Status {
 
 /// `status` with `google.rpc.RetryInfo` in its details when the REST answer said how long to
 /// wait (`Retry-After`), as Google's gRPC fronts tell a throttled caller.
-fn with_retry_info(status: Status, retry_after: Option<i64>) -> Status {
+fn with_retry_info(status: Status, retry_after: Option<u64>) -> Status {
     use prost::encoding::{WireType, encode_key, encode_varint};
     let Some(seconds) = retry_after else {
         return status;
@@ -398,7 +398,7 @@ fn with_retry_info(status: Status, retry_after: Option<i64>) -> Status {
     // google.protobuf.Duration { seconds }
     let mut duration = Vec::new();
     encode_key(1, WireType::Varint, &mut duration);
-    encode_varint(seconds as u64, &mut duration);
+    encode_varint(seconds, &mut duration);
     // google.rpc.RetryInfo { retry_delay }
     let mut retry_info = Vec::new();
     message(1, &duration, &mut retry_info);
